@@ -1,0 +1,3 @@
+module github.com/sponson/apply
+
+go 1.26

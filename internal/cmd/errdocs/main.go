@@ -1,0 +1,19 @@
+// Command errdocs writes docs/errors.md from the code table in pkg/errs.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/sponson/apply/pkg/errs"
+)
+
+func main() {
+	out := flag.String("o", "docs/errors.md", "the file to write")
+	flag.Parse()
+	if err := os.WriteFile(*out, errs.Markdown(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "errdocs:", err)
+		os.Exit(1)
+	}
+}

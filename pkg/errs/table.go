@@ -1,0 +1,176 @@
+package errs
+
+// Code is a stable error code. Codes are part of the public contract: scripts,
+// the Action and the bot decide on them. Add codes freely; never rename one.
+type Code string
+
+// Exit codes. A run's exit code is decided by the code of its error alone.
+const (
+	ExitOK      = 0 // success, including partial and stale runs
+	ExitFailed  = 1 // the run started and failed
+	ExitRefused = 2 // refused before running: usage, plan, references, environment, approval, params
+	ExitLock    = 3 // the scope lease was held by another run, or lost
+)
+
+// The codes. Their meaning, exit code and hint live in Table.
+const (
+	USAGE              Code = "USAGE"
+	NOT_IMPLEMENTED    Code = "NOT_IMPLEMENTED"
+	PLAN_PARSE         Code = "PLAN_PARSE"
+	PLAN_INVALID       Code = "PLAN_INVALID"
+	SECRET_LITERAL     Code = "SECRET_LITERAL"
+	REF_UNKNOWN        Code = "REF_UNKNOWN"
+	REF_CYCLE          Code = "REF_CYCLE"
+	REF_FILTERED       Code = "REF_FILTERED"
+	REF_OUTPUT_UNKNOWN Code = "REF_OUTPUT_UNKNOWN"
+	CTX_NULL           Code = "CTX_NULL"
+	ENV_UNKNOWN        Code = "ENV_UNKNOWN"
+	ENV_NOT_APPROVED   Code = "ENV_NOT_APPROVED"
+	ADAPTER_UNKNOWN    Code = "ADAPTER_UNKNOWN"
+	OP_UNKNOWN         Code = "OP_UNKNOWN"
+	PARAM_INVALID      Code = "PARAM_INVALID"
+	SCOPE_COLLISION    Code = "SCOPE_COLLISION"
+	SCOPE_CLOSED       Code = "SCOPE_CLOSED"
+
+	SECRET_UNRESOLVED    Code = "SECRET_UNRESOLVED"
+	DRIFT_CHANGED        Code = "DRIFT_CHANGED"
+	OWNED_BY_OTHER_SCOPE Code = "OWNED_BY_OTHER_SCOPE"
+
+	LOCK_HELD Code = "LOCK_HELD"
+	LOCK_LOST Code = "LOCK_LOST"
+
+	RECEIPT_CORRUPT   Code = "RECEIPT_CORRUPT"
+	RECEIPT_VERSION   Code = "RECEIPT_VERSION"
+	STORE_PERMISSION  Code = "STORE_PERMISSION"
+	STORE_CONTENDED   Code = "STORE_CONTENDED"
+	STORE_REJECTED    Code = "STORE_REJECTED"
+	STORE_UNAVAILABLE Code = "STORE_UNAVAILABLE"
+
+	WAIT_TIMEOUT       Code = "WAIT_TIMEOUT"
+	EXTERNAL_FAILED    Code = "EXTERNAL_FAILED"
+	DEPENDENCY_BLOCKED Code = "DEPENDENCY_BLOCKED"
+	INTERRUPTED        Code = "INTERRUPTED"
+	INTENT_UNRESOLVED  Code = "INTENT_UNRESOLVED"
+	ROLLBACK_FAILED    Code = "ROLLBACK_FAILED"
+	DESTROY_FAILED     Code = "DESTROY_FAILED"
+
+	PROVIDER_TRANSIENT Code = "PROVIDER_TRANSIENT"
+	PROVIDER_CONFLICT  Code = "PROVIDER_CONFLICT"
+	PROVIDER_NOT_FOUND Code = "PROVIDER_NOT_FOUND"
+	PROVIDER_AUTH      Code = "PROVIDER_AUTH"
+	PROVIDER_INVALID   Code = "PROVIDER_INVALID"
+	PROVIDER_TIMEOUT   Code = "PROVIDER_TIMEOUT"
+	PROVIDER_RESPONSE  Code = "PROVIDER_RESPONSE"
+
+	INTERNAL Code = "INTERNAL"
+
+	// Warnings: reported beside a result, never the cause of a failure.
+	YAML_ANCHOR     Code = "YAML_ANCHOR"
+	SHORT_SECRET    Code = "SHORT_SECRET"
+	UNKNOWN_KEY     Code = "UNKNOWN_KEY"
+	LOCAL_RECEIPTS  Code = "LOCAL_RECEIPTS"
+	FORK_NO_SECRETS Code = "FORK_NO_SECRETS"
+)
+
+// Info is one row of the table.
+type Info struct {
+	Code    Code
+	Exit    int    // the process exit code an error of this code gives
+	Warning bool   // a warning, never an error
+	Group   string // the family, for the generated documentation
+	Meaning string // one line: what happened
+	Hint    string // one line: what to do about it
+}
+
+// Table is the one code table. docs/errors.md is generated from it
+// (go generate ./pkg/errs), and a test fails when the file is out of date.
+var Table = []Info{
+	{USAGE, ExitRefused, false, "usage", "The command line is not valid: an unknown command or flag, a missing argument, or no scope could be derived.", "Run `sponson help` for the commands and flags; give the scope with --pr or --branch when the event has none."},
+	{NOT_IMPLEMENTED, ExitRefused, false, "usage", "The command exists in the design but is not built in this version.", "Upgrade Sponson, or use the commands `sponson help` lists as available."},
+
+	{PLAN_PARSE, ExitRefused, false, "plan", "The plan file is not valid YAML, or cannot be read.", "Fix the YAML at the line and column shown; `sponson validate` checks the file without touching anything."},
+	{PLAN_INVALID, ExitRefused, false, "plan", "The plan file is valid YAML but breaks a rule of format version 1.", "Fix the key at the line and column shown; see docs/plan-format.md for every key and value form."},
+	{SECRET_LITERAL, ExitRefused, false, "plan", "A secret is written into the plan file as a literal value.", "Remove the value from the file (and rotate it if it was committed) and reference it instead: `{secret: \"env://NAME\"}`."},
+	{REF_UNKNOWN, ExitRefused, false, "plan", "A `from` or `depends_on` names a line id that does not exist.", "Use the id of a line in this plan; ids are case-sensitive."},
+	{REF_CYCLE, ExitRefused, false, "plan", "The lines depend on each other in a cycle.", "Break the cycle shown by removing one `from` or `depends_on`."},
+	{REF_FILTERED, ExitRefused, false, "plan", "A line depends on a line that is filtered out of this environment.", "Add the environment to the `environments` of the line depended on, or remove it from the dependent line."},
+	{REF_OUTPUT_UNKNOWN, ExitRefused, false, "plan", "A `from` names an output the referenced op does not have.", "Use one of the outputs listed in the message."},
+	{CTX_NULL, ExitRefused, false, "plan", "A `${ctx.*}` variable is unknown or has no value in this run.", "Use one of the names listed, or run where it has a value (for example ctx.pr.number only inside a pull request)."},
+	{ENV_UNKNOWN, ExitRefused, false, "plan", "The environment is not declared by the plan.", "Pass --env with one of the plan's environments, or add it to `environments:`."},
+	{ENV_NOT_APPROVED, ExitRefused, false, "plan", "The run can write to production and names no approver.", "Pass --approved-by NAME (or set SPONSON_APPROVED_BY) for a run that may write production."},
+	{ADAPTER_UNKNOWN, ExitRefused, false, "plan", "A line names an adapter Sponson does not have.", "Use one of the adapters listed in the message."},
+	{OP_UNKNOWN, ExitRefused, false, "plan", "A line names an op its adapter does not have.", "Use one of the ops listed in the message."},
+	{PARAM_INVALID, ExitRefused, false, "plan", "A parameter of a line is missing or has a value the op does not accept.", "Fix the parameter named in the message."},
+	{SCOPE_COLLISION, ExitRefused, false, "scope", "Two branch names collapse to the same scope.", "Rename one branch, or pass --branch with a name that does not collide."},
+	{SCOPE_CLOSED, ExitRefused, false, "scope", "The scope was destroyed when its pull request closed.", "Pass --reopen to apply to a closed scope on purpose."},
+
+	{SECRET_UNRESOLVED, ExitFailed, false, "line", "A secret reference could not be resolved (missing or empty).", "Set the environment variable or create the file the reference names."},
+	{DRIFT_CHANGED, ExitFailed, false, "line", "A resource was changed outside Sponson since the last apply.", "Review the change; run apply with --reconcile to accept it, or revert it in the provider's console."},
+	{OWNED_BY_OTHER_SCOPE, ExitFailed, false, "line", "Another scope of this environment manages the resource.", "Give the resource a name that includes ${ctx.scope}, or destroy the other scope first."},
+
+	{LOCK_HELD, ExitLock, false, "lease", "Another run holds the lease.", "Re-run with --wait to wait for it, or, if that run is dead, `sponson unlock <env> <scope> --reason \"...\"`."},
+	{LOCK_LOST, ExitLock, false, "lease", "This run lost its lease (expired or taken over) and stopped before writing more.", "Re-run; the next run takes over from the recorded state. Raise the lease TTL if runs are slow."},
+
+	{RECEIPT_CORRUPT, ExitFailed, false, "store", "A stored receipt cannot be parsed.", "Inspect the receipt branch or file named; Sponson never replaces it silently. Repair it by hand or push a saved receipt with `sponson receipts push --replace`."},
+	{RECEIPT_VERSION, ExitFailed, false, "store", "A stored receipt was written by a newer Sponson.", "Upgrade Sponson to at least the version that wrote the receipt."},
+	{STORE_PERMISSION, ExitFailed, false, "store", "The receipt store refused access.", "Grant the token `contents: write` on the repository (in a workflow: `permissions: { contents: write }`)."},
+	{STORE_CONTENDED, ExitFailed, false, "store", "A conditional write to the store kept losing to other writers past its retry budget.", "Re-run; raise SPONSON_STORE_BUDGET if many runs write the same scope at once."},
+	{STORE_REJECTED, ExitFailed, false, "store", "A server-side rule refused the write.", "Allow pushes to `sponson-receipts/*` branches in the repository's rules; the server's message says which rule."},
+	{STORE_UNAVAILABLE, ExitFailed, false, "store", "The receipt store cannot be reached.", "Check the remote URL and the network; re-run when the store is reachable."},
+
+	{WAIT_TIMEOUT, ExitFailed, false, "run", "Waiting for a lease or an external event took longer than the timeout.", "Raise --wait-timeout, or re-run later without --wait."},
+	{EXTERNAL_FAILED, ExitFailed, false, "run", "An external event (such as a deployment) failed for good.", "Fix the failed deployment, then re-run apply."},
+	{DEPENDENCY_BLOCKED, ExitFailed, false, "run", "A line was skipped because a line it depends on did not succeed.", "Fix the line it depends on; this line runs on the next apply."},
+	{INTERRUPTED, ExitFailed, false, "run", "The run was interrupted (signal or cancellation).", "Re-run; what was created is recorded and the next run continues from it."},
+	{INTENT_UNRESOLVED, ExitFailed, false, "run", "A resource whose create may have succeeded could not be located.", "Check the provider for the resource named and delete it by hand if it exists, then re-run."},
+	{ROLLBACK_FAILED, ExitFailed, false, "run", "Rolling back what this run created failed; some resources remain.", "Re-run apply to converge, or destroy the scope; the resources are named in the receipt."},
+	{DESTROY_FAILED, ExitFailed, false, "run", "Destroying some resources failed; they stay in the ledger.", "Re-run destroy; the entries that remain are listed in the receipt."},
+
+	{PROVIDER_TRANSIENT, ExitFailed, false, "provider", "The provider failed in a way that may pass (5xx, rate limit, network).", "Re-run; the retry budget was spent."},
+	{PROVIDER_CONFLICT, ExitFailed, false, "provider", "The provider refused the write because of a conflicting state.", "Check the provider for a resource with the same name made outside Sponson; adopt it with `{keep: true}` or rename."},
+	{PROVIDER_NOT_FOUND, ExitFailed, false, "provider", "The provider says a parent object (project, application) does not exist.", "Check the ids in the plan's `providers:` block."},
+	{PROVIDER_AUTH, ExitFailed, false, "provider", "The provider refused the credentials.", "Set the adapter's credential variable (for example VERCEL_TOKEN) to a token with write access."},
+	{PROVIDER_INVALID, ExitFailed, false, "provider", "The provider rejected a parameter value.", "Fix the parameter; the provider's message is shown."},
+	{PROVIDER_TIMEOUT, ExitFailed, false, "provider", "The provider did not answer in time.", "Re-run; raise SPONSON_HTTP_TIMEOUT if the provider is slow."},
+	{PROVIDER_RESPONSE, ExitFailed, false, "provider", "The provider answered with something Sponson cannot understand.", "Report it with the provider's response; the provider may have changed its API."},
+
+	{INTERNAL, ExitFailed, false, "internal", "A bug in Sponson.", "Report it with the command and its --json output; nothing was written after the failure."},
+
+	{YAML_ANCHOR, ExitOK, true, "warning", "The plan uses a YAML anchor or alias.", "Write the line out in full: a line copied by an alias is easy to misread in review."},
+	{SHORT_SECRET, ExitOK, true, "warning", "A secret is shorter than 4 characters and cannot be masked safely.", "Use a longer secret; short values are not masked in output because masking them would hide ordinary text."},
+	{UNKNOWN_KEY, ExitOK, true, "warning", "The plan has a top-level key that format version 1 does not know.", "Remove the key or fix its spelling; the JSON schema rejects it."},
+	{LOCAL_RECEIPTS, ExitOK, true, "warning", "No git remote is known, so receipts are kept in the local store.", "Pass --receipts-remote or run in a checkout with an `origin`, so CI runs share one record."},
+	{FORK_NO_SECRETS, ExitOK, true, "warning", "The pull request comes from a fork; its workflow has no secrets and is never handed any.", "Nothing to do: Sponson does not apply from forks."},
+}
+
+var byCode = func() map[Code]Info {
+	m := make(map[Code]Info, len(Table))
+	for _, in := range Table {
+		if _, dup := m[in.Code]; dup {
+			panic("errs: duplicate code " + string(in.Code))
+		}
+		m[in.Code] = in
+	}
+	return m
+}()
+
+// Lookup returns the table row of a code. An unknown code is reported as
+// INTERNAL, because only a bug can make one.
+func Lookup(c Code) Info {
+	if in, ok := byCode[c]; ok {
+		return in
+	}
+	return byCode[INTERNAL]
+}
+
+// Known reports whether c is a code of the table.
+func Known(c Code) bool {
+	_, ok := byCode[c]
+	return ok
+}
+
+// Exit is the process exit code of a code.
+func (c Code) Exit() int { return Lookup(c).Exit }
+
+// Hint is the table's hint for a code.
+func (c Code) Hint() string { return Lookup(c).Hint }
