@@ -1,0 +1,14 @@
+// Package cli is the sponson command line: flag parsing, wiring and the
+// mapping of errors to exit codes and the JSON envelope. cmd/sponson's main
+// is two lines over Main.
+//
+// Invariants:
+//   - Main never reads the process environment, the working directory or
+//     the standard streams itself: everything comes in through Env and IO,
+//     so tests run it in-process with buffers.
+//   - With --json, stdout receives exactly one JSON document in every
+//     outcome (success, usage error, plan error, a panic turned into
+//     INTERNAL), and its "ok" is true exactly when the exit code is 0.
+//     Everything else (progress, stack traces) goes to stderr.
+//   - The exit code is decided by the error's code alone (pkg/errs).
+package cli

@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+func (a *app) validateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate",
+		Short: "Check the plan file without touching anything",
+		Long: `Parses and checks the plan file: every key, value form, reference, cycle, environment
+filter and secret literal, and every adapter, op and output against the catalogue. When the scope
+of a run can be derived here (from flags, SPONSON_CTX_*, GitHub or the local checkout), it also
+resolves every ${ctx.*} and prints the order in which the lines would run. With --env, only that
+environment is checked; otherwise every environment of the plan.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.validate() },
+	}
+}
+
+// envOrder is the run order of one environment.
+type envOrder struct {
+	Env   string      `json:"env"`
+	Lines []orderLine `json:"lines"`
+}
+
+type orderLine struct {
+	ID       string            `json:"id"`
+	Adapter  string            `json:"adapter"`
+	Op       string            `json:"op"`
+	After    []string          `json:"after"`
+	Resolved map[string]string `json:"resolved,omitempty"` // parameters with ${ctx.*}, as they resolve
+}
+
+func (a *app) validate() error {
+	p, err := a.loadPlan()
+	if err != nil {
+		return err
+	}
+	a.warnings = append(a.warnings, p.Warnings...)
+	var problems errs.List
+	problems = append(problems, errs.Flatten(p.Check(adapter.Builtin()))...)
+
+	envs := p.Environments
+	if a.flagSet["env"] || a.env.Getenv("SPONSON_CTX_ENV") != "" {
+		env := a.g.env
+		if !a.flagSet["env"] {
+			env = a.env.Getenv("SPONSON_CTX_ENV")
+		}
+		envs = []string{env}
+	}
+
+	// The scope is optional here: validate must work on a laptop with no
+	// pull request. A scope asked for explicitly must be derivable.
+	ctx, ctxErr := a.computeCtx()
+	var ctxp *scope.Ctx
+	var note string
+	switch {
+	case ctxErr == nil:
+		ctxp = &ctx
+		a.warnings = append(a.warnings, ctx.Warnings()...)
+	case errs.CodeOf(ctxErr) == errs.USAGE && !a.flagSet["pr"] && !a.flagSet["branch"]:
+		note = "no scope can be derived here, so ${ctx.*} values were checked by name only; pass --pr N or --branch NAME to resolve them"
+	default:
+		return ctxErr
+	}
+
+	var orders []envOrder
+	for _, env := range envs {
+		lines, err := p.Select(env)
+		if err != nil {
+			problems = append(problems, errs.Flatten(err)...)
+			continue
+		}
+		o := envOrder{Env: env, Lines: []orderLine{}}
+		for _, ln := range lines {
+			ol := orderLine{ID: ln.ID, Adapter: ln.Adapter, Op: ln.Op, After: ln.Deps()}
+			if ol.After == nil {
+				ol.After = []string{}
+			}
+			if ctxp != nil {
+				vars := ctxp.Vars()
+				vars["env"] = &env
+				resolved, err := ln.Interpolate(vars)
+				if err != nil {
+					problems = append(problems, errs.Flatten(err)...)
+				} else {
+					ol.Resolved = interpolated(ln.Params, resolved.Params)
+				}
+			}
+			o.Lines = append(o.Lines, ol)
+		}
+		orders = append(orders, o)
+	}
+	if err := problems.Err(); err != nil {
+		return dedupe(err)
+	}
+
+	a.result = map[string]any{"file": p.File, "plan": p.Summary(), "order": orders, "ctx": ctxp}
+	if note != "" {
+		a.result["note"] = note
+	}
+	a.text = func(w io.Writer) {
+		fmt.Fprintf(w, "%s: valid (format %d, %d lines, environments %s)\n", p.File, p.Version, len(p.Lines), strings.Join(p.Environments, ", "))
+		if ctxp != nil {
+			fmt.Fprintf(w, "scope %s", ctxp.Scope)
+			if ctxp.Git.Branch != "" {
+				fmt.Fprintf(w, ", branch %s", ctxp.Git.Branch)
+			}
+			if ctxp.Git.ShortSHA != "" {
+				fmt.Fprintf(w, ", commit %s", ctxp.Git.ShortSHA)
+			}
+			fmt.Fprintln(w)
+		} else {
+			fmt.Fprintf(w, "note: %s\n", note)
+		}
+		for _, o := range orders {
+			fmt.Fprintf(w, "\n%s: %d line(s) in run order\n", o.Env, len(o.Lines))
+			for i, l := range o.Lines {
+				fmt.Fprintf(w, "  %d. %-12s %s.%s", i+1, l.ID, l.Adapter, l.Op)
+				if len(l.After) > 0 {
+					fmt.Fprintf(w, "  after %s", strings.Join(l.After, ", "))
+				}
+				fmt.Fprintln(w)
+				for _, k := range sortedKeys(l.Resolved) {
+					fmt.Fprintf(w, "       %s = %s\n", k, l.Resolved[k])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// loadPlan reads and parses the plan file named by --plan.
+func (a *app) loadPlan() (*plan.Plan, error) {
+	src, err := a.readFile(a.g.plan)
+	if err != nil {
+		e := errs.Wrap(err, errs.PLAN_PARSE, "cannot read the plan file %s", a.g.plan)
+		if errors.Is(err, fs.ErrNotExist) {
+			e = errs.New(errs.PLAN_PARSE, "there is no plan file at %s", a.g.plan).
+				WithHint("Write release.plan.yaml in the repository's root (see examples/), or pass --plan FILE.")
+		}
+		e.File = a.g.plan
+		return nil, e
+	}
+	return plan.Parse(a.g.plan, src)
+}
+
+// interpolated lists the string parameters that ${ctx.*} changed, by path.
+func interpolated(before, after *plan.Value) map[string]string {
+	was := map[string]string{}
+	before.Walk(func(path string, v *plan.Value) error {
+		if v.Kind == plan.KindString {
+			was[path] = v.Str
+		}
+		return nil
+	})
+	out := map[string]string{}
+	after.Walk(func(path string, v *plan.Value) error {
+		if v.Kind == plan.KindString && was[path] != v.Str {
+			out[path] = v.Str
+		}
+		return nil
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// dedupe drops errors reported twice (the same code at the same place, as
+// when a line is refused in two environments).
+func dedupe(err error) error {
+	seen := map[string]bool{}
+	var out errs.List
+	for _, e := range errs.Flatten(err) {
+		k := e.Error()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out.Err()
+}

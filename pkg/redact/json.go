@@ -1,0 +1,141 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// JSON serializes v as json.Marshal does, with every string redacted — keys
+// and values — before it is written, so the result is always valid JSON with
+// the structure of v, its keys in v's order. A string whose escaped form
+// would still show a registered form becomes "***"; a number that contains a
+// registered form becomes the string "***"; two keys of one object that
+// redact to the same text are told apart with " (2)", " (3)", ... so no
+// member is lost. Errors: INTERNAL when v cannot be serialized (the cause's
+// text is redacted).
+func (r *Redactor) JSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, errs.Wrap(r.Error(err), errs.INTERNAL, "a value could not be serialized for redaction")
+	}
+	return r.redactJSON(raw)
+}
+
+// Value returns v redacted as JSON (see JSON), decoded into generic values:
+// map[string]any, []any, string, json.Number, bool and nil.
+func (r *Redactor) Value(v any) (any, error) {
+	b, err := r.JSON(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, errs.Wrap(err, errs.INTERNAL, "redacted JSON does not parse")
+	}
+	return out, nil
+}
+
+// RawJSON redacts a JSON document (a provider's response body) as JSON does.
+// Errors: INTERNAL when raw is not valid JSON; redact it with String then.
+func (r *Redactor) RawJSON(raw []byte) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, errs.New(errs.INTERNAL, "not a JSON document")
+	}
+	return r.redactJSON(raw)
+}
+
+type frame struct {
+	object bool
+	n      int            // tokens seen: in an object, even n is a key
+	keys   map[string]int // redacted keys of an object, for duplicates
+}
+
+// redactJSON re-encodes valid JSON token by token, redacting strings.
+func (r *Redactor) redactJSON(raw []byte) ([]byte, error) {
+	m := r.matcher()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, errs.Wrap(err, errs.INTERNAL, "JSON could not be read for redaction")
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		isKey := false
+		if top != nil && tok != json.Delim('}') && tok != json.Delim(']') {
+			switch {
+			case top.object && top.n%2 == 1:
+				out.WriteByte(':')
+			case top.n > 0:
+				out.WriteByte(',')
+			}
+			isKey = top.object && top.n%2 == 0
+			top.n++
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			out.WriteByte(byte(t))
+			switch t {
+			case '{', '[':
+				stack = append(stack, &frame{object: t == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			s := jsonSafe(m, t)
+			if isKey {
+				if top.keys == nil {
+					top.keys = map[string]int{}
+				}
+				top.keys[s]++
+				if k := top.keys[s]; k > 1 {
+					s += " (" + strconv.Itoa(k) + ")"
+				}
+			}
+			writeString(&out, s)
+		case json.Number:
+			if m.found(string(t)) {
+				writeString(&out, Mask)
+			} else {
+				out.WriteString(string(t))
+			}
+		case bool:
+			out.WriteString(strconv.FormatBool(t))
+		case nil:
+			out.WriteString("null")
+		}
+	}
+	return out.Bytes(), nil
+}
+
+// jsonSafe redacts s, and masks it whole when its JSON escaping would still
+// show a form (a form that contains escape text, such as u003c).
+func jsonSafe(m *matcher, s string) string {
+	red := m.mask(s)
+	for _, html := range []bool{true, false} {
+		if esc := jsonEscape(red, html); esc != red && m.found(esc) {
+			return Mask
+		}
+	}
+	return red
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always marshals
+	b.Write(q)
+}

@@ -1,0 +1,41 @@
+package schema_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/sponson/apply/schema"
+)
+
+func TestSchemaCompiles(t *testing.T) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.JSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(schema.ID, doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Compile(schema.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSchemaHeader(t *testing.T) {
+	var head struct {
+		Schema string `json:"$schema"`
+		ID     string `json:"$id"`
+	}
+	if err := json.Unmarshal(schema.JSON, &head); err != nil {
+		t.Fatal(err)
+	}
+	if head.Schema != "https://json-schema.org/draft/2020-12/schema" {
+		t.Errorf("$schema = %q, want draft 2020-12", head.Schema)
+	}
+	if head.ID != schema.ID {
+		t.Errorf("$id = %q, want %q", head.ID, schema.ID)
+	}
+}
