@@ -1,0 +1,185 @@
+package adapter
+
+import (
+	"context"
+)
+
+// RunCtx is what an op knows of the run it serves: enough to derive names
+// (sponson/${env}/${scope}) and defaults, nothing of the CLI or GitHub.
+type RunCtx struct {
+	Env    string `json:"env"`
+	Scope  string `json:"scope"`
+	Branch string `json:"branch,omitempty"`
+	SHA    string `json:"sha,omitempty"`
+	Repo   string `json:"repo,omitempty"`
+	PR     *int   `json:"pr,omitempty"`
+}
+
+// Provider is a provider block of the plan (providers.<adapter>): static
+// settings such as project ids and domains. It is part of every resource's
+// identity and is recorded in the ledger, so destroy works from the ledger
+// even after the plan changed.
+type Provider map[string]any
+
+// Request is one line as an op sees it: parameters after defaults, ${ctx.*}
+// and reference resolution. A parameter leaf is a concrete value or a
+// Marker. Apply never receives Pending or Secret markers (secrets arrive as
+// their values); Keep means "equal to live".
+type Request struct {
+	Line     string         // the plan line's id, for messages
+	Params   map[string]any // see Marker
+	Provider Provider
+	Run      RunCtx
+}
+
+// Resource is one object at the provider that a line manages.
+type Resource struct {
+	// Key holds every dimension that tells two resources apart at the
+	// provider (env:preview:feat/x:DATABASE_URL, callbacks:https://...).
+	// With the adapter, op and provider block it is the ledger identity.
+	Key string `json:"key"`
+	// ID is the provider's id; the same key with a new id means the resource
+	// was deleted and re-created outside Sponson. "" for list entries.
+	ID string `json:"id,omitempty"`
+	// Value is the canonical state the plan controls and nothing the
+	// provider invents (ids, timestamps). The engine hashes it (HMAC with
+	// the scope's key) and never stores it in clear. For a sensitive value
+	// the op puts the value itself here: only its keyed hash leaves.
+	Value any `json:"-"`
+	// Outputs are this resource's outputs (immediate ones; external ones
+	// once available). Sensitive ones are never written to a receipt.
+	Outputs map[string]any `json:"outputs,omitempty"`
+}
+
+// Live is what Read found: the resources of the line that exist now, and
+// the line's outputs as far as they are known.
+type Live struct {
+	Resources []Resource     `json:"resources"`
+	Outputs   map[string]any `json:"outputs,omitempty"`
+}
+
+// Resource returns the live resource with key, or nil.
+func (l *Live) Resource(key string) *Resource {
+	if l == nil {
+		return nil
+	}
+	for i := range l.Resources {
+		if l.Resources[i].Key == key {
+			return &l.Resources[i]
+		}
+	}
+	return nil
+}
+
+// Action is what apply would do to one resource.
+type Action string
+
+const (
+	Create    Action = "create"
+	Update    Action = "update"
+	Unchanged Action = "unchanged"
+	Replace   Action = "replace" // delete and create: a create-time field changed
+)
+
+// FieldDiff is one field that differs. Before and After are display values:
+// the engine masks sensitive ones and renders markers as states.
+type FieldDiff struct {
+	Path   string `json:"path"`
+	Before any    `json:"before"`
+	After  any    `json:"after"`
+}
+
+// ResourceDiff is the diff of one resource: exactly one per resource the
+// line declares, keyed like the ledger.
+type ResourceDiff struct {
+	Key    string      `json:"key"`
+	Action Action      `json:"action"`
+	Fields []FieldDiff `json:"fields,omitempty"`
+	// Desired is the canonical value after apply, in the same form as
+	// Resource.Value, so the engine can compare hashes. nil when it contains
+	// a Pending marker (not known yet).
+	Desired any `json:"-"`
+}
+
+// Intend is called by an op before it sends any create, with the keys it
+// is about to create. The engine records them as intents in the ledger and
+// writes a fenced checkpoint receipt before it returns; an op must not send
+// the create when Intend fails, and must return Intend's error.
+type Intend func(keys ...string) error
+
+// Result is what Apply did.
+type Result struct {
+	// Resources are all the resources the line manages after the apply,
+	// with their values, ids and outputs.
+	Resources []Resource
+	// Created are the keys this apply created (rollback destroys exactly
+	// these, newest last).
+	Created []string
+	// Outputs are the line's outputs after the apply.
+	Outputs map[string]any
+}
+
+// Op is one kind of side effect of one adapter (vercel.env). Rules every op
+// follows, checked by the conformance suite: Read, Diff and Lookup never
+// write; an Apply whose diffs are all unchanged writes nothing; keys hold
+// every dimension that tells resources apart; errors are coded PROVIDER_*
+// or PARAM_INVALID, and their text holds no credential.
+type Op interface {
+	// Spec names the op and declares its outputs.
+	Spec() Spec
+	// Read returns the current state of the resources the request declares
+	// and the outputs known now. It never writes.
+	Read(ctx context.Context, req Request) (*Live, error)
+	// Diff compares live state with the request: one ResourceDiff per
+	// declared resource, compared in the canonical form of Resource.Value.
+	// Pure.
+	Diff(live *Live, req Request) ([]ResourceDiff, error)
+	// Apply makes live state match the request, idempotently, calling
+	// intend before any create. It returns every resource the line manages.
+	Apply(ctx context.Context, req Request, live *Live, intend Intend) (*Result, error)
+	// Lookup finds one resource by its key (from a ledger: an intent whose
+	// create may or may not have happened, or an entry whose line is gone).
+	// nil, nil when it does not exist. Never writes.
+	Lookup(ctx context.Context, provider Provider, run RunCtx, key string) (*Resource, error)
+	// Destroy removes one resource recorded in a ledger. Already gone is
+	// success.
+	Destroy(ctx context.Context, provider Provider, run RunCtx, r Resource) error
+}
+
+// Defaulter is an op that fills defaults and validates parameters before
+// anything is read (names derived from the run: sponson/${env}/${scope}).
+// Pure. PARAM_INVALID for a parameter it cannot accept.
+type Defaulter interface {
+	Defaults(params map[string]any, provider Provider, run RunCtx) (map[string]any, error)
+}
+
+// ProductionWriter is an op that can say a line writes production (the
+// approval gate). Pure.
+type ProductionWriter interface {
+	// WritesEnvironment returns "production" when the line writes it.
+	WritesEnvironment(params map[string]any, provider Provider, run RunCtx) string
+}
+
+// ParentLocker is an op whose resources are entries of a list on a shared
+// provider object, written by read-modify-write: every write of such a line
+// happens under that object's lease. Pure: no provider call.
+type ParentLocker interface {
+	// LockOn returns the identity of the parent object
+	// (auth0:example.eu.auth0.com:client:AbCd123), or "" when the line has
+	// none. It must not contain a secret.
+	LockOn(params map[string]any, provider Provider) string
+}
+
+// Awaiter is an op with external outputs (a deployment's URL).
+type Awaiter interface {
+	// AwaitExternal is a read-only check: the external outputs when the
+	// event has happened, nil when not yet; EXTERNAL_FAILED when the event
+	// failed for good.
+	AwaitExternal(ctx context.Context, req Request, live *Live) (map[string]any, error)
+}
+
+// ScopeLister is an op that can list what exists where a line could own it
+// (unmanaged drift and adoption).
+type ScopeLister interface {
+	ListScope(ctx context.Context, req Request) ([]Resource, error)
+}
