@@ -44,6 +44,21 @@ type orderLine struct {
 }
 
 func (a *app) validate() error {
+	// The scope is optional here: validate must work on a laptop with no
+	// pull request. A scope asked for explicitly must be derivable.
+	ctx, ctxErr := a.computeCtx()
+	var ctxp *scope.Ctx
+	var note string
+	switch {
+	case ctxErr == nil:
+		ctxp = &ctx
+		a.warnings = append(a.warnings, ctx.Warnings()...)
+	case errs.CodeOf(ctxErr) == errs.USAGE && !a.flagSet["pr"] && !a.flagSet["branch"]:
+		note = "no scope can be derived here, so ${ctx.*} values were checked by name only; pass --pr N or --branch NAME to resolve them"
+	default:
+		return ctxErr
+	}
+
 	p, err := a.loadPlan()
 	if err != nil {
 		return err
@@ -59,21 +74,6 @@ func (a *app) validate() error {
 			env = a.env.Getenv("SPONSON_CTX_ENV")
 		}
 		envs = []string{env}
-	}
-
-	// The scope is optional here: validate must work on a laptop with no
-	// pull request. A scope asked for explicitly must be derivable.
-	ctx, ctxErr := a.computeCtx()
-	var ctxp *scope.Ctx
-	var note string
-	switch {
-	case ctxErr == nil:
-		ctxp = &ctx
-		a.warnings = append(a.warnings, ctx.Warnings()...)
-	case errs.CodeOf(ctxErr) == errs.USAGE && !a.flagSet["pr"] && !a.flagSet["branch"]:
-		note = "no scope can be derived here, so ${ctx.*} values were checked by name only; pass --pr N or --branch NAME to resolve them"
-	default:
-		return ctxErr
 	}
 
 	var orders []envOrder

@@ -1,0 +1,145 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sponson/apply/internal/cli"
+)
+
+type run struct {
+	code     int
+	out, err string
+}
+
+func runCLI(t *testing.T, env cli.Env, args ...string) run {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Main(args, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return run{code, out.String(), errb.String()}
+}
+
+func testEnv(t *testing.T, vars map[string]string, files map[string]string) cli.Env {
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cli.Env{
+		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+		Environ: func() []string {
+			var l []string
+			for k, v := range vars {
+				l = append(l, k+"="+v)
+			}
+			return l
+		},
+		Dir:      dir,
+		ReadFile: os.ReadFile,
+	}
+}
+
+// oneDocument fails unless out is exactly one JSON object whose ok matches code.
+func oneDocument(t *testing.T, r run) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(r.out))
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not JSON (%v):\n%s", err, r.out)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one document:\n%s", r.out)
+	}
+	if ok, _ := doc["ok"].(bool); ok != (r.code == 0) {
+		t.Fatalf("ok=%v with exit code %d", doc["ok"], r.code)
+	}
+	return doc
+}
+
+const plan = "version: 1\nchanges:\n  - id: db\n    adapter: neon\n    op: branch\n"
+
+func TestJSONEnvelopeInEveryOutcome(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"version", "--json"}, 0},
+		{[]string{"--json", "validate"}, 0},
+		{[]string{"--json", "validate", "--pr", "3"}, 0},
+		{[]string{"--json", "scope", "--pr", "3"}, 0},
+		{[]string{"--json", "scope"}, 2},
+		{[]string{"--json"}, 2},
+		{[]string{"--json", "nope"}, 2},
+		{[]string{"--json", "validate", "--nope"}, 2},
+		{[]string{"--json", "validate", "extra"}, 2},
+		{[]string{"--json", "validate", "--plan", "absent.yaml"}, 2},
+		{[]string{"--json", "validate", "--pr", "0"}, 2},
+		{[]string{"--json", "apply"}, 2},
+		{[]string{"--json", "unlock", "preview", "pr-1", "--reason", "x"}, 2},
+		{[]string{"--json", "help"}, 0},
+		{[]string{"--json", "scope", "--help"}, 0},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := runCLI(t, testEnv(t, map[string]string{}, map[string]string{"release.plan.yaml": plan}), c.args...)
+			if r.code != c.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, c.code, r.out, r.err)
+			}
+			doc := oneDocument(t, r)
+			if c.code != 0 {
+				e, _ := doc["error"].(map[string]any)
+				if e == nil || e["code"] == "" || e["message"] == "" || e["hint"] == "" {
+					t.Errorf("an error envelope needs code, message and hint: %v", doc["error"])
+				}
+			}
+		})
+	}
+}
+
+func TestPanicBecomesInternal(t *testing.T) {
+	env := testEnv(t, map[string]string{}, nil)
+	env.ReadFile = func(string) ([]byte, error) { panic("disk on fire") }
+	r := runCLI(t, env, "validate", "--json", "--pr", "1")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1", r.code)
+	}
+	doc := oneDocument(t, r)
+	if e := doc["error"].(map[string]any); e["code"] != "INTERNAL" || !strings.Contains(e["message"].(string), "disk on fire") {
+		t.Errorf("error = %v", e)
+	}
+	if !strings.Contains(r.err, "panic: disk on fire") {
+		t.Errorf("the stack trace is not on stderr: %q", r.err)
+	}
+
+	r = runCLI(t, env, "validate", "--pr", "1")
+	if r.code != 1 || !strings.Contains(r.err, "INTERNAL: panic: disk on fire") {
+		t.Errorf("text mode: exit %d, stderr %q", r.code, r.err)
+	}
+}
+
+func TestCredentialsInTheEnvironmentNeverReachOutput(t *testing.T) {
+	token := "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
+	env := testEnv(t, map[string]string{"GITHUB_TOKEN": token}, map[string]string{"release.plan.yaml": plan})
+	for _, args := range [][]string{
+		{"scope", "--branch", token},
+		{"scope", "--json", "--branch", token},
+		{"validate", "--plan", token + ".yaml"},
+		{"validate", "--json", "--plan", token + ".yaml"},
+	} {
+		r := runCLI(t, env, args...)
+		if strings.Contains(r.out+r.err, token) {
+			t.Errorf("%v leaked the token:\n%s%s", args, r.out, r.err)
+		}
+		if !strings.Contains(r.out+r.err, "***") {
+			t.Errorf("%v: the token was not masked where it would have appeared:\n%s%s", args, r.out, r.err)
+		}
+		if strings.Contains(strings.Join(args, " "), "--json") {
+			oneDocument(t, r)
+		}
+	}
+}
