@@ -15,8 +15,8 @@ import (
 
 // envelope is the part of the CLI's JSON answer the Action reads.
 type envelope struct {
-	OK     bool       `json:"ok"`
-	Error  *errorJSON `json:"error"`
+	OK     bool        `json:"ok"`
+	Error  *errorJSON  `json:"error"`
 	Errors []errorJSON `json:"errors"`
 	Ctx    struct {
 		Scope string `json:"scope"`
