@@ -11,22 +11,11 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/sponson/apply/internal/cli"
+	"github.com/sponson/apply/internal/ghfixtures"
 )
 
 // fixture is a real webhook payload from shared/fixtures/github.
-func fixture(t *testing.T, rel string) string {
-	t.Helper()
-	dir := os.Getenv("SPONSON_FIXTURES_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "fixtures", "github", "webhooks")
-	}
-	p := filepath.Join(dir, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("fixture %s not found (set SPONSON_FIXTURES_DIR): %v", rel, err)
-	}
-	abs, _ := filepath.Abs(p)
-	return abs
-}
+func fixture(t *testing.T, rel string) string { return ghfixtures.Payload(t, rel) }
 
 type world struct {
 	ws, output string

@@ -1,6 +1,8 @@
 package scope_test
 
 import (
+	"github.com/sponson/apply/internal/ghfixtures"
+
 	"encoding/json"
 	"errors"
 	"os"
@@ -17,22 +19,7 @@ import (
 // webhooksDir is the folder of GitHub's webhook payload examples:
 // $SPONSON_FIXTURES_DIR/github/webhooks (or $SPONSON_FIXTURES_DIR itself when
 // it is the webhooks folder), else the shared fixtures beside the repository.
-func webhooksDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("SPONSON_FIXTURES_DIR"); d != "" {
-		for _, c := range []string{filepath.Join(d, "github", "webhooks"), d} {
-			if _, err := os.Stat(filepath.Join(c, "pull_request")); err == nil {
-				return c
-			}
-		}
-		t.Fatalf("SPONSON_FIXTURES_DIR=%s holds neither github/webhooks/pull_request nor pull_request", d)
-	}
-	d := filepath.Join("..", "..", "..", "shared", "fixtures", "github", "webhooks")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("no webhook fixtures at %s (%v); set SPONSON_FIXTURES_DIR to the shared fixtures folder to run this test", d, err)
-	}
-	return d
-}
+func webhooksDir(t *testing.T) string { return ghfixtures.Webhooks(t) }
 
 // The oracle decodes each payload on its own, with no code of the package
 // but the error codes.
