@@ -76,6 +76,7 @@ type app struct {
 	env      Env
 	io       IO
 	g        globals
+	sf       storeFlags
 	command  string           // the command's name in the envelope
 	warnings []*errs.Error    // reported beside the result
 	result   map[string]any   // the success envelope's fields
@@ -235,7 +236,7 @@ func wantsJSON(args []string) bool {
 // commandName is the first word that is not a flag, for the envelope of a
 // usage error that cobra rejects before any command runs.
 func commandName(args []string) string {
-	valued := map[string]bool{"--plan": true, "--env": true, "--pr": true, "--branch": true, "--sha": true, "--repo": true}
+	valued := map[string]bool{"--plan": true, "--env": true, "--pr": true, "--branch": true, "--sha": true, "--repo": true, "--receipts": true, "--receipts-dir": true, "--receipts-remote": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if valued[a] {
@@ -283,6 +284,9 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.g.sha, "sha", "", "the git commit")
 	pf.StringVar(&a.g.repo, "repo", "", "the repository, owner/name")
 	pf.BoolVar(&a.g.json, "json", a.g.json, "answer with exactly one JSON document on stdout")
+	pf.StringVar(&a.sf.kind, "receipts", "", "where receipts live: git-branch or local (default: git-branch when a remote is known)")
+	pf.StringVar(&a.sf.dir, "receipts-dir", "", "the local store's folder (default SPONSON_RECEIPTS_DIR, else .sponson/receipts)")
+	pf.StringVar(&a.sf.remote, "receipts-remote", "", "the git remote of the git-branch store (default SPONSON_RECEIPTS_REMOTE, else the checkout's origin)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return errs.New(errs.USAGE, "%s", err.Error()).WithHint("Run `sponson %s --help` for its flags.", strings.TrimPrefix(cmd.CommandPath(), "sponson "))
 	})
@@ -308,6 +312,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.versionCommand(),
 		a.validateCommand(),
 		a.scopeCommand(),
+		a.locksCommand(),
+		a.unlockCommand(),
 	)
 	for _, p := range pendingCommands {
 		root.AddCommand(a.pendingCommand(p))

@@ -80,7 +80,10 @@ func TestJSONEnvelopeInEveryOutcome(t *testing.T) {
 		{[]string{"--json", "validate", "--plan", "absent.yaml"}, 2},
 		{[]string{"--json", "validate", "--pr", "0"}, 2},
 		{[]string{"--json", "apply"}, 2},
-		{[]string{"--json", "unlock", "preview", "pr-1", "--reason", "x"}, 2},
+		{[]string{"--json", "unlock", "preview", "pr-1", "--reason", "x"}, 0},
+		{[]string{"--json", "unlock", "preview", "pr-1"}, 2},
+		{[]string{"--json", "locks", "--receipts", "s3"}, 2},
+		{[]string{"--json", "locks", "--receipts", "git-branch"}, 2},
 		{[]string{"--json", "help"}, 0},
 		{[]string{"--json", "scope", "--help"}, 0},
 	}

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// lockView is one lease as `sponson locks` shows it.
+type lockView struct {
+	Target     string        `json:"target"`
+	Kind       string        `json:"kind"` // scope | parent
+	Env        string        `json:"env,omitempty"`
+	Scope      string        `json:"scope,omitempty"`
+	Identity   string        `json:"identity,omitempty"`
+	Holder     string        `json:"holder"`
+	Generation int64         `json:"generation"`
+	AcquiredAt time.Time     `json:"acquired_at"`
+	ExpiresAt  time.Time     `json:"expires_at"`
+	Expired    bool          `json:"expired"`
+	AgeSeconds int64         `json:"age_seconds"`
+	LeftSecs   int64         `json:"expires_in_seconds"`
+	Operation  string        `json:"operation,omitempty"`
+	Owner      receipt.Owner `json:"owner"`
+	Unlock     string        `json:"unlock"`
+}
+
+func (a *app) locksCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "locks",
+		Short: "List every held lease: scopes' and shared parent objects'",
+		Long: `Lists every lease in the receipt store with its holder, age, expiry and owner (the run, the
+program, the actor, the GitHub run, the host), live or expired, and the command that releases it.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := a.openStore("")
+			if err != nil {
+				return err
+			}
+			leases, err := st.Locks(context.Background())
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			views := make([]lockView, 0, len(leases))
+			for _, l := range leases {
+				views = append(views, viewLease(l, now))
+			}
+			a.result = map[string]any{"store": st, "capabilities": st.Capabilities(), "locks": views}
+			a.text = func(w io.Writer) {
+				fmt.Fprintf(w, "store: %s (%s), %s\n", st.Kind, st.Location, capabilities(st.Capabilities()))
+				if len(views) == 0 {
+					fmt.Fprintln(w, "no leases are held")
+					return
+				}
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TARGET\tHOLDER\tGEN\tAGE\tEXPIRES\tOWNER")
+				for _, v := range views {
+					exp := "in " + short(time.Duration(v.LeftSecs)*time.Second)
+					if v.Expired {
+						exp = "expired " + short(time.Duration(-v.LeftSecs)*time.Second) + " ago"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.Target, v.Holder, v.Generation,
+						short(time.Duration(v.AgeSeconds)*time.Second), exp, ownerText(v.Owner))
+				}
+				tw.Flush()
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) unlockCommand() *cobra.Command {
+	var reason, parent string
+	cmd := &cobra.Command{
+		Use:   "unlock [<env> <scope>] --reason TEXT",
+		Short: "Release a lease by force, with a recorded reason",
+		Long: `Releases the lease of a scope (sponson unlock preview pr-12 --reason "...") or of a shared
+parent object (sponson unlock --parent "auth0:example.eu.auth0.com:client:AbCd" --reason "...")
+whoever holds it. Who, when and why are written into the target's history. The holder, if it is
+still running, is fenced out: its next write fails with LOCK_LOST.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var target receipt.Target
+			switch {
+			case parent != "" && len(args) == 0:
+				target = receipt.ParentTarget(parent)
+			case parent == "" && len(args) == 2:
+				target = receipt.ScopeTarget(args[0], args[1])
+			default:
+				return errs.New(errs.USAGE, "unlock takes <env> <scope>, or --parent IDENTITY").
+					WithHint(`sponson unlock preview pr-12 --reason "the run was cancelled"`)
+			}
+			if strings.TrimSpace(reason) == "" {
+				return errs.New(errs.USAGE, "unlock needs --reason: it is recorded with who released the lease and when").
+					WithHint("%s", strings.Replace(target.UnlockCommand(), `"..."`, `"the run was cancelled"`, 1))
+			}
+			if err := target.Validate(); err != nil {
+				return err
+			}
+			st, err := a.openStore("")
+			if err != nil {
+				return err
+			}
+			who := a.actor()
+			released, err := st.ForceRelease(context.Background(), target, reason, who)
+			if err != nil {
+				return err
+			}
+			a.result = map[string]any{"target": target.String(), "released": released, "reason": reason, "by": who}
+			a.text = func(w io.Writer) {
+				if released == nil {
+					fmt.Fprintf(w, "no lease was held on %s; nothing to release\n", target)
+					return
+				}
+				fmt.Fprintf(w, "released the lease on %s held by %s (generation %d), recorded in its history\n",
+					target, ownerText(released.Owner), released.Generation)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why the lease is released (recorded)")
+	cmd.Flags().StringVar(&parent, "parent", "", "the identity of a shared parent object, instead of <env> <scope>")
+	return cmd
+}
+
+func viewLease(l receipt.Lease, now time.Time) lockView {
+	v := lockView{
+		Target: l.Target.String(), Holder: l.Holder, Generation: l.Generation,
+		AcquiredAt: l.AcquiredAt, ExpiresAt: l.ExpiresAt, Expired: l.Expired(now),
+		AgeSeconds: int64(now.Sub(l.AcquiredAt) / time.Second), LeftSecs: int64(l.ExpiresAt.Sub(now) / time.Second),
+		Operation: string(l.Operation), Owner: l.Owner, Unlock: l.Target.UnlockCommand(),
+	}
+	if l.Target.IsParent() {
+		v.Kind, v.Identity = "parent", l.Target.Identity
+	} else {
+		v.Kind, v.Env, v.Scope = "scope", l.Target.Env, l.Target.Scope
+	}
+	return v
+}
+
+func ownerText(o receipt.Owner) string {
+	parts := []string{string(o.Kind)}
+	if o.Operation != "" {
+		parts = append(parts, string(o.Operation))
+	}
+	if o.Actor != "" {
+		parts = append(parts, "by "+o.Actor)
+	}
+	if o.GitHubRunID != 0 {
+		parts = append(parts, fmt.Sprintf("GitHub run %d/%d", o.GitHubRunID, o.GitHubRunAttempt))
+	}
+	if o.Host != "" {
+		parts = append(parts, fmt.Sprintf("on %s pid %d", o.Host, o.PID))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func capabilities(c receipt.Capabilities) string {
+	var have []string
+	if c.Locking {
+		have = append(have, "locking")
+	}
+	if c.FencedWrites {
+		have = append(have, "fenced writes")
+	}
+	if c.AtomicMulti {
+		have = append(have, "atomic multi-scope writes")
+	}
+	if c.History {
+		have = append(have, "history")
+	}
+	return strings.Join(have, ", ")
+}
+
+func short(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+}
