@@ -9,7 +9,12 @@
 // lines, ${ctx.*} names), never more.
 package schema
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
 
 // JSON is the schema document, release.plan.schema.json.
 //
@@ -18,3 +23,17 @@ var JSON []byte
 
 // ID is the schema's $id.
 const ID = "https://sponson.dev/schema/release.plan.schema.json"
+
+// Compile compiles the schema with a draft 2020-12 validator, for tests and
+// tools that validate plan files (converted to JSON) against it.
+func Compile() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(JSON))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(ID, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(ID)
+}

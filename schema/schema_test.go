@@ -1,25 +1,14 @@
 package schema_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sponson/apply/schema"
 )
 
 func TestSchemaCompiles(t *testing.T) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.JSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schema.ID, doc); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Compile(schema.ID); err != nil {
+	if _, err := schema.Compile(); err != nil {
 		t.Fatal(err)
 	}
 }

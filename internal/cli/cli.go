@@ -314,6 +314,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.scopeCommand(),
 		a.locksCommand(),
 		a.unlockCommand(),
+		a.schemaCommand(),
 	)
 	for _, p := range pendingCommands {
 		root.AddCommand(a.pendingCommand(p))

@@ -74,16 +74,11 @@ func canonical(b *bytes.Buffer, v any) error {
 		}
 		b.WriteByte(']')
 	case []string:
-		b.WriteByte('[')
+		l := make([]any, len(t))
 		for i, x := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := canonical(b, x); err != nil {
-				return err
-			}
+			l[i] = x
 		}
-		b.WriteByte(']')
+		return canonical(b, l)
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {

@@ -17,15 +17,7 @@ import (
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.JSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schema.ID, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(schema.ID)
+	sch, err := schema.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
