@@ -1,0 +1,386 @@
+package sim
+
+// The generic REST API under /http, for the http.resource and
+// http.list_item adapters. It is the sim's own design, not a provider's,
+// so it has no assumptions to check; its contract is this:
+//
+//   Auth: "Authorization: Bearer $SIM_HTTP_TOKEN"; otherwise 401 with
+//   "WWW-Authenticate: Bearer" and an error body.
+//   Errors: {"error":{"code":"not_found"|"conflict"|"bad_request"|
+//   "unauthorized"|"precondition_failed"|...,"message":"..."}}.
+//
+//   Any collection name works; objects are JSON objects with a string "id".
+//
+//   POST   /http/{collection}        body: a JSON object (an "id" string may
+//                                    be given; 409 if taken) → 201, the object
+//                                    with its "id", Location and ETag headers
+//   GET    /http/{collection}/{id}   → 200 the object, ETag; 404
+//   PUT    /http/{collection}/{id}   body: the whole object → 200; replaces
+//                                    every field ("id" may be repeated, not
+//                                    changed: 400); 404 (no upsert)
+//   PATCH  /http/{collection}/{id}   body: a JSON merge patch (RFC 7386:
+//                                    null deletes, objects merge, arrays and
+//                                    scalars replace) → 200 the object
+//   DELETE /http/{collection}/{id}   → 204; 404
+//   GET    /http/{collection}        → 200 {"items":[...],"next_cursor":
+//                                    "..."|null}; query: limit (default 100,
+//                                    max 1000), cursor (from next_cursor), and
+//                                    any other parameter filters top-level
+//                                    fields by equality of their string form
+//
+//   PUT, PATCH and DELETE honour If-Match (412 on a stale ETag); without it
+//   they apply unconditionally. ETags are "\"v<version>\"".
+//
+// A parent object with a list is just an object: the list is an array
+// field ({"redirects":["https://a"]}), a delimited string field
+// ({"origins":"https://a,https://b"}) or a map field ({"headers":{"k":"v"}}),
+// read with GET and written whole with PUT or PATCH.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HTTPObject is one object of the generic API.
+type HTTPObject struct {
+	Collection string         `json:"collection"`
+	ID         string         `json:"id"`
+	Fields     map[string]any `json:"fields"` // includes "id"
+	Version    int            `json:"version"`
+	Origin     Origin         `json:"origin"`
+}
+
+type httpState struct {
+	collections map[string]*httpCollection
+	order       []string
+}
+
+type httpCollection struct {
+	objs []*HTTPObject
+}
+
+func (c *Cloud) httpProvider() *provider {
+	p := &provider{name: ProviderHTTP, mux: http.NewServeMux(), token: func() string { return c.tokens.HTTP }}
+	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
+		if code == "sim_injected_failure" {
+			code = strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")
+		}
+		httpErr(w, status, code, msg)
+	}
+	p.deny = func(w http.ResponseWriter, missing bool) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sim"`)
+		httpErr(w, http.StatusUnauthorized, "unauthorized", "missing or invalid bearer token")
+	}
+	p.rateLimit = func(w http.ResponseWriter, after time.Duration, now time.Time) {
+		setRetryAfter(w, after)
+		httpErr(w, http.StatusTooManyRequests, "rate_limited", "too many requests")
+	}
+	p.mux.HandleFunc("POST /{collection}", c.httpCreate)
+	p.mux.HandleFunc("GET /{collection}", c.httpList)
+	p.mux.HandleFunc("GET /{collection}/{id}", c.httpGet)
+	p.mux.HandleFunc("PUT /{collection}/{id}", c.httpReplace)
+	p.mux.HandleFunc("PATCH /{collection}/{id}", c.httpPatch)
+	p.mux.HandleFunc("DELETE /{collection}/{id}", c.httpDelete)
+	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		httpErr(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path)
+	})
+	return p
+}
+
+func httpErr(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg}})
+}
+
+func etag(o *HTTPObject) string { return `"v` + strconv.Itoa(o.Version) + `"` }
+
+func (c *Cloud) httpFind(coll, id string) *HTTPObject {
+	if col := c.http.collections[coll]; col != nil {
+		for _, o := range col.objs {
+			if o.ID == id {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Cloud) httpCollection(name string) *httpCollection {
+	col := c.http.collections[name]
+	if col == nil {
+		col = &httpCollection{}
+		c.http.collections[name] = col
+		c.http.order = append(c.http.order, name)
+	}
+	return col
+}
+
+// decodeFields decodes a JSON object body keeping numbers exact.
+func decodeFields(body []byte) (map[string]any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+func (c *Cloud) httpObjectResponse(w http.ResponseWriter, status int, o *HTTPObject) {
+	w.Header().Set("ETag", etag(o))
+	writeJSON(w, status, o.Fields)
+}
+
+func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
+	m, ok := decodeFields(readBody(r))
+	if !ok {
+		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON object")
+		return
+	}
+	coll := r.PathValue("collection")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, given := m["id"].(string)
+	if _, present := m["id"]; present && (!given || id == "") {
+		httpErr(w, http.StatusBadRequest, "bad_request", `"id" must be a non-empty string`)
+		return
+	}
+	if given {
+		if c.httpFind(coll, id) != nil {
+			httpErr(w, http.StatusConflict, "conflict", fmt.Sprintf("%s/%s already exists", coll, id))
+			return
+		}
+	} else {
+		id = "obj_" + c.randString(12, lowerDigits)
+	}
+	m["id"] = id
+	o := &HTTPObject{Collection: coll, ID: id, Fields: m, Version: 1, Origin: OriginAPI}
+	col := c.httpCollection(coll)
+	col.objs = append(col.objs, o)
+	w.Header().Set("Location", "/"+ProviderHTTP+"/"+coll+"/"+id)
+	c.httpObjectResponse(w, http.StatusCreated, o)
+}
+
+func (c *Cloud) httpGet(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.httpFind(r.PathValue("collection"), r.PathValue("id"))
+	if o == nil {
+		httpErr(w, http.StatusNotFound, "not_found", r.PathValue("collection")+"/"+r.PathValue("id")+" not found")
+		return
+	}
+	c.httpObjectResponse(w, http.StatusOK, o)
+}
+
+// httpTarget finds the object of a write and checks If-Match. Callers hold c.mu.
+func (c *Cloud) httpTarget(w http.ResponseWriter, r *http.Request) *HTTPObject {
+	o := c.httpFind(r.PathValue("collection"), r.PathValue("id"))
+	if o == nil {
+		httpErr(w, http.StatusNotFound, "not_found", r.PathValue("collection")+"/"+r.PathValue("id")+" not found")
+		return nil
+	}
+	if im := r.Header.Get("If-Match"); im != "" && im != "*" && im != etag(o) {
+		httpErr(w, http.StatusPreconditionFailed, "precondition_failed", "If-Match "+im+" does not match "+etag(o))
+		return nil
+	}
+	return o
+}
+
+func (c *Cloud) httpReplace(w http.ResponseWriter, r *http.Request) {
+	m, ok := decodeFields(readBody(r))
+	if !ok {
+		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON object")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.httpTarget(w, r)
+	if o == nil {
+		return
+	}
+	if id, present := m["id"]; present && id != o.ID {
+		httpErr(w, http.StatusBadRequest, "bad_request", `"id" cannot be changed`)
+		return
+	}
+	m["id"] = o.ID
+	o.Fields = m
+	o.Version++
+	c.httpObjectResponse(w, http.StatusOK, o)
+}
+
+func (c *Cloud) httpPatch(w http.ResponseWriter, r *http.Request) {
+	m, ok := decodeFields(readBody(r))
+	if !ok {
+		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON merge patch object")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.httpTarget(w, r)
+	if o == nil {
+		return
+	}
+	if id, present := m["id"]; present && id != o.ID {
+		httpErr(w, http.StatusBadRequest, "bad_request", `"id" cannot be changed`)
+		return
+	}
+	o.Fields = mergePatch(o.Fields, m)
+	o.Fields["id"] = o.ID
+	o.Version++
+	c.httpObjectResponse(w, http.StatusOK, o)
+}
+
+// mergePatch applies an RFC 7386 JSON merge patch to a copy of target.
+func mergePatch(target, patch map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range target {
+		out[k] = v
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
+		if pm, ok := v.(map[string]any); ok {
+			tm, _ := out[k].(map[string]any)
+			out[k] = mergePatch(tm, pm)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (c *Cloud) httpDelete(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.httpTarget(w, r)
+	if o == nil {
+		return
+	}
+	col := c.http.collections[o.Collection]
+	col.objs = slices.DeleteFunc(col.objs, func(x *HTTPObject) bool { return x == o })
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 100
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			httpErr(w, http.StatusBadRequest, "bad_request", "limit must be an integer from 1 to 1000")
+			return
+		}
+		limit = n
+	}
+	if ps := pageSizeOf(r); ps > 0 {
+		limit = min(limit, ps)
+	}
+	offset := 0
+	if s := q.Get("cursor"); s != "" {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 {
+			httpErr(w, http.StatusBadRequest, "bad_request", "invalid cursor")
+			return
+		}
+		offset = n
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var matched []*HTTPObject
+	if col := c.http.collections[r.PathValue("collection")]; col != nil {
+	objects:
+		for _, o := range col.objs {
+			for k, vs := range q {
+				if k == "limit" || k == "cursor" {
+					continue
+				}
+				if v, ok := o.Fields[k]; !ok || scalarString(v) != vs[0] {
+					continue objects
+				}
+			}
+			matched = append(matched, o)
+		}
+	}
+	offset = min(offset, len(matched))
+	page := matched[offset:]
+	var next any
+	if len(page) > limit {
+		page = page[:limit]
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset + limit)))
+	}
+	items := []any{}
+	for _, o := range page {
+		items = append(items, o.Fields)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": next})
+}
+
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	case nil:
+		return "null"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// SeedHTTPObject adds an object to a collection, marked seeded, and returns
+// its id (fields["id"] when it is a string, else generated). Fields are
+// copied through JSON, so they read back as the API would return them.
+func (c *Cloud) SeedHTTPObject(collection string, fields map[string]any) (string, error) {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return "", fmt.Errorf("sim: http object fields: %w", err)
+	}
+	m, ok := decodeFields(b)
+	if !ok {
+		m = map[string]any{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, _ := m["id"].(string)
+	if id == "" {
+		id = "obj_" + c.randString(12, lowerDigits)
+	}
+	if c.httpFind(collection, id) != nil {
+		return "", fmt.Errorf("sim: http object %s/%s exists", collection, id)
+	}
+	m["id"] = id
+	col := c.httpCollection(collection)
+	col.objs = append(col.objs, &HTTPObject{Collection: collection, ID: id, Fields: m, Version: 1, Origin: OriginSeed})
+	return id, nil
+}
+
+// deepCopyJSON copies a JSON-shaped value.
+func deepCopyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopyJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = deepCopyJSON(e)
+		}
+		return s
+	}
+	return v
+}

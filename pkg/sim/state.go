@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"net/http"
+	"slices"
+)
+
+// Snapshot is a deep copy of the whole cloud: every provider's records with
+// their origins, the write log and the chaos rules. GET /_state answers it
+// as JSON. Deployment states are as of the snapshot; taking one is not a
+// poll.
+type Snapshot struct {
+	Vercel   []VercelProject   `json:"vercel"`
+	Neon     []NeonProject     `json:"neon"`
+	Supabase []SupabaseProject `json:"supabase"`
+	Auth0    []Auth0Client     `json:"auth0"`
+	HTTP     []HTTPObject      `json:"http"`
+	Writes   []WriteEntry      `json:"writes"`
+	Rules    []Rule            `json:"rules"`
+}
+
+// State takes a snapshot.
+func (c *Cloud) State() Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	s := Snapshot{
+		Vercel: []VercelProject{}, Neon: []NeonProject{}, Supabase: []SupabaseProject{},
+		Auth0: []Auth0Client{}, HTTP: []HTTPObject{},
+		Writes: append([]WriteEntry{}, c.writes...), Rules: []Rule{},
+	}
+	for _, p := range c.vercel.projects {
+		vp := p.VercelProject
+		vp.Envs, vp.Deployments = []VercelEnv{}, []VercelDeployment{}
+		for _, e := range p.envs {
+			x := *e
+			x.Target = slices.Clone(e.Target)
+			vp.Envs = append(vp.Envs, x)
+		}
+		for _, d := range p.deps {
+			x := d.VercelDeployment
+			x.State = d.state(now)
+			vp.Deployments = append(vp.Deployments, x)
+		}
+		s.Vercel = append(s.Vercel, vp)
+	}
+	for _, p := range c.neon.projects {
+		s.Neon = append(s.Neon, c.neonSnapshot(p))
+	}
+	for _, p := range c.supabase.projects {
+		sp := p.SupabaseProject
+		sp.Entries = entriesOf(splitList(p.Auth.URIAllowList), p.origins)
+		s.Supabase = append(s.Supabase, sp)
+	}
+	for _, cl := range c.auth0.clients {
+		ac := cl.Auth0Client
+		ac.Lists, ac.Entries = map[string][]string{}, map[string][]Entry{}
+		for _, l := range Auth0Lists {
+			ac.Lists[l] = slices.Clone(cl.Lists[l])
+			if ac.Lists[l] == nil {
+				ac.Lists[l] = []string{}
+			}
+			ac.Entries[l] = entriesOf(cl.Lists[l], cl.origins[l])
+		}
+		s.Auth0 = append(s.Auth0, ac)
+	}
+	for _, name := range c.http.order {
+		for _, o := range c.http.collections[name].objs {
+			x := *o
+			x.Fields = deepCopyJSON(o.Fields).(map[string]any)
+			s.HTTP = append(s.HTTP, x)
+		}
+	}
+	for _, r := range c.rules {
+		s.Rules = append(s.Rules, r.Rule)
+	}
+	return s
+}
+
+func (c *Cloud) handleState(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, c.State())
+}
+
+// VercelProject finds a project by id or name.
+func (s Snapshot) VercelProject(idOrName string) (VercelProject, bool) {
+	for _, p := range s.Vercel {
+		if p.ID == idOrName || p.Name == idOrName {
+			return p, true
+		}
+	}
+	return VercelProject{}, false
+}
+
+// NeonProject finds a project by id.
+func (s Snapshot) NeonProject(id string) (NeonProject, bool) {
+	for _, p := range s.Neon {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return NeonProject{}, false
+}
+
+// SupabaseProject finds a project by ref.
+func (s Snapshot) SupabaseProject(ref string) (SupabaseProject, bool) {
+	for _, p := range s.Supabase {
+		if p.Ref == ref {
+			return p, true
+		}
+	}
+	return SupabaseProject{}, false
+}
+
+// Auth0Client finds an application by client id.
+func (s Snapshot) Auth0Client(id string) (Auth0Client, bool) {
+	for _, c := range s.Auth0 {
+		if c.ClientID == id {
+			return c, true
+		}
+	}
+	return Auth0Client{}, false
+}
+
+// HTTPObject finds an object of a collection by id.
+func (s Snapshot) HTTPObject(collection, id string) (HTTPObject, bool) {
+	for _, o := range s.HTTP {
+		if o.Collection == collection && o.ID == id {
+			return o, true
+		}
+	}
+	return HTTPObject{}, false
+}

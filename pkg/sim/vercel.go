@@ -1,0 +1,828 @@
+package sim
+
+// Vercel REST API: the subset vercel.env uses (project env vars, deployments).
+//
+// Assumptions about the real API, and where each was checked:
+//
+// V1. Base https://api.vercel.com, bearer token; JSON in and out. Errors are
+//     {"error":{"code","message",...}}. Source: Vercel REST API Errors,
+//     https://www.vercel.com/docs/rest-api/errors.
+// V2. A missing or wrong token answers 403 {"error":{"code":"forbidden",
+//     "message":"Not authorized"}} ("usually happens due to missing an user
+//     token"), not 401; the sim adds "invalidToken": true for a wrong one
+//     (not in the docs). Source: same page. An adapter must treat 403 as an
+//     auth failure.
+// V3. GET /v10/projects/{idOrName}/env lists a project's variables as
+//     {"envs":[...], "pagination":{"count","next","prev"}} (one of three
+//     documented response shapes). Query: gitBranch, decrypt, source,
+//     customEnvironmentId/Slug, teamId, slug. Sources: "Retrieve the
+//     environment variables of a project by id or name",
+//     https://vercel.com/docs/rest-api/projects/retrieve-the-environment-variables-of-a-project-by-id-or-name;
+//     vercel/vercel packages/sdk/docs/models/operations/filterprojectenvsresponsebody.md.
+// V4. `target` is NOT a documented query parameter of the env list: the sim
+//     ignores it, so an adapter must filter targets itself.
+// V5. gitBranch "filters the results (must have target=preview)"; the docs
+//     do not say whether branch-less variables are included. The sim returns
+//     the variables of that branch AND those with no branch (the effective
+//     set), so an adapter must check each variable's gitBranch itself.
+// V6. No paging parameter is documented for the env list; the sim returns
+//     every variable with pagination {count, next:null, prev:null}.
+// V7. Values of type encrypted/secret come back as an opaque string unless
+//     decrypt=true (documented, deprecated); sensitive values never come
+//     back (sim: ""); plain values always. Source: V3 page (decrypt) and
+//     "Retrieve the decrypted value of an environment variable of a project
+//     by id" (types system, encrypted, plain, sensitive, secret).
+// V8. POST /v10/projects/{idOrName}/env takes one object or an array of
+//     {key, value, type, target[], gitBranch?, comment?}; with upsert=true an
+//     existing variable is updated instead of duplicated. 201
+//     {"created": obj-or-array, "failed":[{"error":{...}}]}. Sources:
+//     "Create one or more environment variables",
+//     https://vercel.com/docs/rest-api/projects/create-one-or-more-environment-variables;
+//     @vercel/sdk CreateProjectEnvResponseBody.
+// V9. Creating a variable that exists (same key, same gitBranch, overlapping
+//     targets) without upsert fails with error code ENV_ALREADY_EXISTS and
+//     the existing envVarId. The docs do not give the status: public client
+//     code reports 400 (older API) and 403 (newer). The sim answers 400.
+//     Source: community code found by find_string "ENV_ALREADY_EXISTS"
+//     (checks data.error.code and data.error.envVarId).
+// V10. gitBranch is only valid with target exactly ["preview"]; otherwise
+//     400 bad_request. Source: V3/V8 pages ("must have target=preview");
+//     the exact error text is the sim's.
+// V11. PATCH /v9/projects/{idOrName}/env/{id} edits key/target/gitBranch/
+//     type/value/comment and answers 200 with the variable. Source: "Edit
+//     an environment variable",
+//     https://vercel.com/docs/rest-api/projects/edit-an-environment-variable.
+// V12. DELETE /v9/projects/{idOrName}/env/{id} answers 200 with the removed
+//     variable(s); the documented example is an array, which the sim sends.
+//     An unknown id is 404 not_found (docs list 404; text is the sim's).
+//     Source: "Remove an environment variable",
+//     https://vercel.com/docs/rest-api/projects/remove-an-environment-variable.
+// V13. teamId scopes every request: a team project is not found without its
+//     teamId (sim: 404 not_found). `slug` is not modelled.
+// V14. GET /v6/deployments lists deployments newest first, filtered by
+//     projectId (id or name), target, state (comma list of BUILDING, ERROR,
+//     INITIALIZING, QUEUED, READY, CANCELED), branch, sha, since, until,
+//     limit; answers {"pagination":{"count","next","prev"},"deployments":[
+//     {uid, name, url (host, no scheme), created, state, readyState, target,
+//     meta{githubCommitSha, githubCommitRef}, ...}]}. Next page: until=next.
+//     Sources: "List deployments",
+//     https://vercel.com/docs/rest-api/deployments/list-deployments;
+//     https://vercel-site.vercel.sh/docs/rest-api/reference/endpoints/deployments/list-deployments.
+// V15. Preview deployments have target null; target=preview filters them in
+//     the sim (the docs only say "based on the environment").
+// V16. The default and maximum limit are not documented; the sim uses 20
+//     (the example's count) and 100.
+// V17. 429 is {"error":{"code":"rate_limited","message",
+//     "limit":{"remaining","reset","resetMs","total"}}}; the sim adds
+//     X-RateLimit-Limit/Remaining/Reset and Retry-After headers. Source: V1.
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// VercelProject is a Vercel project with its variables and deployments.
+type VercelProject struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	TeamID      string             `json:"teamId,omitempty"`
+	Origin      Origin             `json:"origin"`
+	Envs        []VercelEnv        `json:"envs"`
+	Deployments []VercelDeployment `json:"deployments"`
+}
+
+// VercelEnv is one environment variable. Value is the plain value.
+type VercelEnv struct {
+	ID        string   `json:"id"`
+	Key       string   `json:"key"`
+	Value     string   `json:"value"`
+	Type      string   `json:"type"`
+	Target    []string `json:"target"`
+	GitBranch string   `json:"gitBranch,omitempty"`
+	Comment   string   `json:"comment,omitempty"`
+	CreatedAt int64    `json:"createdAt"`
+	UpdatedAt int64    `json:"updatedAt"`
+	Origin    Origin   `json:"origin"`
+}
+
+// VercelDeployment is a deployment as of the snapshot.
+type VercelDeployment struct {
+	UID      string `json:"uid"`
+	URL      string `json:"url"`
+	Target   string `json:"target,omitempty"` // "production", or "" for preview
+	SHA      string `json:"sha"`
+	Branch   string `json:"branch"`
+	Created  int64  `json:"created"`
+	State    string `json:"state"`
+	Behavior string `json:"behavior"`
+	Polls    int    `json:"polls"` // list requests that have seen it
+	Origin   Origin `json:"origin"`
+}
+
+// Deployment behaviours (DeploySpec.Behavior).
+const (
+	DeployOK     = "ok"     // BUILDING on the first poll, READY after
+	DeployNever  = "never"  // BUILDING forever
+	DeployFail   = "fail"   // BUILDING, then ERROR
+	DeployCancel = "cancel" // BUILDING, then CANCELED
+	DeploySlow   = "slow"   // READY after Polls polls (default 3) or After
+	DeployDouble = "double" // two deployments of the same commit: the older READY at once, the newer READY after one poll; the newest wins
+)
+
+// DeploySpec starts a deployment of a commit, as a git push would.
+type DeploySpec struct {
+	Project  string   `json:"project"` // id or name
+	SHA      string   `json:"sha"`
+	Branch   string   `json:"branch"`
+	Target   string   `json:"target,omitempty"`   // "preview" (default) or "production"
+	Behavior string   `json:"behavior,omitempty"` // default "ok"
+	Polls    int      `json:"polls,omitempty"`    // slow: BUILDING for this many polls
+	After    Duration `json:"after,omitempty"`    // slow: READY once this has passed
+}
+
+type vercelState struct {
+	projects    []*vercelProject
+	lastCreated int64
+}
+
+type vercelProject struct {
+	VercelProject
+	envs []*VercelEnv
+	deps []*vercelDeployment
+}
+
+type vercelDeployment struct {
+	VercelDeployment
+	buildPolls int       // polls that see BUILDING before the final state
+	readyAt    time.Time // when set, the final state is reached at this time too
+	final      string    // READY, ERROR, CANCELED, or "" (never)
+	readyMs    int64
+}
+
+func (d *vercelDeployment) state(now time.Time) string {
+	if d.final == "" {
+		return "BUILDING"
+	}
+	if d.Polls > d.buildPolls || (!d.readyAt.IsZero() && !now.Before(d.readyAt)) {
+		return d.final
+	}
+	if d.Polls == 0 {
+		return "QUEUED"
+	}
+	return "BUILDING"
+}
+
+func (c *Cloud) vercelProvider() *provider {
+	p := &provider{
+		name:  ProviderVercel,
+		mux:   http.NewServeMux(),
+		token: func() string { return c.tokens.Vercel },
+	}
+	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
+		if code == "sim_injected_failure" {
+			code = vercelCodeFor(status)
+		}
+		writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg}})
+	}
+	p.deny = func(w http.ResponseWriter, missing bool) {
+		e := map[string]any{"code": "forbidden", "message": "Not authorized"}
+		if missing {
+			e["missingToken"] = true
+		} else {
+			e["invalidToken"] = true
+		}
+		writeJSON(w, http.StatusForbidden, map[string]any{"error": e})
+	}
+	p.rateLimit = func(w http.ResponseWriter, after time.Duration, now time.Time) {
+		reset := now.Add(after)
+		setRetryAfter(w, after)
+		w.Header().Set("X-RateLimit-Limit", "100")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
+			"code": "rate_limited", "message": "Rate limit exceeded",
+			"limit": map[string]any{"remaining": 0, "reset": reset.Unix(), "resetMs": reset.UnixMilli(), "total": 100},
+		}})
+	}
+	p.mux.HandleFunc("GET /v10/projects/{idOrName}/env", c.vercelListEnv)
+	p.mux.HandleFunc("POST /v10/projects/{idOrName}/env", c.vercelCreateEnv)
+	p.mux.HandleFunc("PATCH /v9/projects/{idOrName}/env/{id}", c.vercelEditEnv)
+	p.mux.HandleFunc("DELETE /v9/projects/{idOrName}/env/{id}", c.vercelDeleteEnv)
+	p.mux.HandleFunc("GET /v6/deployments", c.vercelListDeployments)
+	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		vercelErr(w, http.StatusNotFound, "not_found", "The requested API endpoint was not found.")
+	})
+	return p
+}
+
+func vercelCodeFor(status int) string {
+	switch {
+	case status == http.StatusNotFound:
+		return "not_found"
+	case status == http.StatusConflict:
+		return "conflict"
+	case status >= 500:
+		return "internal_server_error"
+	default:
+		return "bad_request"
+	}
+}
+
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	secs := int64((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+}
+
+func vercelErr(w http.ResponseWriter, status int, code, msg string, extra ...map[string]any) {
+	e := map[string]any{"code": code, "message": msg}
+	for _, x := range extra {
+		for k, v := range x {
+			e[k] = v
+		}
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}
+
+// vercelFind finds a project by id or name in the team scope. Callers hold c.mu.
+func (c *Cloud) vercelFind(idOrName, teamID string) *vercelProject {
+	for _, p := range c.vercel.projects {
+		if (p.ID == idOrName || p.Name == idOrName) && p.TeamID == teamID {
+			return p
+		}
+	}
+	return nil
+}
+
+func (c *Cloud) vercelNowMs() int64 {
+	ms := c.now().UnixMilli()
+	if ms <= c.vercel.lastCreated {
+		ms = c.vercel.lastCreated + 1
+	}
+	c.vercel.lastCreated = ms
+	return ms
+}
+
+// envView renders a variable the way the API returns it.
+func envView(e *VercelEnv, decrypt bool) map[string]any {
+	v := map[string]any{
+		"id": e.ID, "key": e.Key, "type": e.Type, "target": append([]string{}, e.Target...),
+		"configurationId": nil, "createdAt": e.CreatedAt, "updatedAt": e.UpdatedAt,
+		"createdBy": "sim-user", "updatedBy": "sim-user", "decrypted": false,
+	}
+	if e.GitBranch != "" {
+		v["gitBranch"] = e.GitBranch
+	}
+	if e.Comment != "" {
+		v["comment"] = e.Comment
+	}
+	switch e.Type {
+	case "plain", "system":
+		v["value"] = e.Value
+	case "sensitive":
+		v["value"] = ""
+	default:
+		if decrypt {
+			v["value"], v["decrypted"] = e.Value, true
+		} else {
+			sum := sha256.Sum256([]byte(e.ID + "\x00" + e.Value))
+			v["value"] = "eyJ2IjoiMSJ9." + base64.RawURLEncoding.EncodeToString(sum[:])
+		}
+	}
+	return v
+}
+
+func (c *Cloud) vercelListEnv(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
+	}
+	decrypt, branch := q.Get("decrypt") == "true", q.Get("gitBranch")
+	envs := []any{}
+	for _, e := range p.envs {
+		if branch != "" && e.GitBranch != branch && e.GitBranch != "" {
+			continue
+		}
+		envs = append(envs, envView(e, decrypt))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"envs":       envs,
+		"pagination": map[string]any{"count": len(envs), "next": nil, "prev": nil},
+	})
+}
+
+type vercelEnvInput struct {
+	Key       *string          `json:"key"`
+	Value     *string          `json:"value"`
+	Type      *string          `json:"type"`
+	Target    *json.RawMessage `json:"target"`
+	GitBranch *string          `json:"gitBranch"`
+	Comment   *string          `json:"comment"`
+}
+
+var vercelTargets = []string{"production", "preview", "development"}
+var vercelTypes = []string{"system", "secret", "encrypted", "plain", "sensitive"}
+
+// parseTarget reads a target array.
+func parseTarget(raw json.RawMessage) ([]string, error) {
+	var t []string
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("`target` must be an array of strings")
+	}
+	if len(t) == 0 {
+		return nil, fmt.Errorf("`target` must not be empty")
+	}
+	for _, x := range t {
+		if !slices.Contains(vercelTargets, x) {
+			return nil, fmt.Errorf("`target` must be one of production, preview, development; got %q", x)
+		}
+	}
+	return t, nil
+}
+
+func checkEnv(e *VercelEnv) error {
+	if e.Key == "" {
+		return fmt.Errorf("`key` is required")
+	}
+	if !slices.Contains(vercelTypes, e.Type) {
+		return fmt.Errorf("`type` must be one of %s", strings.Join(vercelTypes, ", "))
+	}
+	if e.GitBranch != "" && !(len(e.Target) == 1 && e.Target[0] == "preview") {
+		return fmt.Errorf("`gitBranch` can only be set when `target` is [\"preview\"]")
+	}
+	return nil
+}
+
+// conflict finds a variable that clashes with e (same key and branch,
+// overlapping targets), other than e itself. Callers hold c.mu.
+func (p *vercelProject) conflict(e *VercelEnv) *VercelEnv {
+	for _, x := range p.envs {
+		if x.ID == e.ID || x.Key != e.Key || x.GitBranch != e.GitBranch {
+			continue
+		}
+		for _, t := range e.Target {
+			if slices.Contains(x.Target, t) {
+				return x
+			}
+		}
+	}
+	return nil
+}
+
+func alreadyExists(x *VercelEnv) map[string]any {
+	return map[string]any{
+		"code":      "ENV_ALREADY_EXISTS",
+		"message":   fmt.Sprintf("A variable with the name `%s` already exists for the target %s on branch %s", x.Key, strings.Join(x.Target, ","), orDash(x.GitBranch)),
+		"key":       x.Key,
+		"envVarId":  x.ID,
+		"envVarKey": x.Key,
+		"target":    x.Target,
+		"gitBranch": x.GitBranch,
+		"action":    "Edit",
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "(all)"
+	}
+	return s
+}
+
+func (c *Cloud) vercelCreateEnv(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	body := readBody(r)
+	var items []json.RawMessage
+	trimmed := strings.TrimSpace(string(body))
+	single := !strings.HasPrefix(trimmed, "[")
+	if single {
+		items = []json.RawMessage{json.RawMessage(body)}
+	} else if err := json.Unmarshal(body, &items); err != nil {
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request body: "+err.Error())
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
+	}
+	upsert := q.Get("upsert") == "true"
+	var created []any
+	var failed []map[string]any
+	failStatus := 0
+	for _, raw := range items {
+		var in vercelEnvInput
+		if err := json.Unmarshal(raw, &in); err != nil {
+			failed = append(failed, map[string]any{"code": "bad_request", "message": "Invalid request body: " + err.Error()})
+			failStatus = http.StatusBadRequest
+			continue
+		}
+		e := &VercelEnv{}
+		if in.Key != nil {
+			e.Key = *in.Key
+		}
+		if in.Type != nil {
+			e.Type = *in.Type
+		}
+		if in.GitBranch != nil {
+			e.GitBranch = *in.GitBranch
+		}
+		if in.Comment != nil {
+			e.Comment = *in.Comment
+		}
+		var err error
+		switch {
+		case in.Value == nil:
+			err = fmt.Errorf("`value` is required")
+		case in.Target == nil:
+			err = fmt.Errorf("`target` is required")
+		default:
+			e.Value = *in.Value
+			e.Target, err = parseTarget(*in.Target)
+		}
+		if err == nil {
+			err = checkEnv(e)
+		}
+		if err != nil {
+			failed = append(failed, map[string]any{"code": "bad_request", "message": err.Error(), "key": e.Key})
+			failStatus = http.StatusBadRequest
+			continue
+		}
+		if x := p.conflict(e); x != nil {
+			if !upsert {
+				failed = append(failed, alreadyExists(x))
+				if failStatus == 0 {
+					failStatus = http.StatusBadRequest
+				}
+				continue
+			}
+			x.Value, x.Type, x.Comment = e.Value, e.Type, e.Comment
+			x.UpdatedAt = c.vercelNowMs()
+			created = append(created, envView(x, false))
+			continue
+		}
+		e.ID = c.randString(16, alnum)
+		e.CreatedAt = c.vercelNowMs()
+		e.UpdatedAt = e.CreatedAt
+		e.Origin = OriginAPI
+		p.envs = append(p.envs, e)
+		created = append(created, envView(e, false))
+	}
+	if len(created) == 0 {
+		writeJSON(w, failStatus, map[string]any{"error": failed[0]})
+		return
+	}
+	out := map[string]any{"failed": wrapFailed(failed)}
+	if single {
+		out["created"] = created[0]
+	} else {
+		out["created"] = created
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func wrapFailed(failed []map[string]any) []any {
+	out := []any{}
+	for _, f := range failed {
+		out = append(out, map[string]any{"error": f})
+	}
+	return out
+}
+
+func (c *Cloud) vercelEditEnv(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var in vercelEnvInput
+	if err := json.Unmarshal(readBody(r), &in); err != nil {
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request body: "+err.Error())
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
+	}
+	var e *VercelEnv
+	for _, x := range p.envs {
+		if x.ID == r.PathValue("id") {
+			e = x
+		}
+	}
+	if e == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Environment Variable not found")
+		return
+	}
+	next := *e
+	next.Target = append([]string(nil), e.Target...)
+	if in.Key != nil {
+		next.Key = *in.Key
+	}
+	if in.Value != nil {
+		next.Value = *in.Value
+	}
+	if in.Type != nil {
+		next.Type = *in.Type
+	}
+	if in.GitBranch != nil {
+		next.GitBranch = *in.GitBranch
+	}
+	if in.Comment != nil {
+		next.Comment = *in.Comment
+	}
+	if in.Target != nil {
+		t, err := parseTarget(*in.Target)
+		if err != nil {
+			vercelErr(w, http.StatusBadRequest, "bad_request", err.Error())
+			return
+		}
+		next.Target = t
+	}
+	if err := checkEnv(&next); err != nil {
+		vercelErr(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	if x := p.conflict(&next); x != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": alreadyExists(x)})
+		return
+	}
+	next.UpdatedAt = c.vercelNowMs()
+	*e = next
+	writeJSON(w, http.StatusOK, envView(e, false))
+}
+
+func (c *Cloud) vercelDeleteEnv(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
+	}
+	for i, x := range p.envs {
+		if x.ID == r.PathValue("id") {
+			p.envs = slices.Delete(p.envs, i, i+1)
+			writeJSON(w, http.StatusOK, []any{envView(x, false)})
+			return
+		}
+	}
+	vercelErr(w, http.StatusNotFound, "not_found", "Environment Variable not found")
+}
+
+func (c *Cloud) vercelListDeployments(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 20
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `limit`")
+			return
+		}
+		limit = min(n, 100)
+	}
+	if ps := pageSizeOf(r); ps > 0 {
+		limit = min(limit, ps)
+	}
+	var since, until int64
+	for name, dst := range map[string]*int64{"since": &since, "until": &until} {
+		if s := q.Get(name); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `"+name+"`")
+				return
+			}
+			*dst = n
+		}
+	}
+	var states []string
+	if s := q.Get("state"); s != "" {
+		for _, x := range strings.Split(s, ",") {
+			states = append(states, strings.ToUpper(strings.TrimSpace(x)))
+		}
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	teamID := q.Get("teamId")
+	var projects []*vercelProject
+	if id := q.Get("projectId"); id != "" {
+		p := c.vercelFind(id, teamID)
+		if p == nil {
+			vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+			return
+		}
+		projects = []*vercelProject{p}
+	} else {
+		for _, p := range c.vercel.projects {
+			if p.TeamID == teamID {
+				projects = append(projects, p)
+			}
+		}
+	}
+	now := c.now()
+	type row struct {
+		d *vercelDeployment
+		p *vercelProject
+	}
+	var rows []row
+	for _, p := range projects {
+		for _, d := range p.deps {
+			if t := q.Get("target"); t != "" && !(t == d.Target || (t == "preview" && d.Target == "")) {
+				continue
+			}
+			if s := q.Get("sha"); s != "" && s != d.SHA {
+				continue
+			}
+			if b := q.Get("branch"); b != "" && b != d.Branch {
+				continue
+			}
+			d.Polls++
+			if len(states) > 0 && !slices.Contains(states, d.state(now)) {
+				continue
+			}
+			if (since != 0 && d.Created <= since) || (until != 0 && d.Created >= until) {
+				continue
+			}
+			rows = append(rows, row{d, p})
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].d.Created > rows[j].d.Created })
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	deps := []any{}
+	for _, x := range rows {
+		deps = append(deps, deploymentView(x.d, x.p, now))
+	}
+	pag := map[string]any{"count": len(rows), "next": nil, "prev": nil}
+	if len(rows) > 0 {
+		pag["prev"] = rows[0].d.Created
+		if more {
+			pag["next"] = rows[len(rows)-1].d.Created
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pag, "deployments": deps})
+}
+
+func deploymentView(d *vercelDeployment, p *vercelProject, now time.Time) map[string]any {
+	st := d.state(now)
+	v := map[string]any{
+		"uid": d.UID, "name": p.Name, "url": d.URL, "created": d.Created, "createdAt": d.Created,
+		"buildingAt": d.Created, "source": "git", "state": st, "readyState": st, "type": "LAMBDAS",
+		"creator":      map[string]any{"uid": "sim-user", "username": "sim"},
+		"meta":         map[string]any{"githubCommitSha": d.SHA, "githubCommitRef": d.Branch, "githubDeployment": "1"},
+		"target":       nil,
+		"projectId":    p.ID,
+		"inspectorUrl": "https://vercel.com/sim/" + p.Name + "/" + strings.TrimPrefix(d.UID, "dpl_"),
+	}
+	if d.Target != "" {
+		v["target"] = d.Target
+	}
+	if st == "READY" {
+		if d.readyMs == 0 {
+			d.readyMs = now.UnixMilli()
+		}
+		v["ready"] = d.readyMs
+	}
+	return v
+}
+
+// SeedVercelProject adds a project (with any Envs given, marked seeded) and
+// returns its id. An empty ID is generated ("prj_..."); Name defaults to
+// the id.
+func (c *Cloud) SeedVercelProject(p VercelProject) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.ID == "" {
+		p.ID = "prj_" + c.randString(28, alnum)
+	}
+	if p.Name == "" {
+		p.Name = p.ID
+	}
+	vp := &vercelProject{VercelProject: VercelProject{ID: p.ID, Name: p.Name, TeamID: p.TeamID, Origin: OriginSeed}}
+	c.vercel.projects = append(c.vercel.projects, vp)
+	for _, e := range p.Envs {
+		c.seedVercelEnvLocked(vp, e, OriginSeed)
+	}
+	return p.ID
+}
+
+// SeedVercelEnv adds a variable to a project (id or name, any team), marked
+// seeded, and returns its id. Type defaults to "encrypted", Target to
+// ["production","preview","development"].
+func (c *Cloud) SeedVercelEnv(project string, e VercelEnv) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.vercelAnyTeam(project)
+	if p == nil {
+		return "", fmt.Errorf("sim: no vercel project %q", project)
+	}
+	return c.seedVercelEnvLocked(p, e, OriginSeed), nil
+}
+
+func (c *Cloud) vercelAnyTeam(idOrName string) *vercelProject {
+	for _, p := range c.vercel.projects {
+		if p.ID == idOrName || p.Name == idOrName {
+			return p
+		}
+	}
+	return nil
+}
+
+func (c *Cloud) seedVercelEnvLocked(p *vercelProject, e VercelEnv, origin Origin) string {
+	if e.ID == "" {
+		e.ID = c.randString(16, alnum)
+	}
+	if e.Type == "" {
+		e.Type = "encrypted"
+	}
+	if len(e.Target) == 0 {
+		e.Target = []string{"production", "preview", "development"}
+	}
+	e.Target = append([]string(nil), e.Target...)
+	now := c.vercelNowMs()
+	if e.CreatedAt == 0 {
+		e.CreatedAt = now
+	}
+	e.UpdatedAt = now
+	e.Origin = origin
+	p.envs = append(p.envs, &e)
+	return e.ID
+}
+
+// Deploy starts deployments of a commit with the given lifecycle and
+// returns their uids (two for "double", older first). Each list request
+// that matches a deployment counts as one poll of it.
+func (c *Cloud) Deploy(s DeploySpec) ([]string, error) {
+	if s.Behavior == "" {
+		s.Behavior = DeployOK
+	}
+	switch s.Target {
+	case "", "preview":
+		s.Target = ""
+	case "production":
+	default:
+		return nil, fmt.Errorf("sim: deploy target must be preview or production, not %q", s.Target)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.vercelAnyTeam(s.Project)
+	if p == nil {
+		return nil, fmt.Errorf("sim: no vercel project %q", s.Project)
+	}
+	mk := func(final string, buildPolls int, readyAt time.Time) string {
+		d := &vercelDeployment{
+			VercelDeployment: VercelDeployment{
+				UID: "dpl_" + c.randString(28, alnum), Target: s.Target, SHA: s.SHA, Branch: s.Branch,
+				Created: c.vercelNowMs(), Behavior: s.Behavior, Origin: OriginSeed,
+			},
+			final: final, buildPolls: buildPolls, readyAt: readyAt,
+		}
+		d.URL = p.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
+		p.deps = append(p.deps, d)
+		return d.UID
+	}
+	switch s.Behavior {
+	case DeployOK:
+		return []string{mk("READY", 1, time.Time{})}, nil
+	case DeployNever:
+		return []string{mk("", 0, time.Time{})}, nil
+	case DeployFail:
+		return []string{mk("ERROR", 1, time.Time{})}, nil
+	case DeployCancel:
+		return []string{mk("CANCELED", 1, time.Time{})}, nil
+	case DeploySlow:
+		polls := s.Polls
+		var at time.Time
+		if s.After > 0 {
+			at = c.now().Add(s.After.D())
+			if polls == 0 {
+				polls = int(^uint(0) >> 1)
+			}
+		} else if polls == 0 {
+			polls = 3
+		}
+		return []string{mk("READY", polls, at)}, nil
+	case DeployDouble:
+		return []string{mk("READY", 0, time.Time{}), mk("READY", 1, time.Time{})}, nil
+	}
+	return nil, fmt.Errorf("sim: unknown deploy behavior %q", s.Behavior)
+}
