@@ -2,14 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,8 +33,11 @@ type IO struct {
 type Env struct {
 	LookupEnv func(string) (string, bool)
 	Environ   func() []string
-	Dir       string
-	ReadFile  func(string) ([]byte, error)
+	// Context is cancelled when the command must stop; nil means "on
+	// SIGINT or SIGTERM".
+	Context  context.Context
+	Dir      string
+	ReadFile func(string) ([]byte, error)
 }
 
 // Getenv returns the value of an environment variable, "" when unset.
@@ -84,6 +90,8 @@ type app struct {
 	flagSet  map[string]bool  // global flags given explicitly
 	cmd      *cobra.Command   // the command that ran
 	redactor *redact.Redactor // every byte out passes through it
+	ctx      context.Context  // cancelled on SIGINT/SIGTERM
+	written  bool             // the JSON document was already written
 }
 
 // Main runs the sponson command line and returns the process exit code.
@@ -100,7 +108,13 @@ func Main(args []string, env Env, stdio IO) (code int) {
 	defer errw.Close()
 	stdio = IO{In: stdio.In, Out: out, Err: errw}
 
-	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets}
+	ctx := env.Context
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx}
 	a.g.json = wantsJSON(args)
 	defer func() {
 		if r := recover(); r != nil {
@@ -125,6 +139,9 @@ func Main(args []string, env Env, stdio IO) (code int) {
 // finish renders the outcome and returns the exit code.
 func (a *app) finish(err error) int {
 	code := errs.ExitCode(err)
+	if a.g.json && a.written {
+		return code
+	}
 	if a.g.json {
 		env := map[string]any{"ok": code == errs.ExitOK, "command": a.command}
 		for k, v := range a.result {
@@ -161,6 +178,14 @@ func (a *app) finish(err error) int {
 		a.text(a.io.Out)
 	}
 	return code
+}
+
+// flushResult writes the success document now, for a command that goes on
+// running after it has answered (sponson sim).
+func (a *app) flushResult() {
+	a.finish(nil)
+	a.written = true
+	flush(a.io.Out)
 }
 
 func (a *app) writeJSON(v any) {
@@ -315,6 +340,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.locksCommand(),
 		a.unlockCommand(),
 		a.schemaCommand(),
+		a.simCommand(),
 	)
 	for _, p := range pendingCommands {
 		root.AddCommand(a.pendingCommand(p))

@@ -16,7 +16,6 @@ var pendingCommands = []struct{ use, short string }{
 	{"destroy", "Destroy what the scope created, from its ledger"},
 	{"receipt", "Print the scope's receipt and ledger"},
 	{"receipts", "Manage stored receipts (push an unsaved receipt)"},
-	{"sim", "Run the fake cloud standalone"},
 	{"demo", "Run the two-pull-request demo against the embedded fake cloud"},
 }
 
@@ -27,7 +26,7 @@ func (a *app) pendingCommand(p struct{ use, short string }) *cobra.Command {
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return errs.New(errs.NOT_IMPLEMENTED, "`sponson %s` is not available in this version", p.use).
-				WithHint("Available now: validate, scope, locks, unlock, version. Run `sponson help` for the list.")
+				WithHint("Available now: validate, scope, locks, unlock, schema, sim, version. Run `sponson help` for the list.")
 		},
 	}
 }

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/sim"
+)
+
+func (a *app) simCommand() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "sim [--addr 127.0.0.1:PORT]",
+		Short: "Run the fake cloud standalone",
+		Long: `Runs the fake cloud that models the providers' APIs (Vercel, Neon, Supabase, Auth0 and a
+generic HTTP API), seeded with one project of each, and prints the environment a shell needs:
+
+  eval "$(sponson sim --addr 127.0.0.1:8787 &)"   # or copy the export lines
+
+Break it on purpose with POST /_chaos (latency, failures, 429, lost responses, holds, drift,
+deployments); GET /_state shows its state and write log. It serves until interrupted.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := sim.New(sim.Options{Seed: uint64(time.Now().UnixNano())})
+			demo := c.SeedDemo()
+			srv, err := c.Start(addr)
+			if err != nil {
+				return errs.Wrap(err, errs.USAGE, "cannot serve the fake cloud on %s", addr).
+					WithHint("Pick a free address with --addr 127.0.0.1:PORT (port 0 picks one).")
+			}
+			defer srv.Close()
+			env := srv.Env()
+			if a.g.json {
+				vars := map[string]string{}
+				for _, l := range env {
+					k, v, _ := strings.Cut(l, "=")
+					vars[k] = v
+				}
+				a.result = map[string]any{"url": srv.URL, "env": vars, "seeded": demo}
+				a.flushResult() // the document comes first; the server runs after it
+			} else {
+				out := a.io.Out
+				fmt.Fprintf(out, "# sponson sim: fake cloud at %s (chaos: POST %s/_chaos, state: GET %s/_state)\n", srv.URL, srv.URL, srv.URL)
+				for _, l := range env {
+					fmt.Fprintf(out, "export %s\n", l)
+				}
+				fmt.Fprintf(out, "# seeded: vercel project web (%s), neon project %s, supabase project %s, auth0 client %s, http object apps/%s\n",
+					demo.VercelProject, demo.NeonProject, demo.SupabaseRef, demo.Auth0Client, demo.HTTPApp)
+				flush(out)
+			}
+			<-a.ctx.Done()
+			a.text = func(io.Writer) {}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to serve on (loopback; port 0 picks a free one)")
+	return cmd
+}
+
+// flush pushes buffered output (the redacting writer holds back a tail).
+func flush(w io.Writer) {
+	if f, ok := w.(interface{ Flush() error }); ok {
+		f.Flush()
+	}
+}

@@ -1,0 +1,101 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sponson/apply/internal/cli"
+)
+
+// syncBuffer is written by the command's goroutine and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestSimServesUntilCancelled(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		env := testEnv(t, map[string]string{}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		env.Context = ctx
+		var out, errb syncBuffer
+		done := make(chan int, 1)
+		args := []string{"sim"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		go func() { done <- cli.Main(args, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}) }()
+
+		var base, token string
+		deadline := time.Now().Add(10 * time.Second)
+		for base == "" && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			s := out.String()
+			if asJSON {
+				var doc struct {
+					OK  bool
+					URL string
+					Env map[string]string
+				}
+				if json.Unmarshal([]byte(s), &doc) == nil && doc.OK {
+					base, token = doc.URL, doc.Env["AUTH0_MANAGEMENT_TOKEN"]
+				}
+				continue
+			}
+			for _, l := range strings.Split(s, "\n") {
+				if v, ok := strings.CutPrefix(l, "export AUTH0_API_URL="); ok {
+					base = strings.TrimSuffix(v, "/auth0")
+				}
+				if v, ok := strings.CutPrefix(l, "export AUTH0_MANAGEMENT_TOKEN="); ok {
+					token = v
+				}
+			}
+			if token == "" {
+				base = ""
+			}
+		}
+		if base == "" || token == "" {
+			cancel()
+			t.Fatalf("json=%v: no address and token printed:\n%s\n%s", asJSON, out.String(), errb.String())
+		}
+		resp, err := http.Get(base + "/_state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET /_state = %d", resp.StatusCode)
+		}
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("json=%v: exit %d after interruption\n%s", asJSON, code, errb.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("sim did not stop when cancelled")
+		}
+		if asJSON {
+			oneDocument(t, run{code: 0, out: out.String()})
+		}
+	}
+}
