@@ -1,0 +1,322 @@
+package auth0
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/param"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// The environment the adapter reads.
+const (
+	TokenVar = "AUTH0_MANAGEMENT_TOKEN"
+	URLVar   = "AUTH0_API_URL"
+)
+
+// Lists is every list auth0.callback can write, the default first.
+var Lists = []string{"callbacks", "allowed_logout_urls", "web_origins", "allowed_origins"}
+
+const opName = "auth0.callback"
+
+// CallbackOp is auth0.callback.
+type CallbackOp struct {
+	env    httpclient.Env
+	client *httpclient.Client
+}
+
+var (
+	_ adapter.Op           = (*CallbackOp)(nil)
+	_ adapter.Defaulter    = (*CallbackOp)(nil)
+	_ adapter.ParentLocker = (*CallbackOp)(nil)
+)
+
+// NewCallback returns auth0.callback reading its credential and base URL
+// from env at each call.
+func NewCallback(env httpclient.Env, client *httpclient.Client) *CallbackOp {
+	return &CallbackOp{env: env, client: client}
+}
+
+// Spec declares auth0.callback as the built-in catalogue does.
+func (op *CallbackOp) Spec() adapter.Spec {
+	s, _ := adapter.Builtin().Lookup("auth0", "callback")
+	return s
+}
+
+// Key is the ledger key of one entry.
+func Key(list, u string) string { return list + ":" + u }
+
+// ParseKey splits a key made by Key (a list name holds no ':').
+func ParseKey(key string) (list, u string, ok bool) {
+	list, u, ok = strings.Cut(key, ":")
+	if !ok || u == "" || !validList(list) {
+		return "", "", false
+	}
+	return list, u, true
+}
+
+// LockID is the identity of the parent object: the application.
+func LockID(domain, client string) string { return "auth0:" + domain + ":client:" + client }
+
+func validList(l string) bool {
+	for _, x := range Lists {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+type block struct{ domain, client string }
+
+func readBlock(p adapter.Provider) (block, error) {
+	var b block
+	var err error
+	if b.domain, err = param.RequiredSetting("auth0", p, "domain"); err != nil {
+		return b, err
+	}
+	b.domain = strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(b.domain, "https://"), "http://"), "/")
+	if b.domain == "" || strings.ContainsAny(b.domain, "/:?# ") {
+		return b, errs.New(errs.PARAM_INVALID, "providers.auth0.domain must be a host name such as example.eu.auth0.com").With("param", "providers.auth0.domain")
+	}
+	if b.client, err = param.RequiredSetting("auth0", p, "client"); err != nil {
+		return b, err
+	}
+	if strings.ContainsAny(b.client, "/:?# ") {
+		return b, errs.New(errs.PARAM_INVALID, "providers.auth0.client must be an application's client id").With("param", "providers.auth0.client")
+	}
+	return b, nil
+}
+
+type callbackReq struct {
+	block
+	list, url string
+}
+
+func parse(params map[string]any, p adapter.Provider, allowPending bool) (callbackReq, error) {
+	var r callbackReq
+	var err error
+	if err = param.Known(opName, params, "url", "list"); err != nil {
+		return r, err
+	}
+	if r.block, err = readBlock(p); err != nil {
+		return r, err
+	}
+	u, known, err := param.Required(opName, params, "url", allowPending)
+	if err != nil {
+		return r, err
+	}
+	if known {
+		r.url = strings.TrimSpace(u)
+	}
+	list, present, _, err := param.Str(opName, params, "list", false)
+	if err != nil {
+		return r, err
+	}
+	if !present {
+		list = Lists[0]
+	}
+	if !validList(list) {
+		return r, param.Invalid(opName, "list", "must be one of %s, got %q", strings.Join(Lists, ", "), list)
+	}
+	r.list = list
+	return r, nil
+}
+
+// Defaults fills list (callbacks) and validates the parameters and block.
+func (op *CallbackOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
+	r, err := parse(params, p, true)
+	if err != nil {
+		return nil, err
+	}
+	out := param.Copy(params)
+	out["list"] = r.list
+	return out, nil
+}
+
+// LockOn names the application.
+func (op *CallbackOp) LockOn(params map[string]any, p adapter.Provider) string {
+	b, err := readBlock(p)
+	if err != nil {
+		return ""
+	}
+	return LockID(b.domain, b.client)
+}
+
+func (op *CallbackOp) api(b block) (httpclient.API, error) {
+	tok, err := httpclient.Token(op.env, TokenVar, "auth0")
+	if err != nil {
+		return httpclient.API{}, err
+	}
+	base, err := httpclient.BaseURL(op.env, URLVar, "https://"+b.domain)
+	if err != nil {
+		return httpclient.API{}, err
+	}
+	return httpclient.API{Client: op.client, Provider: "auth0", BaseURL: base + "/api/v2", Token: tok}, nil
+}
+
+func clientPath(client string) string { return "/clients/" + url.PathEscape(client) }
+
+// read returns the application's list.
+func (op *CallbackOp) read(ctx context.Context, a httpclient.API, client, list string) ([]string, error) {
+	q := url.Values{"fields": {strings.Join(Lists, ",")}, "include_fields": {"true"}}
+	var app map[string]any
+	if err := a.Get(ctx, clientPath(client), q, &app); err != nil {
+		return nil, err
+	}
+	raw, ok := app[list]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	items, ok := raw.([]any)
+	if !ok {
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "auth0: %s of application %s is not a list", list, client)
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, ok := it.(string)
+		if !ok {
+			return nil, errs.New(errs.PROVIDER_RESPONSE, "auth0: %s of application %s holds a non-string entry", list, client)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (op *CallbackOp) write(ctx context.Context, a httpclient.API, client, list string, entries []string) error {
+	if entries == nil {
+		entries = []string{}
+	}
+	return a.Send(ctx, http.MethodPatch, clientPath(client), nil, map[string]any{list: entries}, true, nil)
+}
+
+func contains(list []string, u string) bool {
+	for _, x := range list {
+		if x == u {
+			return true
+		}
+	}
+	return false
+}
+
+func resource(list, u string) adapter.Resource {
+	return adapter.Resource{Key: Key(list, u), Value: u, Outputs: map[string]any{"url": u}}
+}
+
+func (op *CallbackOp) known(params map[string]any, p adapter.Provider) (callbackReq, httpclient.API, error) {
+	r, err := parse(params, p, false)
+	if err != nil {
+		return r, httpclient.API{}, err
+	}
+	a, err := op.api(r.block)
+	return r, a, err
+}
+
+// Read returns the entry when the list holds it.
+func (op *CallbackOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
+	r, a, err := op.known(req.Params, req.Provider)
+	if err != nil {
+		return nil, err
+	}
+	list, err := op.read(ctx, a, r.client, r.list)
+	if err != nil {
+		return nil, err
+	}
+	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
+	if contains(list, r.url) {
+		live.Resources = append(live.Resources, resource(r.list, r.url))
+		live.Outputs = map[string]any{"url": r.url}
+	}
+	return live, nil
+}
+
+// Diff: create when the entry is missing, unchanged when present.
+func (op *CallbackOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
+	r, err := parse(req.Params, req.Provider, false)
+	if err != nil {
+		return nil, err
+	}
+	d := adapter.ResourceDiff{Key: Key(r.list, r.url), Desired: r.url, Action: adapter.Unchanged}
+	if live.Resource(d.Key) == nil {
+		d.Action = adapter.Create
+		d.Fields = []adapter.FieldDiff{{Path: r.list, After: r.url}}
+	}
+	return []adapter.ResourceDiff{d}, nil
+}
+
+// Apply adds the URL to the list (intend first): GET, then PATCH of the
+// whole array; nothing when it is there.
+func (op *CallbackOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
+	r, a, err := op.known(req.Params, req.Provider)
+	if err != nil {
+		return nil, err
+	}
+	list, err := op.read(ctx, a, r.client, r.list)
+	if err != nil {
+		return nil, err
+	}
+	res := &adapter.Result{Resources: []adapter.Resource{resource(r.list, r.url)}, Outputs: map[string]any{"url": r.url}}
+	if contains(list, r.url) {
+		return res, nil
+	}
+	key := Key(r.list, r.url)
+	if err := intend(key); err != nil {
+		return nil, err
+	}
+	if err := op.write(ctx, a, r.client, r.list, append(list, r.url)); err != nil {
+		return nil, err
+	}
+	res.Created = []string{key}
+	return res, nil
+}
+
+func (op *CallbackOp) fromKey(p adapter.Provider, key string) (block, string, string, httpclient.API, error) {
+	list, u, ok := ParseKey(key)
+	if !ok {
+		return block{}, "", "", httpclient.API{}, errs.New(errs.PARAM_INVALID, "%s: %q is not an auth0.callback key (<list>:<url>)", opName, key)
+	}
+	b, err := readBlock(p)
+	if err != nil {
+		return b, "", "", httpclient.API{}, err
+	}
+	a, err := op.api(b)
+	return b, list, u, a, err
+}
+
+// Lookup reports whether the application's list holds the key's URL.
+func (op *CallbackOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.RunCtx, key string) (*adapter.Resource, error) {
+	b, list, u, a, err := op.fromKey(p, key)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := op.read(ctx, a, b.client, list)
+	if err != nil || !contains(entries, u) {
+		return nil, err
+	}
+	res := resource(list, u)
+	return &res, nil
+}
+
+// Destroy removes the key's URL from the list (every occurrence); absent is
+// success and writes nothing.
+func (op *CallbackOp) Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
+	b, list, u, a, err := op.fromKey(p, r.Key)
+	if err != nil {
+		return err
+	}
+	entries, err := op.read(ctx, a, b.client, list)
+	if err != nil || !contains(entries, u) {
+		return err
+	}
+	kept := make([]string, 0, len(entries))
+	for _, x := range entries {
+		if x != u {
+			kept = append(kept, x)
+		}
+	}
+	return op.write(ctx, a, b.client, list, kept)
+}

@@ -1,0 +1,42 @@
+// Package adapters wires the built-in adapters (design: adapters-and-sim.md,
+// "Built-in adapters") into one registry: vercel.env, neon.branch,
+// supabase.auth_redirect, auth0.callback, http.resource and
+// http.list_item.
+//
+// Invariants:
+//   - Every op reads its credential and base URL from env at each call, so
+//     a missing variable is PROVIDER_AUTH (naming it) when the op is used,
+//     not when the registry is built: plan and validate need no credentials.
+//   - All ops share one HTTP client (timeouts, retries, budget); the CLI
+//     builds it from SPONSON_HTTP_TIMEOUT.
+//   - The registry holds exactly the ops of adapter.Builtin(): a test keeps
+//     the two in agreement.
+package adapters
+
+import (
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/auth0"
+	"github.com/sponson/apply/pkg/adapters/httpop"
+	"github.com/sponson/apply/pkg/adapters/neon"
+	"github.com/sponson/apply/pkg/adapters/supabase"
+	"github.com/sponson/apply/pkg/adapters/vercel"
+)
+
+// Registry returns the built-in ops. env looks environment variables up
+// (os.LookupEnv in the CLI; a map in tests); client nil means a client with
+// the defaults.
+func Registry(env func(string) (string, bool), client *httpclient.Client) *adapter.Registry {
+	if client == nil {
+		client = httpclient.New(httpclient.Config{})
+	}
+	e := httpclient.Env(env)
+	return adapter.NewRegistry(
+		vercel.NewEnv(e, client),
+		neon.NewBranch(e, client),
+		supabase.NewRedirect(e, client),
+		auth0.NewCallback(e, client),
+		httpop.NewResource(e, client),
+		httpop.NewListItem(e, client),
+	)
+}

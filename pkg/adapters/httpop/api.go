@@ -1,0 +1,237 @@
+package httpop
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/param"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// api is one providers.http.<name> block, resolved.
+type api struct {
+	name     string
+	base     string // base URL without trailing slash; "" when it cannot be resolved (LockOn)
+	baseFrom string // where base came from, for messages
+	tokenEnv string // auth.bearer_env; "" for no auth
+}
+
+// blockOf returns the settings of api name: the provider block itself when
+// it is one api's block (it has base_url or base_url_env), else its member
+// name (the whole providers.http block, as the engine passes it).
+func blockOf(p adapter.Provider, name string) (map[string]any, error) {
+	if _, ok := p["base_url"]; ok {
+		return p, nil
+	}
+	if _, ok := p["base_url_env"]; ok {
+		return p, nil
+	}
+	if name == "" {
+		return nil, param.Invalid("http", "api", "is required: the name of a block providers.http.<api>")
+	}
+	raw, ok := p[name]
+	if !ok {
+		names := make([]string, 0, len(p))
+		for k := range p {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return nil, errs.New(errs.PARAM_INVALID, "http parameter api names %q, but providers.http has no such block (it has: %s)", name, strings.Join(names, ", ")).With("param", "api").
+			WithHint("Declare it: providers: {http: {%s: {base_url: https://..., auth: {bearer_env: TOKEN_VAR}}}}.", name)
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, errs.New(errs.PARAM_INVALID, "providers.http.%s must be a map with base_url or base_url_env", name).With("param", "providers.http."+name)
+	}
+	return m, nil
+}
+
+// resolveAPI reads a block. resolveBase false leaves an unset base_url_env
+// unresolved instead of failing (LockOn is pure and must not fail).
+func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase bool) (api, error) {
+	a := api{name: name}
+	b, err := blockOf(p, name)
+	if err != nil {
+		return a, err
+	}
+	where := "providers.http." + name
+	if name == "" {
+		where = "providers.http"
+	}
+	if raw, ok := b["base_url"]; ok {
+		s, isS := raw.(string)
+		if !isS {
+			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be a string", where).With("param", where+".base_url")
+		}
+		if a.base, err = httpclient.CheckBaseURL(strings.TrimSpace(s), where+".base_url"); err != nil {
+			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be an absolute http(s) URL without user information, query or fragment", where).With("param", where+".base_url")
+		}
+		a.baseFrom = where + ".base_url"
+	} else if raw, ok := b["base_url_env"]; ok {
+		v, isS := raw.(string)
+		if !isS || v == "" {
+			return a, errs.New(errs.PARAM_INVALID, "%s.base_url_env must name an environment variable", where).With("param", where+".base_url_env")
+		}
+		a.baseFrom = v
+		s, set := "", false
+		if env != nil {
+			s, set = env(v)
+		}
+		switch {
+		case set && strings.TrimSpace(s) != "":
+			if a.base, err = httpclient.BaseURL(env, v, ""); err != nil {
+				return a, err
+			}
+		case resolveBase:
+			return a, errs.New(errs.USAGE, "%s.base_url_env names %s, which is not set", where, v).With("variable", v).
+				WithHint("Set %s to the API's base URL.", v)
+		}
+	} else {
+		return a, errs.New(errs.PARAM_INVALID, "%s needs base_url or base_url_env", where).With("param", where)
+	}
+	if raw, ok := b["auth"]; ok {
+		m, isM := raw.(map[string]any)
+		if !isM {
+			return a, errs.New(errs.PARAM_INVALID, "%s.auth must be a map such as {bearer_env: NAME}", where).With("param", where+".auth")
+		}
+		for k := range m {
+			if k != "bearer_env" {
+				return a, errs.New(errs.PARAM_INVALID, "%s.auth.%s is not supported (only bearer_env)", where, k).With("param", where+".auth."+k)
+			}
+		}
+		v, isS := m["bearer_env"].(string)
+		if !isS || v == "" {
+			return a, errs.New(errs.PARAM_INVALID, "%s.auth.bearer_env must name an environment variable", where).With("param", where+".auth.bearer_env")
+		}
+		a.tokenEnv = v
+	}
+	return a, nil
+}
+
+// client returns the endpoint with its credential (PROVIDER_AUTH naming the
+// variable when it is unset).
+func (a api) client(env httpclient.Env, c *httpclient.Client) (httpclient.API, error) {
+	out := httpclient.API{Client: c, Provider: "http " + a.label(), BaseURL: a.base}
+	if a.tokenEnv != "" {
+		tok, err := httpclient.Token(env, a.tokenEnv, "http "+a.label())
+		if err != nil {
+			return out, err
+		}
+		out.Token = tok
+	}
+	return out, nil
+}
+
+func (a api) label() string {
+	if a.name == "" {
+		return "api"
+	}
+	return a.name
+}
+
+// lockBase is the base URL for a parent identity: the resolved URL, else
+// the variable that names it.
+func (a api) lockBase() string {
+	if a.base != "" {
+		return a.base
+	}
+	return "$" + a.baseFrom
+}
+
+// checkPath refuses a path that could leave the API: not starting with "/",
+// holding a scheme, a query, "..", or a backslash.
+func checkPath(op, name, p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//"):
+		return param.Invalid(op, name, "must be a path starting with /, got %q", clip(p))
+	case strings.Contains(p, "://") || strings.ContainsAny(p, "?#\\") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/.."):
+		return param.Invalid(op, name, "must be a plain path (no scheme, query, fragment or ..), got %q", clip(p))
+	}
+	return nil
+}
+
+// fill substitutes {id} in a path template.
+func fill(tmpl, id string) string { return strings.ReplaceAll(tmpl, "{id}", url.PathEscape(id)) }
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// splitAPIKey splits "<api>:<rest>".
+func splitAPIKey(key string) (apiName, rest string, ok bool) {
+	apiName, rest, ok = strings.Cut(key, ":")
+	if !ok || apiName == "" || !strings.HasPrefix(rest, "/") {
+		return "", "", false
+	}
+	return apiName, rest, true
+}
+
+// request is a request template of a line: method and path.
+type request struct {
+	method, path string
+	body         map[string]any // nil: the default body
+}
+
+// readRequest reads a request template parameter {method, path, body}.
+func readRequest(op string, params map[string]any, name, defMethod, defPath string, methods ...string) (request, error) {
+	r := request{method: defMethod, path: defPath}
+	m, err := param.Map(op, params, name)
+	if err != nil {
+		return r, err
+	}
+	if m == nil {
+		if r.path == "" {
+			return r, param.Invalid(op, name, "is required: {path: /collection}")
+		}
+		return r, nil
+	}
+	for k := range m {
+		if k != "method" && k != "path" && k != "body" {
+			return r, param.Invalid(op, name+"."+k, "is not a request setting (method, path, body)")
+		}
+	}
+	if v, ok := m["method"]; ok {
+		s, isS := v.(string)
+		s = strings.ToUpper(strings.TrimSpace(s))
+		if !isS || !contains(methods, s) {
+			return r, param.Invalid(op, name+".method", "must be one of %s", strings.Join(methods, ", "))
+		}
+		r.method = s
+	}
+	if v, ok := m["path"]; ok {
+		s, isS := v.(string)
+		if !isS {
+			return r, param.Invalid(op, name+".path", "must be a string, got %s", param.Describe(v))
+		}
+		if err := checkPath(op, name+".path", s); err != nil {
+			return r, err
+		}
+		r.path = s
+	}
+	if v, ok := m["body"]; ok {
+		b, isM := v.(map[string]any)
+		if !isM {
+			return r, param.Invalid(op, name+".body", "must be a map, got %s", param.Describe(v))
+		}
+		r.body = b
+	}
+	if r.path == "" {
+		return r, param.Invalid(op, name+".path", "is required")
+	}
+	return r, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,65 @@
+// Package httpop is the http adapter, the generic escape hatch: an object
+// of any REST API (http.resource) and an entry in a collection on a parent
+// object (http.list_item).
+//
+// Provider block: providers.http.<api> = {base_url: https://... | base_url_env:
+// NAME, auth: {bearer_env: NAME}}. Lines name their block with the api
+// parameter. The engine may pass the whole providers.http block (every api)
+// or the one api's block: both are understood. The credential is read from
+// the variable auth.bearer_env names (PROVIDER_AUTH naming it when unset);
+// without auth no Authorization header is sent.
+//
+// http.resource parameters:
+//   - api (required); fields: the desired state (top-level keys; each is
+//     compared whole, in canonical form; a field may be {keep: true});
+//   - create: {method POST|PUT (default POST), path (required), body
+//     (default fields)};
+//   - read: {path}, default <create.path>/{id}; update: {method
+//     PATCH|PUT|POST (default PATCH), path (default read.path), body
+//     (default fields)}; delete: {path (default read.path)};
+//   - id_path: JSON pointer to the id in an object (default /id);
+//   - match: fields that identify the object in its collection, default
+//     {name: fields.name}; needed when read.path holds {id} (the id is not
+//     known before the object is found); list: {path (default
+//     create.path), items (JSON pointer to the array; default the answer
+//     itself, or its items, data or results)}. The collection is read with
+//     the match as query parameters and checked again here; next_cursor
+//     pages are followed with cursor=;
+//   - outputs: name → JSON pointer into the object (id is always an output).
+//
+// Key (decision): <api>:<read path> when the read path is fixed, else
+// <api>:<collection path>?<match query> (sorted, URL-encoded). The api name
+// is part of the key because the engine records the whole providers.http
+// block with a ledger entry: without it, Lookup and Destroy (which get no
+// parameters) could not tell two apis apart. The canonical value is the
+// object's fields named by the line's fields; the id is the object's.
+// Lookup and Destroy work from the key alone with the API's defaults (the
+// object at <collection>/<id>, id at /id, DELETE on the object's path): a
+// line with a custom delete path or id_path is destroyed by convention,
+// not by its parameters, and Lookup returns no Value (it cannot know which
+// fields the line controls).
+//
+// http.list_item parameters:
+//   - api (required); parent: {path (required), update_method PATCH|PUT
+//     (default PATCH)}; list_path: JSON pointer to the list in the parent
+//     (required); shape: array (default), delimited (one string, delimiter
+//     default ","), map (the item is a key; value, default true, is its
+//     value); item (required).
+//
+// Key: <api>:<parent path>#<list_path>=<item> (the table's key with the api
+// in front, for the reason above). LockOn: http:<base url><parent path>
+// (the variable's name stands in when base_url_env is unset). Writes are a
+// JSON merge patch (RFC 7386) of only the list (a map entry alone, null to
+// remove it), or with update_method PUT the whole parent. Destroy works
+// from the key: the shape is read from the JSON type at list_path, a
+// delimited string's delimiter is the first of , ; space newline | that
+// splits the item out, and the write is a PATCH.
+//
+// Creates (http.resource) are never repeated after an ambiguous failure:
+// the op finds the object again by its match or fixed path. Updates and
+// list writes set absolute values and are declared idempotent.
+//
+// Sources: RFC 6901 (JSON pointer), RFC 7386 (JSON merge patch), and the
+// fake cloud's generic API contract (pkg/sim httpapi.go), which is the
+// sim's own design, not a provider's.
+package httpop

@@ -1,0 +1,629 @@
+package httpop
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/param"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+const resourceOp = "http.resource"
+
+// ResourceOp is http.resource: one object of a generic REST API.
+type ResourceOp struct {
+	env    httpclient.Env
+	client *httpclient.Client
+}
+
+var (
+	_ adapter.Op        = (*ResourceOp)(nil)
+	_ adapter.Defaulter = (*ResourceOp)(nil)
+)
+
+// NewResource returns http.resource reading credentials and base URLs from
+// env at each call.
+func NewResource(env httpclient.Env, client *httpclient.Client) *ResourceOp {
+	return &ResourceOp{env: env, client: client}
+}
+
+// Spec declares http.resource as the built-in catalogue does (id; the
+// outputs a line declares come on top).
+func (op *ResourceOp) Spec() adapter.Spec {
+	s, _ := adapter.Builtin().Lookup("http", "resource")
+	return s
+}
+
+var resourceParams = []string{"api", "create", "read", "update", "delete", "list", "id_path", "fields", "match", "outputs"}
+
+// resourceReq is a parsed http.resource line.
+type resourceReq struct {
+	api                       api
+	create, read, update, del request
+	listPath                  string
+	listItems                 pointer
+	hasItems                  bool
+	idPath                    pointer
+	fields                    map[string]any
+	match                     map[string]string // field → string form; nil when the read path is fixed
+	outputs                   map[string]pointer
+	key                       string
+	known                     bool // key is known (no pending match value)
+}
+
+func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (resourceReq, error) {
+	var r resourceReq
+	var err error
+	if err = param.Known(resourceOp, params, resourceParams...); err != nil {
+		return r, err
+	}
+	name, _, err := param.Required(resourceOp, params, "api", false)
+	if err != nil {
+		return r, err
+	}
+	if r.api, err = resolveAPI(p, name, op.env, resolveBase); err != nil {
+		return r, err
+	}
+	if r.create, err = readRequest(resourceOp, params, "create", http.MethodPost, "", http.MethodPost, http.MethodPut); err != nil {
+		return r, err
+	}
+	if strings.Contains(r.create.path, "{id}") {
+		return r, param.Invalid(resourceOp, "create.path", "must not hold {id}: the id is not known before the create")
+	}
+	if r.read, err = readRequest(resourceOp, params, "read", http.MethodGet, strings.TrimRight(r.create.path, "/")+"/{id}", http.MethodGet); err != nil {
+		return r, err
+	}
+	if r.update, err = readRequest(resourceOp, params, "update", http.MethodPatch, r.read.path, http.MethodPatch, http.MethodPut, http.MethodPost); err != nil {
+		return r, err
+	}
+	if r.del, err = readRequest(resourceOp, params, "delete", http.MethodDelete, r.read.path, http.MethodDelete); err != nil {
+		return r, err
+	}
+	if err = op.parseList(params, &r); err != nil {
+		return r, err
+	}
+	idPath, present, _, err := param.Str(resourceOp, params, "id_path", false)
+	if err != nil {
+		return r, err
+	}
+	if !present {
+		idPath = "/id"
+	}
+	var ok bool
+	if r.idPath, ok = parsePointer(idPath); !ok || len(r.idPath) == 0 {
+		return r, param.Invalid(resourceOp, "id_path", "must be a JSON pointer such as /id, got %q", clip(idPath))
+	}
+	if r.fields, err = param.Map(resourceOp, params, "fields"); err != nil {
+		return r, err
+	}
+	if r.fields == nil {
+		r.fields = map[string]any{}
+	}
+	if err = op.parseOutputs(params, &r); err != nil {
+		return r, err
+	}
+	r.known = true
+	if !strings.Contains(r.read.path, "{id}") {
+		r.key = r.api.name + ":" + r.read.path
+		return r, nil
+	}
+	match, err := param.Map(resourceOp, params, "match")
+	if err != nil {
+		return r, err
+	}
+	if match == nil {
+		if n, ok := r.fields["name"]; ok {
+			match = map[string]any{"name": n}
+		} else {
+			return r, param.Invalid(resourceOp, "match", "is required: the read path holds {id}, so the object is found in the collection %s by the fields that identify it (match: {name: ...}), or give a read path without {id}", r.listPath)
+		}
+	}
+	if len(match) == 0 {
+		return r, param.Invalid(resourceOp, "match", "must name at least one field")
+	}
+	r.match = map[string]string{}
+	for k, v := range match {
+		if m, isM := adapter.MarkerOf(v); isM {
+			if m.Kind == adapter.Pending && allowPending {
+				r.known = false
+				continue
+			}
+			return r, param.Invalid(resourceOp, "match."+k, "must be a known value (it identifies the object), it is %s", param.Describe(v))
+		}
+		s, ok := scalar(v)
+		if !ok {
+			return r, param.Invalid(resourceOp, "match."+k, "must be a string, number or bool, got %s", param.Describe(v))
+		}
+		r.match[k] = s
+	}
+	if r.known {
+		r.key = r.api.name + ":" + r.listPath + "?" + matchQuery(r.match).Encode()
+	}
+	return r, nil
+}
+
+func (op *ResourceOp) parseList(params map[string]any, r *resourceReq) error {
+	r.listPath = r.create.path
+	m, err := param.Map(resourceOp, params, "list")
+	if err != nil || m == nil {
+		return err
+	}
+	for k, v := range m {
+		s, isS := v.(string)
+		if !isS {
+			return param.Invalid(resourceOp, "list."+k, "must be a string, got %s", param.Describe(v))
+		}
+		switch k {
+		case "path":
+			if err := checkPath(resourceOp, "list.path", s); err != nil {
+				return err
+			}
+			r.listPath = s
+		case "items":
+			p, ok := parsePointer(s)
+			if !ok {
+				return param.Invalid(resourceOp, "list.items", "must be a JSON pointer such as /items, got %q", clip(s))
+			}
+			r.listItems, r.hasItems = p, true
+		default:
+			return param.Invalid(resourceOp, "list."+k, "is not a list setting (path, items)")
+		}
+	}
+	return nil
+}
+
+func (op *ResourceOp) parseOutputs(params map[string]any, r *resourceReq) error {
+	m, err := param.Map(resourceOp, params, "outputs")
+	if err != nil {
+		return err
+	}
+	r.outputs = map[string]pointer{}
+	for name, v := range m {
+		if name == "id" {
+			return param.Invalid(resourceOp, "outputs.id", "is always the object's id (id_path); choose another name")
+		}
+		s, isS := v.(string)
+		p, ok := parsePointer(s)
+		if !isS || !ok {
+			return param.Invalid(resourceOp, "outputs."+name, "must be a JSON pointer into the object, such as /slug")
+		}
+		r.outputs[name] = p
+	}
+	return nil
+}
+
+// scalar is the string form a filter and a match compare: strings as they
+// are, numbers and bools as JSON writes them.
+func scalar(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case bool:
+		return strconv.FormatBool(t), true
+	case int:
+		return strconv.Itoa(t), true
+	case int64:
+		return strconv.FormatInt(t, 10), true
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64), true
+	case json.Number:
+		return t.String(), true
+	case nil:
+		return "null", true
+	}
+	return "", false
+}
+
+func matchQuery(m map[string]string) url.Values {
+	q := url.Values{}
+	for k, v := range m {
+		q.Set(k, v)
+	}
+	return q
+}
+
+// Defaults validates the parameters (base_url_env may be unset yet).
+func (op *ResourceOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
+	if _, err := op.parse(params, p, true, false); err != nil {
+		return nil, err
+	}
+	return param.Copy(params), nil
+}
+
+// object is one object as the API answers it.
+type object struct {
+	id  string
+	doc map[string]any
+}
+
+func idOf(doc any, p pointer) string {
+	v, ok := p.get(doc)
+	if !ok {
+		return ""
+	}
+	s, _ := scalar(v)
+	if s == "null" {
+		return ""
+	}
+	return s
+}
+
+// get reads path into an object; nil when it answers 404.
+func get(ctx context.Context, a httpclient.API, path string, idPath pointer) (*object, error) {
+	var doc map[string]any
+	err := a.Get(ctx, path, nil, &doc)
+	if httpclient.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: GET %s did not answer a JSON object", a.Provider, path)
+	}
+	return &object{id: idOf(doc, idPath), doc: doc}, nil
+}
+
+// findIn lists the collection and returns the first item whose match
+// fields equal the match (compared in string form).
+func findIn(ctx context.Context, a httpclient.API, listPath string, items pointer, hasItems bool, match map[string]string, idPath pointer) (*object, error) {
+	var found *object
+	err := httpclient.Pages(ctx, a.Provider, func(ctx context.Context, cursor string) (string, error) {
+		q := matchQuery(match)
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var doc any
+		if err := a.Get(ctx, listPath, q, &doc); err != nil {
+			return "", err
+		}
+		list, err := itemsOf(doc, items, hasItems)
+		if err != nil {
+			return "", errs.Wrap(err, errs.PROVIDER_RESPONSE, "%s: GET %s", a.Provider, listPath)
+		}
+		for _, it := range list {
+			m, ok := it.(map[string]any)
+			if !ok || !matches(m, match) {
+				continue
+			}
+			found = &object{id: idOf(m, idPath), doc: m}
+			return "", nil
+		}
+		if obj, ok := doc.(map[string]any); ok {
+			if next, ok := obj["next_cursor"].(string); ok {
+				return next, nil
+			}
+		}
+		return "", nil
+	})
+	return found, err
+}
+
+func itemsOf(doc any, items pointer, hasItems bool) ([]any, error) {
+	if hasItems {
+		v, ok := items.get(doc)
+		l, isL := v.([]any)
+		if !ok || !isL {
+			return nil, errs.New(errs.PROVIDER_RESPONSE, "the answer has no list at the items pointer")
+		}
+		return l, nil
+	}
+	if l, ok := doc.([]any); ok {
+		return l, nil
+	}
+	if m, ok := doc.(map[string]any); ok {
+		for _, k := range []string{"items", "data", "results"} {
+			if l, ok := m[k].([]any); ok {
+				return l, nil
+			}
+		}
+	}
+	return nil, errs.New(errs.PROVIDER_RESPONSE, "the answer is not a list, nor an object with items, data or results (set list.items)")
+}
+
+func matches(m map[string]any, match map[string]string) bool {
+	for k, want := range match {
+		v, ok := m[k]
+		if !ok {
+			return false
+		}
+		if s, ok := scalar(v); !ok || s != want {
+			return false
+		}
+	}
+	return true
+}
+
+// find returns the line's object, or nil.
+func (op *ResourceOp) find(ctx context.Context, a httpclient.API, r resourceReq) (*object, error) {
+	if r.match == nil {
+		return get(ctx, a, r.read.path, r.idPath)
+	}
+	it, err := findIn(ctx, a, r.listPath, r.listItems, r.hasItems, r.match, r.idPath)
+	if err != nil || it == nil {
+		return nil, err
+	}
+	if it.id == "" {
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object found in %s has no id at id_path", a.Provider, r.listPath)
+	}
+	return get(ctx, a, fill(r.read.path, it.id), r.idPath)
+}
+
+// value is the part of the object the line controls: the fields' keys.
+func value(doc map[string]any, fields map[string]any) map[string]any {
+	out := make(map[string]any, len(fields))
+	for k := range fields {
+		out[k] = doc[k]
+	}
+	return out
+}
+
+func (op *ResourceOp) resource(r resourceReq, o *object) adapter.Resource {
+	outs := map[string]any{"id": o.id}
+	for name, p := range r.outputs {
+		if v, ok := p.get(any(o.doc)); ok {
+			outs[name] = v
+		}
+	}
+	return adapter.Resource{Key: r.key, ID: o.id, Value: value(o.doc, r.fields), Outputs: outs}
+}
+
+func (op *ResourceOp) connect(req adapter.Request) (resourceReq, httpclient.API, error) {
+	r, err := op.parse(req.Params, req.Provider, false, true)
+	if err != nil {
+		return r, httpclient.API{}, err
+	}
+	a, err := r.api.client(op.env, op.client)
+	return r, a, err
+}
+
+// Read finds the object and returns it with its outputs.
+func (op *ResourceOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
+	r, a, err := op.connect(req)
+	if err != nil {
+		return nil, err
+	}
+	o, err := op.find(ctx, a, r)
+	if err != nil {
+		return nil, err
+	}
+	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
+	if o != nil {
+		res := op.resource(r, o)
+		live.Resources = append(live.Resources, res)
+		live.Outputs = res.Outputs
+	}
+	return live, nil
+}
+
+// desired resolves Keep markers against the live value: a kept field takes
+// the live value, or is left out when nothing is live.
+func desired(fields, live map[string]any, hasLive bool) map[string]any {
+	out := make(map[string]any, len(fields))
+	for k, v := range fields {
+		if m, ok := adapter.MarkerOf(v); ok && m.Kind == adapter.Keep {
+			if lv, has := live[k]; hasLive && has {
+				out[k] = lv
+			}
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Diff: create when the object is missing, update when a field differs
+// (each field compared whole, in canonical form), unchanged otherwise.
+// Values are not shown (a field may hold a secret); a pending or secret
+// field differs from anything and leaves Desired nil.
+func (op *ResourceOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
+	r, err := op.parse(req.Params, req.Provider, false, false)
+	if err != nil {
+		return nil, err
+	}
+	d := adapter.ResourceDiff{Key: r.key}
+	lr := live.Resource(r.key)
+	var lv map[string]any
+	if lr != nil {
+		lv, _ = lr.Value.(map[string]any)
+	}
+	want := desired(r.fields, lv, lr != nil)
+	if !adapter.HasMarker(want) {
+		d.Desired = want
+	}
+	if lr == nil {
+		d.Action = adapter.Create
+		return []adapter.ResourceDiff{d}, nil
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if adapter.HasMarker(want[k]) || !adapter.Equal(want[k], lv[k]) {
+			d.Fields = append(d.Fields, adapter.FieldDiff{Path: "fields." + k})
+		}
+	}
+	d.Action = adapter.Unchanged
+	if len(d.Fields) > 0 {
+		d.Action = adapter.Update
+	} else {
+		d.Desired = lr.Value
+	}
+	return []adapter.ResourceDiff{d}, nil
+}
+
+// Apply creates the object (intend first; a lost answer is resolved by
+// finding it again, never by a second create) or updates the fields that
+// differ; nothing when it is as planned.
+func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
+	r, a, err := op.connect(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := param.Concrete(resourceOp, "fields", r.fields); err != nil {
+		return nil, err
+	}
+	for _, rq := range []struct {
+		name string
+		body map[string]any
+	}{{"create.body", r.create.body}, {"update.body", r.update.body}} {
+		if err := param.Concrete(resourceOp, rq.name, rq.body); err != nil {
+			return nil, err
+		}
+	}
+	o, err := op.find(ctx, a, r)
+	if err != nil {
+		return nil, err
+	}
+	var created []string
+	switch {
+	case o == nil:
+		if err := intend(r.key); err != nil {
+			return nil, err
+		}
+		body := r.create.body
+		if body == nil {
+			body = desired(r.fields, nil, false)
+		}
+		var resp map[string]any
+		err := a.Send(ctx, r.create.method, r.create.path, nil, body, r.create.method == http.MethodPut, &resp)
+		if err != nil && !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
+			return nil, err
+		}
+		// Read back: the create's answer may be lost (the intent says what
+		// to look for) or partial.
+		found, ferr := op.find(ctx, a, r)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if found == nil && err == nil && r.match == nil {
+			return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: %s answers 404 right after the create", a.Provider, r.read.path)
+		}
+		if found == nil && err == nil {
+			if id := idOf(resp, r.idPath); id != "" {
+				found, ferr = get(ctx, a, fill(r.read.path, id), r.idPath)
+				if ferr != nil {
+					return nil, ferr
+				}
+			}
+		}
+		if found == nil {
+			if err != nil {
+				return nil, err
+			}
+			return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object created in %s cannot be found by match %v", a.Provider, r.create.path, r.match).
+				WithHint("Check that match names fields the API returns exactly as sent, or set read.path and id_path.")
+		}
+		o = found
+		created = []string{r.key}
+	default:
+		want := desired(r.fields, o.doc, true)
+		if !adapter.Equal(want, value(o.doc, r.fields)) {
+			body := r.update.body
+			if body == nil {
+				body = want
+			}
+			if err := a.Send(ctx, r.update.method, fill(r.update.path, o.id), nil, body, r.update.method != http.MethodPost, nil); err != nil {
+				return nil, err
+			}
+			if o, err = op.find(ctx, a, r); err != nil {
+				return nil, err
+			}
+			if o == nil {
+				return nil, errs.New(errs.PROVIDER_NOT_FOUND, "%s: the object %s vanished during its update", a.Provider, r.key)
+			}
+		}
+	}
+	res := op.resource(r, o)
+	return &adapter.Result{Resources: []adapter.Resource{res}, Created: created, Outputs: res.Outputs}, nil
+}
+
+// keyParts splits a resource key: the api, and either the fixed read path
+// or the collection with its match.
+func keyParts(key string) (apiName, path string, match map[string]string, ok bool) {
+	apiName, rest, ok := splitAPIKey(key)
+	if !ok {
+		return "", "", nil, false
+	}
+	path, query, templated := strings.Cut(rest, "?")
+	if !templated {
+		return apiName, path, nil, true
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil || len(q) == 0 {
+		return "", "", nil, false
+	}
+	match = map[string]string{}
+	for k, v := range q {
+		match[k] = v[0]
+	}
+	return apiName, path, match, true
+}
+
+// locate finds the object of a key with the API's defaults (a ledger entry
+// has no parameters): the collection's items at items/data/results, the
+// object at <collection>/<id>, the id at /id.
+func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string) (httpclient.API, string, *object, error) {
+	apiName, path, match, ok := keyParts(key)
+	if !ok {
+		return httpclient.API{}, "", nil, errs.New(errs.PARAM_INVALID, "%s: %q is not an http.resource key (<api>:<path> or <api>:<collection>?<match>)", resourceOp, key)
+	}
+	ap, err := resolveAPI(p, apiName, op.env, true)
+	if err != nil {
+		return httpclient.API{}, "", nil, err
+	}
+	a, err := ap.client(op.env, op.client)
+	if err != nil {
+		return a, "", nil, err
+	}
+	idPath := pointer{"id"}
+	if match == nil {
+		o, err := get(ctx, a, path, idPath)
+		return a, path, o, err
+	}
+	it, err := findIn(ctx, a, path, nil, false, match, idPath)
+	if err != nil || it == nil || it.id == "" {
+		return a, "", nil, err
+	}
+	objPath := strings.TrimRight(path, "/") + "/" + url.PathEscape(it.id)
+	o, err := get(ctx, a, objPath, idPath)
+	return a, objPath, o, err
+}
+
+// Lookup finds the object of a key; nil, nil when it does not exist. The
+// value is not known without the line's fields: Value is nil, the id and
+// the id output are set.
+func (op *ResourceOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.RunCtx, key string) (*adapter.Resource, error) {
+	_, _, o, err := op.locate(ctx, p, key)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	return &adapter.Resource{Key: key, ID: o.id, Outputs: map[string]any{"id": o.id}}, nil
+}
+
+// Destroy deletes the object of r.Key at its path (<collection>/<id>, or the
+// fixed read path). Gone, or replaced by an object with another id, is
+// success and touches nothing.
+func (op *ResourceOp) Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
+	a, path, o, err := op.locate(ctx, p, r.Key)
+	if err != nil || o == nil {
+		return err
+	}
+	if r.ID != "" && o.id != r.ID {
+		return nil
+	}
+	err = a.Send(ctx, http.MethodDelete, path, nil, nil, true, nil)
+	if httpclient.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

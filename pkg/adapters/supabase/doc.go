@@ -1,0 +1,38 @@
+// Package supabase is the supabase adapter: supabase.auth_redirect, one URL
+// in a Supabase project's auth redirect allow-list.
+//
+// Credentials and endpoint: SUPABASE_ACCESS_TOKEN (a personal access token,
+// bearer), SUPABASE_API_URL (default https://api.supabase.com). Provider
+// block: project (the project ref; the line's project parameter overrides
+// it).
+//
+// supabase.auth_redirect parameters:
+//   - url: the redirect URL; it must not hold a comma (the list is one
+//     comma-separated string) nor be blank (PARAM_INVALID);
+//   - project: the project ref; default the provider block's project.
+//
+// Key: redirect:<project>:<url>. The canonical value is the URL; the output
+// url is the URL. LockOn: supabase:<project>:auth-uri-allow-list.
+//
+// Model: uri_allow_list is ONE string of comma-separated URLs on the
+// project's auth config. Apply and Destroy read the config (GET
+// /v1/projects/{ref}/config/auth), add or remove the URL, and write the
+// whole string back (PATCH with only uri_allow_list). There is no
+// precondition, so the engine holds the parent lock around every write
+// (LockOn). Entries are compared after trimming spaces; other entries keep
+// their order and text; an entry present twice is removed in both places.
+// The PATCH sets an absolute value and is declared idempotent to the HTTP
+// client (repeating it after a lost answer writes the same string).
+//
+// Decisions: no ScopeLister (a list entry's identity is its URL: there is
+// nothing else a line could adopt).
+//
+// Sources (the search tool's stored copies):
+//   - Supabase Management API reference, https://supabase.com/docs/reference/api
+//     (bearer personal access token; 60 requests a minute, then 429);
+//   - "Update Project's Auth Config" (PATCH /v1/projects/{ref}/config/auth;
+//     uri_allow_list is a string; site_url),
+//     https://withone.ai/knowledge/supabase/conn_mod_def%3A%3AGC43ZRsFwpU%3A%3A1bl7idCRTmm-sL79xQMM5Q;
+//   - "v1-get-auth-service-config" (GET /v1/projects/{ref}/config/auth),
+//     https://zone-www-dot-aapwkakko-supabase.vercel.app/docs/reference/api/v1-get-auth-service-config.
+package supabase

@@ -1,0 +1,63 @@
+// Package vercel is the vercel adapter: vercel.env, the environment
+// variables of a Vercel project per target and git branch, with the
+// deployment of the commit as its external outputs.
+//
+// Credentials and endpoint: VERCEL_TOKEN (bearer), VERCEL_API_URL (default
+// https://api.vercel.com). Provider block: project (id or name, required),
+// team (team id, optional: sent as teamId on every request).
+//
+// vercel.env parameters:
+//   - target: preview, production or development; default the run's --env
+//     when it is one of them (PARAM_INVALID otherwise);
+//   - branch: the git branch a preview variable applies to; default the
+//     run's git branch for preview, "*" (every branch) for the other
+//     targets; only "*" is accepted for production and development (Vercel
+//     scopes variables to a branch only for preview);
+//   - values: NAME → value. A value is a string (numbers and bools are
+//     written as their text), {from}, {secret} or {keep: true}. Every
+//     variable is written as type "encrypted".
+//
+// Keys: env:<target>:<branch or *>:<NAME>, one resource per NAME. The
+// canonical value is the variable's value alone (ids, timestamps and the
+// type are the provider's); a variable whose value cannot be read back
+// (type "sensitive") reads as null and is rewritten (as encrypted) when the
+// plan gives a value. Diffs never show values: variables hold secrets.
+//
+// External outputs (event deploy): preview_url and deployment_id, from the
+// newest deployment of the run's commit for the target
+// (GET /v6/deployments?projectId&target&sha). READY gives them; ERROR or
+// CANCELED is EXTERNAL_FAILED; anything else is "not yet".
+//
+// Decisions where the documentation is silent:
+//   - A live variable with the same name and branch whose targets include
+//     this one and others (one variable for preview and production) is the
+//     resource, but Sponson refuses to change or delete it
+//     (PROVIDER_CONFLICT): the write would reach the other targets.
+//   - Creates use POST ...?upsert=true, which the documentation describes
+//     as "a new environment variable will not be created if it already
+//     exists but the existing variable's value will be updated": repeating
+//     it is harmless, so it is declared idempotent to the HTTP client.
+//   - When a listed variable says decrypted: false, its value is read from
+//     GET /v1/projects/{id}/env/{envId} (which answers the decrypted value).
+//   - ListScope lists every variable of the target and branch (adoption
+//     with {keep: true}, unmanaged drift).
+//
+// Sources (the search tool's stored copies):
+//   - Vercel REST API, "Create one or more environment variables",
+//     https://vercel.com/docs/rest-api/projects/create-one-or-more-environment-variables
+//     (POST /v10/projects/{idOrName}/env, upsert, teamId);
+//   - "Retrieve the environment variables of a project by id or name",
+//     https://vercel.com/docs/rest-api/projects/retrieve-the-environment-variables-of-a-project-by-id-or-name
+//     and filter_project_envs (gitBranch "must have target=preview",
+//     decrypt), https://vercel.com/docs/agent-resources/vercel-mcp/tools/environment-variables/filter_project_envs;
+//   - "Edit an environment variable" (PATCH /v9/projects/{idOrName}/env/{id})
+//     and "Remove an environment variable" (DELETE /v9/...),
+//     https://vercel.com/docs/rest-api/sdk/projects/edit-an-environment-variable;
+//   - "List deployments" (GET /v6/deployments; response {pagination:
+//     {count,next,prev}, deployments: [{uid, url, readyState, target,
+//     createdAt, meta}]}),
+//     https://vercel-site.vercel.sh/docs/rest-api/reference/endpoints/deployments/list-deployments;
+//   - vercel/terraform-provider-vercel client/environment_variable.go (the
+//     env var object: id, key, value, type, target, gitBranch; the {envs}
+//     list shape; created/failed of a create).
+package vercel
