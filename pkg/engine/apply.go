@@ -1,0 +1,877 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// Apply runs the plan in its scope (engine.md, "Apply", steps 1–8).
+//
+// Errors, and what comes with them:
+//   - a refusal before anything is read (prepare, ENV_NOT_APPROVED): exit
+//     2, nil result;
+//   - the scope lease held (LOCK_HELD, exit 3) or, with Wait, not obtained
+//     in time (WAIT_TIMEOUT): nil result;
+//   - the stored receipt unreadable (RECEIPT_CORRUPT, RECEIPT_VERSION),
+//     SCOPE_CLOSED, SCOPE_COLLISION, STORE_*: nil result, nothing written;
+//   - a run that started and failed: the result (status failed) and an
+//     error that exits 1 (the first failing line's, ROLLBACK_FAILED when
+//     rollback left resources, INTERRUPTED when ctx was cancelled), or
+//     LOCK_LOST (exit 3) when the run lost its lease;
+//   - a final receipt write that failed after providers were touched: the
+//     result with Unsaved set (the receipt kept on disk, the resources not
+//     recorded, the command that finishes the job) and the write's error.
+//
+// A partial run (lines waiting on an external event) and a stale run
+// (this commit is an ancestor of the last one applied: nothing written)
+// return their result and nil.
+func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options) (*RunResult, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	pr, err := e.prepare(p, c, o)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	if err := pr.approve(o); err != nil {
+		return nil, err
+	}
+	owner, err := e.owner(o, receipt.OpApply)
+	if err != nil {
+		return nil, err
+	}
+	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(pr.env, pr.scope), owner)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	var res *RunResult
+	defer func() {
+		if rerr := keeper.Release(context.WithoutCancel(ctx)); rerr != nil && res != nil {
+			res.Warnings = append(res.Warnings, Warning{Code: errs.CodeOf(rerr), Message: e.redactor().String(errs.Coded(rerr).Message)})
+		}
+	}()
+	res, err = e.applyLocked(ctx, pr, o, owner, keeper)
+	return res, err
+}
+
+func (e *Engine) owner(o Options, op receipt.Operation) (receipt.Owner, error) {
+	ow := o.Owner
+	ow.Operation = op
+	if ow.RunID == "" {
+		id, err := newRunID(e.rand())
+		if err != nil {
+			return ow, err
+		}
+		ow.RunID = id
+	}
+	return ow, nil
+}
+
+func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
+	return LeaseConfig{Store: e.Store, Clock: e.clock(), After: e.after(), Sleep: e.sleep, Rand: e.rand(),
+		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: o.waitTimeout()}
+}
+
+// applier is one apply under the scope lease.
+type applier struct {
+	*run
+	keeper  *LeaseKeeper
+	owner   receipt.Owner
+	w       *receipt.Receipt // the working receipt; its ledger is r.ledger when written
+	touched bool             // a provider write was attempted
+	lost    error            // the scope lease was lost
+	created []createdKey     // what this run created, in order
+	writes  int
+	order   []string // destroy: the line ids in the order they were walked
+}
+
+type createdKey struct {
+	ls  *lineState
+	key string
+}
+
+func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, keeper *LeaseKeeper) (*RunResult, error) {
+	prev, _, err := e.Store.Read(ctx, pr.env, pr.scope)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	if prev != nil && prev.Closed != nil && !o.Reopen {
+		return nil, errs.New(errs.SCOPE_CLOSED, "scope %s/%s was closed by %s at %s", pr.env, pr.scope, prev.Closed.By, prev.Closed.At.UTC().Format(time.RFC3339))
+	}
+	if prev != nil {
+		if err := scope.CheckCollision(pr.scope, prev.Branch, pr.ctx.Git.Branch); err != nil {
+			return nil, err
+		}
+	}
+	stored, err := e.Store.List(ctx, pr.env)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	a.loadForeign(stored)
+	a.w = a.startReceipt(prev)
+	a.hashKey = a.w.HashKey
+	a.ledger = slices.Clone(a.w.Ledger)
+	if err := a.succeed(ctx, prev); err != nil {
+		return nil, err
+	}
+	if a.hashKey == "" {
+		if a.hashKey, err = receipt.NewHashKey(e.rand()); err != nil {
+			return nil, err
+		}
+		a.w.HashKey = a.hashKey
+	}
+
+	if a.stale(prev) {
+		a.w.Stale, a.w.Status, a.w.FinishedAt = true, receipt.StatusComplete, e.now()
+		a.w.Lines = map[string]receipt.LineResult{}
+		return a.result(nil)
+	}
+
+	// Secrets are registered before any output exists (step 4).
+	a.resolveSecrets(ctx)
+
+	var failure error
+	stopped := ""
+	for _, ls := range a.lines {
+		if stopped == "" && ctx.Err() != nil {
+			stopped = "the run was interrupted"
+		}
+		if stopped != "" {
+			ls.status = LineSkipped
+			ls.err = errs.New(errs.DEPENDENCY_BLOCKED, "not started: %s", stopped)
+			continue
+		}
+		a.applyLine(ctx, ls)
+		switch {
+		case a.lost != nil:
+			stopped = "the run lost its lease"
+		case ls.status == LineFailed || ls.status == LineBlocked:
+			if failure == nil {
+				failure = ls.err
+			}
+			stopped = fmt.Sprintf("line %q %s", ls.pl.id, ls.status)
+		}
+	}
+	interrupted := ctx.Err() != nil
+	var rollbackErr error
+	if failure != nil && a.lost == nil && !interrupted {
+		rollbackErr = a.rollback(ctx)
+	}
+	a.settle(context.WithoutCancel(ctx))
+
+	status := receipt.StatusComplete
+	for _, ls := range a.lines {
+		if ls.status == LineWaiting {
+			status = receipt.StatusPartial
+		}
+	}
+	if failure != nil || a.lost != nil || interrupted || rollbackErr != nil {
+		status = receipt.StatusFailed
+	}
+	a.finish(status)
+
+	var runErr error
+	switch {
+	case a.lost != nil:
+		runErr = a.lost
+	case interrupted:
+		runErr = errs.Wrap(ctx.Err(), errs.INTERRUPTED, "apply of %s/%s was interrupted; what was created is recorded", pr.env, pr.scope)
+	case rollbackErr != nil:
+		runErr = rollbackErr
+	case failure != nil:
+		runErr = runError(failure, "apply")
+	}
+	return a.result(runErr)
+}
+
+// startReceipt is the receipt this run writes, starting from the stored
+// one: the ledger, hash key, history and branch are carried forward.
+func (a *applier) startReceipt(prev *receipt.Receipt) *receipt.Receipt {
+	w := &receipt.Receipt{Version: receipt.FormatVersion, Env: a.pr.env, Scope: a.pr.scope, RunID: a.owner.RunID,
+		Operation: receipt.OpApply, Status: receipt.StatusFailed, Branch: a.pr.ctx.Git.Branch, SHA: a.pr.ctx.Git.SHA,
+		Lines: map[string]receipt.LineResult{}, Ledger: receipt.Ledger{}, LockPreempted: a.keeper.Preempted(),
+		StartedAt: a.e.now()}
+	if prev != nil {
+		w.HashKey = prev.HashKey
+		w.Ledger = slices.Clone(prev.Ledger)
+		w.History = slices.Clone(prev.History)
+		if w.Branch == "" {
+			w.Branch = prev.Branch
+		}
+		w.SupersededBy = prev.SupersededBy
+	}
+	return w
+}
+
+// succeed is the seam of succession (engine.md, "Succession"): when a PR
+// scope is applied and its head branch's scope has a ledger, the PR scope
+// inherits those entries and the predecessor's receipt is rewritten
+// without them. Not built in this version: it does nothing.
+func (a *applier) succeed(ctx context.Context, prev *receipt.Receipt) error { return nil }
+
+// stale reports whether this commit is an ancestor of the last commit
+// applied to the scope (a re-run of an old job): then nothing is written.
+func (a *applier) stale(prev *receipt.Receipt) bool {
+	sha := a.pr.ctx.Git.SHA
+	last := lastApplied(prev)
+	if sha == "" || last == "" || sha == last {
+		return false
+	}
+	if a.e.Ancestry == nil {
+		a.warn("", "cannot tell whether commit %s is older than %s, the last one applied to the scope: applying", short(sha), short(last))
+		return false
+	}
+	anc, err := a.e.Ancestry(sha, last)
+	if err != nil {
+		a.warn("", "cannot tell whether commit %s is older than %s, the last one applied to the scope (%v): applying", short(sha), short(last), a.e.redactor().Error(err))
+		return false
+	}
+	if anc {
+		a.warn("", "commit %s is an ancestor of %s, already applied to the scope: this run is stale and writes nothing", short(sha), short(last))
+	}
+	return anc
+}
+
+// lastApplied is the commit of the last run that did not fail.
+func lastApplied(prev *receipt.Receipt) string {
+	if prev == nil {
+		return ""
+	}
+	for i := len(prev.History) - 1; i >= 0; i-- {
+		if h := prev.History[i]; h.SHA != "" && h.Status != receipt.StatusFailed {
+			return h.SHA
+		}
+	}
+	return ""
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+// applyLine runs one line (step 5) and sets its apply status.
+func (a *applier) applyLine(ctx context.Context, ls *lineState) {
+	pl := ls.pl
+	for _, dep := range pl.deps {
+		d := a.byID[dep]
+		if d == nil {
+			continue
+		}
+		switch d.status {
+		case LineFailed, LineBlocked, LineSkipped, LineRollbackFailed:
+			ls.status = LineSkipped
+			ls.err = errs.New(errs.DEPENDENCY_BLOCKED, "line %q depends on %q, which %s", pl.id, dep, d.status)
+			return
+		case LineWaiting:
+			ls.status = LineWaiting
+			ls.pending = append(ls.pending, pendingRef{line: dep, waitingFor: "line " + dep})
+			return
+		}
+	}
+	if _, pend, _ := a.resolve(pl); len(pend) > 0 {
+		if !a.awaitInputs(ctx, ls, pend) {
+			return
+		}
+	}
+	a.inspect(ctx, ls)
+	if !a.judged(ls) {
+		return
+	}
+	if ls.status == PlanUnchanged {
+		a.recordUnchanged(ls)
+		return
+	}
+	if ls.parent != "" {
+		pk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, a.o.Wait), receipt.ParentTarget(ls.parent), a.parentOwner(pl.id))
+		if err != nil {
+			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
+			return
+		}
+		defer func() {
+			if rerr := pk.Release(context.WithoutCancel(ctx)); rerr != nil {
+				a.warn(errs.CodeOf(rerr), "%s", errs.Coded(rerr).Message)
+			}
+		}()
+		// The read made before the lock may be stale: inspect again under it.
+		a.inspect(ctx, ls)
+		if !a.judged(ls) {
+			return
+		}
+		if ls.status == PlanUnchanged {
+			a.recordUnchanged(ls)
+			return
+		}
+		if err := pk.Check(); err != nil {
+			ls.status, ls.err = LineFailed, err
+			return
+		}
+	}
+	if err := a.keeper.Check(); err != nil {
+		a.lost = err
+		ls.status, ls.err = LineFailed, err
+		return
+	}
+	ls.touched, a.touched = true, true
+	res, err := pl.op.Apply(ctx, ls.req, ls.live, a.intend(ctx, ls))
+	if err != nil {
+		if a.lost != nil {
+			ls.status, ls.err = LineFailed, a.lost
+			return
+		}
+		ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
+		return
+	}
+	if res == nil {
+		res = &adapter.Result{}
+	}
+	a.recordResult(ls, res)
+	ls.ran = true
+	ls.status = LineUpdated
+	if len(res.Created) > 0 {
+		ls.status = LineCreated
+	}
+	// An output that a later line needs may be external: it is looked for
+	// when that line runs.
+}
+
+// judged maps the inspection's plan status to the line's apply status,
+// reporting whether the line goes on to be written or recorded.
+func (a *applier) judged(ls *lineState) bool {
+	switch ls.status {
+	case PlanError:
+		ls.status = LineFailed
+		return false
+	case PlanBlocked:
+		ls.status = LineBlocked
+		return false
+	case PlanPending:
+		// The inputs resolved before the read; only an op that cannot read
+		// without them gets here.
+		ls.status = LineWaiting
+		return false
+	}
+	return true
+}
+
+func (a *applier) parentOwner(what string) receipt.Owner {
+	o := a.owner
+	o.RunID = a.owner.RunID + "/" + what
+	return o
+}
+
+// awaitInputs handles inputs not known yet: an external output not there
+// yet makes the line waiting, or with Wait is polled until it arrives
+// (EXTERNAL_FAILED, WAIT_TIMEOUT); an immediate output a line that ran did
+// not return is an op bug. It reports whether the line can go on.
+func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pendingRef) bool {
+	for _, p := range pend {
+		src := a.byID[p.line]
+		if !p.external {
+			ls.status = LineFailed
+			ls.err = errs.New(errs.INTERNAL, "line %q needs %s, which line %q (%s) did not return", ls.pl.id, p.ref(), p.line, src.pl.spec.Name())
+			return false
+		}
+		if !a.o.Wait {
+			ls.status, ls.pending = LineWaiting, pend
+			return false
+		}
+		if err := a.await(ctx, src, p); err != nil {
+			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
+			return false
+		}
+	}
+	return true
+}
+
+// await polls the source line's external outputs until p is known.
+func (a *applier) await(ctx context.Context, src *lineState, p pendingRef) error {
+	aw, ok := src.pl.op.(adapter.Awaiter)
+	if !ok {
+		return errs.New(errs.INTERNAL, "op %s declares the external output %s but cannot await it", src.pl.spec.Name(), p.output)
+	}
+	start := a.e.now()
+	deadline := start.Add(a.o.waitTimeout())
+	backoff := time.Second
+	said := false
+	for {
+		outs, err := aw.AwaitExternal(ctx, src.req, src.live)
+		if err != nil {
+			if errs.CodeOf(err) != errs.EXTERNAL_FAILED {
+				return errs.Wrap(err, errs.EXTERNAL_FAILED, "waiting for %s of line %q", p.waitingFor, src.pl.id)
+			}
+			return err
+		}
+		if outs != nil {
+			a.learn(src.pl, outs)
+			a.mergeOutputs(src, outs)
+		}
+		if _, ok := a.output(p.line, p.output); ok {
+			return nil
+		}
+		now := a.e.now()
+		if !now.Before(deadline) {
+			return errs.New(errs.WAIT_TIMEOUT, "%s of line %q did not arrive within %s", p.waitingFor, src.pl.id, a.o.waitTimeout())
+		}
+		if !said {
+			a.e.progress("waiting for %s of line %q (%s), up to %s", p.waitingFor, src.pl.id, p.ref(), a.o.waitTimeout())
+			said = true
+		}
+		d := min(jitter(a.e.rand(), backoff), deadline.Sub(now))
+		if err := a.e.sleep(ctx, d); err != nil {
+			return errs.Wrap(err, errs.INTERRUPTED, "interrupted while waiting for %s of line %q", p.waitingFor, src.pl.id)
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// mergeOutputs records external outputs on the source line's ledger
+// entries ("the last non-sensitive outputs, external ones included").
+func (a *applier) mergeOutputs(src *lineState, outs map[string]any) {
+	pub := src.pl.publicOutputs(outs)
+	if len(pub) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, k := range src.resKeys {
+		if i := a.ledger.Index(src.pl.ref(k)); i >= 0 {
+			m := map[string]any{}
+			for x, v := range a.ledger[i].Outputs {
+				m[x] = v
+			}
+			for x, v := range pub {
+				m[x] = v
+			}
+			a.ledger[i].Outputs = m
+		}
+	}
+}
+
+// intend is the Intend an op calls before any create: the keys become
+// intents in the ledger and a fenced checkpoint receipt is written before
+// it returns. The op sends nothing when it fails.
+func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
+	return func(keys ...string) error {
+		if err := a.keeper.Check(); err != nil {
+			a.lost = err
+			return err
+		}
+		a.mu.Lock()
+		for _, k := range keys {
+			ref := ls.pl.ref(k)
+			if ls.priorBy == nil {
+				ls.priorBy = map[string]receipt.CreatedBy{}
+			}
+			if !slices.Contains(ls.intents, k) {
+				ls.intents = append(ls.intents, k)
+			}
+			if i := a.ledger.Index(ref); i >= 0 {
+				// Recreating what went missing, or replacing: until the
+				// answer comes, the entry is an intent like any create.
+				if _, seen := ls.priorBy[k]; !seen {
+					ls.priorBy[k] = a.ledger[i].CreatedBy
+				}
+				a.ledger[i].CreatedBy, a.ledger[i].Parent, a.ledger[i].Line = receipt.CreatedByIntent, ls.parent, ls.pl.id
+				continue
+			}
+			if _, seen := ls.priorBy[k]; !seen {
+				ls.priorBy[k] = ""
+			}
+			a.ledger = append(a.ledger, receipt.LedgerEntry{Adapter: ref.Adapter, Op: ref.Op, Provider: cloneMap(ref.Provider),
+				Key: k, CreatedBy: receipt.CreatedByIntent, Line: ls.pl.id, Parent: ls.parent})
+		}
+		a.mu.Unlock()
+		if err := a.checkpoint(ctx); err != nil {
+			if errs.CodeOf(err) == errs.LOCK_LOST {
+				a.lost = err
+			}
+			return err
+		}
+		return nil
+	}
+}
+
+// checkpoint writes the working receipt, fenced: every receipt write of the
+// run goes through here (one writer).
+func (a *applier) checkpoint(ctx context.Context) error {
+	a.mu.Lock()
+	a.w.Ledger = slices.Clone(a.ledger)
+	a.mu.Unlock()
+	a.w.Lines = a.lineResults()
+	red, err := a.e.redactReceipt(a.w)
+	if err != nil {
+		return err
+	}
+	if err := a.e.Store.Write(ctx, red, a.keeper.Lease()); err != nil {
+		return a.e.redactor().Error(err)
+	}
+	a.writes++
+	return nil
+}
+
+// recordUnchanged records a line whose diffs are all unchanged: no
+// provider write; the ledger learns ids, hashes and outputs as found live.
+func (a *applier) recordUnchanged(ls *lineState) {
+	for _, d := range ls.diffs {
+		if lv := ls.live.Resource(d.Key); lv != nil {
+			a.upsert(ls, *lv, false)
+		}
+	}
+	if ls.live != nil {
+		a.learn(ls.pl, ls.live.Outputs)
+	}
+	ls.resKeys = ls.declared()
+	ls.status, ls.ran = LineUnchanged, true
+}
+
+// recordResult records what Apply returned.
+func (a *applier) recordResult(ls *lineState, res *adapter.Result) {
+	created := map[string]bool{}
+	for _, k := range res.Created {
+		created[k] = true
+		ls.created = append(ls.created, k)
+		a.created = append(a.created, createdKey{ls: ls, key: k})
+	}
+	ls.resKeys = nil
+	for _, r := range res.Resources {
+		a.upsert(ls, r, created[r.Key])
+		ls.resKeys = append(ls.resKeys, r.Key)
+	}
+	a.learn(ls.pl, res.Outputs)
+}
+
+// upsert writes the ledger entry of one resource the line manages.
+func (a *applier) upsert(ls *lineState, res adapter.Resource, created bool) {
+	v := ls.verdict[res.Key]
+	if v.Foreign {
+		return
+	}
+	a.learnSensitive(ls.pl, res.Outputs)
+	ref := ls.pl.ref(res.Key)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := a.ledger.Index(ref)
+	by := receipt.CreatedByAdopted
+	switch {
+	case created:
+		by = receipt.CreatedBySponson
+	case i >= 0 && v.Adopt:
+		by = receipt.CreatedByAdopted
+	case i >= 0 && a.ledger[i].CreatedBy == receipt.CreatedByIntent:
+		by = receipt.CreatedBySponson // the create of an earlier run landed
+		if prior, mine := ls.priorBy[res.Key]; mine {
+			// This run intended it and did not create it: it was there.
+			by = firstOf(prior, receipt.CreatedByAdopted)
+		}
+	case i >= 0:
+		by = a.ledger[i].CreatedBy
+	}
+	en := receipt.LedgerEntry{Adapter: ref.Adapter, Op: ref.Op, Provider: cloneMap(ref.Provider), Key: res.Key, ID: res.ID,
+		Hash: a.hash(res.Value), CreatedBy: by, Line: ls.pl.id, Outputs: ls.pl.publicOutputs(res.Outputs), Parent: ls.parent}
+	if i >= 0 {
+		a.ledger[i] = en
+	} else {
+		a.ledger = append(a.ledger, en)
+	}
+}
+
+// rollback undoes what this run created (step 6): first it re-reads the
+// intents this run recorded whose create may have landed (a lost answer),
+// then destroys what this run created, newest first, each entry with a
+// parent under that parent's lease (always waiting, bounded). Nothing an
+// earlier run created is touched. A destroy that fails leaves its entry
+// and makes the line rollback_failed; the error is ROLLBACK_FAILED naming
+// the resources.
+func (a *applier) rollback(ctx context.Context) error {
+	for _, ls := range a.lines {
+		for _, k := range ls.intents {
+			ref := ls.pl.ref(k)
+			i, en := a.entry(ref)
+			if en == nil || en.CreatedBy != receipt.CreatedByIntent {
+				continue
+			}
+			found, err := ls.pl.op.Lookup(ctx, ls.pl.provider, a.pr.run, k)
+			switch {
+			case err != nil:
+				ls.rollback = append(ls.rollback, k)
+				a.warn(errs.INTENT_UNRESOLVED, "line %q: could not tell whether %s was created: %v", ls.pl.id, k, a.e.redactor().Error(err))
+			case found == nil:
+				a.mu.Lock()
+				a.ledger = slices.Delete(a.ledger, i, i+1)
+				a.mu.Unlock()
+			default:
+				a.mu.Lock()
+				a.ledger[i].CreatedBy, a.ledger[i].ID, a.ledger[i].Hash = receipt.CreatedBySponson, found.ID, a.hash(found.Value)
+				a.mu.Unlock()
+				if !slices.Contains(ls.created, k) {
+					ls.created = append(ls.created, k)
+					a.created = append(a.created, createdKey{ls: ls, key: k})
+				}
+			}
+		}
+	}
+	for i := len(a.created) - 1; i >= 0; i-- {
+		ck := a.created[i]
+		if err := a.destroyEntry(ctx, ck.ls.pl.op, ck.ls.pl.ref(ck.key), true); err != nil {
+			ck.ls.rollback = append(ck.ls.rollback, ck.key)
+			a.warn(errs.CodeOf(err), "rollback of %s (line %q): %v", ck.key, ck.ls.pl.id, a.e.redactor().Error(err))
+			if a.lost != nil {
+				break
+			}
+			continue
+		}
+		ck.ls.resKeys = slices.DeleteFunc(ck.ls.resKeys, func(k string) bool { return k == ck.key })
+	}
+	var left []string
+	for _, ls := range a.lines {
+		if len(ls.rollback) > 0 {
+			ls.outcome = ls.status
+			ls.status = LineRollbackFailed
+			ls.err = errs.New(errs.ROLLBACK_FAILED, "line %q: rollback left %s", ls.pl.id, strings.Join(ls.rollback, ", ")).With("resources", ls.rollback)
+			left = append(left, ls.rollback...)
+			continue
+		}
+		if len(ls.created) > 0 && (ls.status == LineCreated || ls.status == LineUpdated) {
+			ls.outcome = ls.status
+			ls.status = LineRolledBack
+		}
+	}
+	if len(left) > 0 {
+		return errs.New(errs.ROLLBACK_FAILED, "rollback left %d resource(s) this run created: %s", len(left), strings.Join(left, ", ")).
+			With("resources", left)
+	}
+	return nil
+}
+
+// destroyEntry destroys one ledger entry (already gone is success) and
+// removes it from the ledger; an entry with a parent is destroyed under
+// that parent's lease. wait forces waiting for the parent (rollback and
+// destroy always wait, bounded).
+func (a *applier) destroyEntry(ctx context.Context, op adapter.Op, ref receipt.ResourceRef, wait bool) error {
+	_, en := a.entry(ref)
+	if en == nil {
+		return nil
+	}
+	if en.Parent != "" {
+		pk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, wait || a.o.Wait), receipt.ParentTarget(en.Parent), a.parentOwner("destroy"))
+		if err != nil {
+			return err
+		}
+		defer pk.Release(context.WithoutCancel(ctx))
+		if err := pk.Check(); err != nil {
+			return err
+		}
+	}
+	if err := a.keeper.Check(); err != nil {
+		a.lost = err
+		return err
+	}
+	a.touched = true
+	if err := op.Destroy(ctx, adapter.Provider(en.Provider), a.pr.run, adapter.Resource{Key: en.Key, ID: en.ID, Outputs: en.Outputs}); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if j := a.ledger.Index(ref); j >= 0 {
+		a.ledger = slices.Delete(a.ledger, j, j+1)
+	}
+	return nil
+}
+
+// settle applies the ledger rules of step 7: an entry no current line
+// declares becomes orphan (we created it) or is forgotten (adopted); an
+// intent no line declares is looked up (found: an orphan we created; gone:
+// dropped). Entries of lines that did not run are left as they are.
+func (a *applier) settle(ctx context.Context) {
+	var out receipt.Ledger
+	for _, en := range a.ledger {
+		ls := a.byID[en.Line]
+		switch {
+		case ls != nil && !ls.ran:
+			// The line did not run: its entries stay as they are.
+			out = append(out, en)
+			continue
+		case ls != nil && declares(ls, en):
+			en.Orphan = false
+			out = append(out, en)
+			continue
+		}
+		switch en.CreatedBy {
+		case receipt.CreatedByAdopted:
+			a.warn("", "%s (%s.%s) was adopted and no line declares it now: forgotten, left as it is", en.Key, en.Adapter, en.Op)
+			continue
+		case receipt.CreatedByIntent:
+			if op, ok := a.e.Ops.Lookup(en.Adapter, en.Op); ok {
+				found, err := op.Lookup(ctx, adapter.Provider(en.Provider), a.pr.run, en.Key)
+				switch {
+				case err == nil && found == nil:
+					continue
+				case err == nil:
+					en.CreatedBy, en.ID, en.Hash = receipt.CreatedBySponson, found.ID, a.hash(found.Value)
+				}
+			}
+		}
+		en.Orphan = true
+		out = append(out, en)
+	}
+	if out == nil {
+		out = receipt.Ledger{}
+	}
+	a.ledger = out
+}
+
+// lineResults are the receipt's lines: what this run did with each line.
+func (a *applier) lineResults() map[string]receipt.LineResult {
+	out := make(map[string]receipt.LineResult, len(a.lines))
+	for _, ls := range a.lines {
+		if ls.status == "" {
+			continue
+		}
+		lr := receipt.LineResult{Status: ls.status}
+		if ls.err != nil {
+			le := lineError(ls.err)
+			lr.ErrorCode, lr.Error = le.Code, le.Message
+		}
+		if ls.status == LineWaiting {
+			var on []string
+			for _, p := range ls.pending {
+				if p.output == "" {
+					on = append(on, p.waitingFor)
+				} else {
+					on = append(on, fmt.Sprintf("%s (%s)", p.ref(), p.waitingFor))
+				}
+			}
+			lr.Error = "waiting for " + strings.Join(on, ", ")
+		}
+		lr.Resources = slices.Clone(ls.resKeys)
+		if ls.ran && ls.status != LineRolledBack && ls.status != LineRollbackFailed {
+			lr.Outputs = a.outputStates(ls.pl)
+		}
+		out[ls.pl.id] = lr
+	}
+	return out
+}
+
+// finish stamps the final receipt.
+func (a *applier) finish(status receipt.Status) {
+	now := a.e.now()
+	a.w.Status, a.w.FinishedAt = status, now
+	a.w.Ledger = slices.Clone(a.ledger)
+	a.w.Lines = a.lineResults()
+	a.w.History = appendHistory(a.w.History, receipt.HistoryEntry{SHA: a.pr.ctx.Git.SHA, At: now, RunID: a.owner.RunID, Status: status})
+	a.w.Warnings = slices.Clone(a.warnings)
+}
+
+// result writes the final receipt (fenced, step 8) unless the run is
+// stale, and builds the result. A write that fails after providers were
+// touched keeps the receipt on disk (SaveUnsaved) and says what was applied
+// but not recorded.
+func (a *applier) result(runErr error) (*RunResult, error) {
+	red, err := a.e.redactReceipt(a.w)
+	if err != nil {
+		return nil, err
+	}
+	res := &RunResult{Env: a.pr.env, Scope: a.pr.scope, Receipt: red, Order: a.order, Warnings: slices.Clone(a.warnings)}
+	if res.Order == nil {
+		for _, ls := range a.lines {
+			if _, ok := red.Lines[ls.pl.id]; ok {
+				res.Order = append(res.Order, ls.pl.id)
+			}
+		}
+	}
+	if res.Order == nil {
+		res.Order = []string{}
+	}
+	if res.Warnings == nil {
+		res.Warnings = []Warning{}
+	}
+	if !a.w.Stale {
+		ctx := context.Background()
+		if werr := a.e.Store.Write(ctx, red, a.keeper.Lease()); werr != nil {
+			werr = a.e.redactor().Error(werr)
+			if a.touched {
+				res.Unsaved = a.e.saveUnsaved(ctx, red)
+			}
+			if runErr == nil || errs.CodeOf(werr) == errs.LOCK_LOST {
+				runErr = werr
+			}
+		}
+	}
+	// The receipt is redacted already; the rest is text.
+	rd := a.e.redactor()
+	for i := range res.Warnings {
+		res.Warnings[i].Message = rd.String(res.Warnings[i].Message)
+	}
+	if u := res.Unsaved; u != nil {
+		u.Path, u.Command = rd.String(u.Path), rd.String(u.Command)
+		for i := range u.Resources {
+			u.Resources[i] = rd.String(u.Resources[i])
+		}
+	}
+	if runErr != nil {
+		runErr = rd.Error(runErr)
+	}
+	return res, runErr
+}
+
+// saveUnsaved keeps a receipt the store refused and names what it holds
+// that the stored ledger lacks.
+func (e *Engine) saveUnsaved(ctx context.Context, r *receipt.Receipt) *Unsaved {
+	u := &Unsaved{Resources: []string{}}
+	path, err := receipt.SaveUnsaved(e.unsavedDir(), r)
+	if err != nil {
+		u.Command = "the receipt could not be saved either: " + e.redactor().String(err.Error())
+	} else {
+		u.Path = path
+		u.Command = "sponson receipts push " + path + " --adopt-missing"
+	}
+	stored, _, rerr := e.Store.Read(ctx, r.Env, r.Scope)
+	if rerr != nil {
+		stored = nil
+	}
+	d := receipt.CompareLedgers(stored, r)
+	for _, en := range d.Missing {
+		u.Resources = append(u.Resources, en.Adapter+"."+en.Op+" "+en.Key)
+	}
+	for _, c := range d.Changed {
+		u.Resources = append(u.Resources, c.Unsaved.Adapter+"."+c.Unsaved.Op+" "+c.Unsaved.Key+" (recorded as "+string(c.Stored.CreatedBy)+")")
+	}
+	return u
+}
+
+// maxHistory bounds the history a receipt carries: the stale check needs
+// the last commits, and the store keeps every run (one commit or file per
+// write), so an unbounded list would only make every receipt write slower.
+const maxHistory = 100
+
+func appendHistory(h []receipt.HistoryEntry, e receipt.HistoryEntry) []receipt.HistoryEntry {
+	h = append(h, e)
+	if len(h) > maxHistory {
+		h = slices.Clone(h[len(h)-maxHistory:])
+	}
+	return h
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

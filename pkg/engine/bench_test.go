@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/pkg/engine/enginetest"
+	"github.com/sponson/apply/pkg/receipt/memstore"
+	"github.com/sponson/apply/pkg/redact"
+)
+
+// plan20 is a 20-line plan: ten objects, each with an item in a shared
+// list that takes its URL (a chain of pairs).
+func plan20() string {
+	var b strings.Builder
+	b.WriteString("version: 1\nchanges:\n")
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&b, "  - { id: o%d, adapter: fake, op: object, name: \"o%d-${ctx.scope}\", fields: { v: %d, s: { secret: \"env://API_KEY\" } } }\n", i, i, i)
+		fmt.Fprintf(&b, "  - { id: i%d, adapter: fake, op: item, list: callbacks, item: { from: o%d.url } }\n", i, i)
+	}
+	return b.String()
+}
+
+func benchWorld(b *testing.B) *world {
+	w := &world{t: &testing.T{}, tm: enginetest.NewTime(t0), cloud: fakeop.New(), red: redact.New(),
+		env: map[string]string{"API_KEY": theSecret}}
+	w.store = memstore.New(w.tm)
+	w.eng = w.engine(w.store)
+	w.eng.UnsavedDir = b.TempDir()
+	w.eng.Progress = nil
+	return w
+}
+
+func BenchmarkApply20Steady(b *testing.B) {
+	w := benchWorld(b)
+	p := mustPlanB(b, plan20())
+	if _, err := w.eng.Apply(context.Background(), p, prCtx(1), Options{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := w.eng.Apply(context.Background(), p, prCtx(1), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if n := len(w.cloud.Writes()); n != 20 {
+		b.Fatalf("steady state wrote: %d writes in all, want the first run's 20", n)
+	}
+}
+
+func BenchmarkApply20Scratch(b *testing.B) {
+	p := mustPlanB(b, plan20())
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		w := benchWorld(b) // a new world each time: everything is created
+		b.StartTimer()
+		if _, err := w.eng.Apply(context.Background(), p, prCtx(1), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPlan20Steady(b *testing.B) {
+	w := benchWorld(b)
+	p := mustPlanB(b, plan20())
+	if _, err := w.eng.Apply(context.Background(), p, prCtx(1), Options{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := w.eng.Plan(context.Background(), p, prCtx(1), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPlan20Scratch(b *testing.B) {
+	w := benchWorld(b)
+	p := mustPlanB(b, plan20())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := w.eng.Plan(context.Background(), p, prCtx(1), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func mustPlanB(b *testing.B, src string) *planT {
+	b.Helper()
+	p, err := parsePlan(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}

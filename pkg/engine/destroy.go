@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// Destroy removes what the scope created, walking its LEDGER (not a plan)
+// newest first with the provider block recorded on each entry: entries
+// Sponson created are destroyed (already gone is success), adopted ones
+// forgotten, intents located first (Lookup) and destroyed if found;
+// entries with a parent are destroyed under that parent's lease. When
+// every entry is gone the receipt has an empty ledger and destroyed: true;
+// entries whose destroy failed stay (DESTROY_FAILED), as do intents that
+// cannot be located (INTENT_UNRESOLVED). o.Close leaves a tombstone.
+//
+// Errors: ENV_NOT_APPROVED (exit 2) for production without an approver;
+// LOCK_HELD (exit 3) / WAIT_TIMEOUT; RECEIPT_CORRUPT, RECEIPT_VERSION,
+// STORE_* with a nil result; DESTROY_FAILED or INTENT_UNRESOLVED with the
+// result; LOCK_LOST (exit 3) when the lease was lost part-way.
+func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (*RunResult, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	env := firstOf(o.Env, c.Env, "preview")
+	c.Env = env
+	if c.Scope == "" {
+		return nil, errs.New(errs.USAGE, "no scope to destroy").WithHint("Give the scope with --pr or --branch.")
+	}
+	if err := scope.Validate(c.Scope); err != nil {
+		return nil, err
+	}
+	if env == "production" && o.ApprovedBy == "" {
+		return nil, errs.New(errs.ENV_NOT_APPROVED, "destroying scope %s of production needs a named approver", c.Scope)
+	}
+	owner, err := e.owner(o, receipt.OpDestroy)
+	if err != nil {
+		return nil, err
+	}
+	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(env, c.Scope), owner)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	var res *RunResult
+	defer func() {
+		if rerr := keeper.Release(context.WithoutCancel(ctx)); rerr != nil && res != nil {
+			res.Warnings = append(res.Warnings, Warning{Code: errs.CodeOf(rerr), Message: e.redactor().String(errs.Coded(rerr).Message)})
+		}
+	}()
+	res, err = e.destroyLocked(ctx, c, o, owner, keeper)
+	return res, err
+}
+
+func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owner receipt.Owner, keeper *LeaseKeeper) (*RunResult, error) {
+	prev, _, err := e.Store.Read(ctx, c.Env, c.Scope)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	pr := &prepared{env: c.Env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
+	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	a.w = a.startReceipt(prev)
+	a.w.Operation = receipt.OpDestroy
+	a.hashKey = a.w.HashKey
+	a.ledger = slices.Clone(a.w.Ledger)
+
+	type lineOut struct {
+		keys   []string
+		status string
+		err    error
+	}
+	lines := map[string]*lineOut{}
+	note := func(en receipt.LedgerEntry, status string, err error) {
+		id := firstOf(en.Line, en.Key)
+		lo := lines[id]
+		if lo == nil {
+			lo = &lineOut{status: status}
+			lines[id] = lo
+			a.order = append(a.order, id)
+		}
+		lo.keys = append(lo.keys, en.Key)
+		switch {
+		case err != nil && lo.err == nil:
+			lo.status, lo.err = LineDestroyFailed, err
+		case lo.err == nil && status == LineDestroyed:
+			lo.status = LineDestroyed
+		}
+	}
+	var failed []string
+	var firstErr error
+	fail := func(en receipt.LedgerEntry, err error) {
+		note(en, LineDestroyFailed, err)
+		failed = append(failed, en.Key)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	var walk receipt.Ledger
+	if prev != nil {
+		walk = prev.Ledger
+	}
+	for i := len(walk) - 1; i >= 0 && a.lost == nil; i-- {
+		en := walk[i]
+		ref := en.Ref()
+		if ctx.Err() != nil {
+			fail(en, errs.Wrap(ctx.Err(), errs.INTERRUPTED, "destroy of %s was interrupted", en.Key))
+			continue
+		}
+		if en.CreatedBy == receipt.CreatedByAdopted {
+			a.removeEntry(ref)
+			note(en, LineForgotten, nil)
+			continue
+		}
+		op, ok := e.Ops.Lookup(en.Adapter, en.Op)
+		if !ok {
+			fail(en, errs.New(errs.DESTROY_FAILED, "%s: op %s.%s is not available in this Sponson", en.Key, en.Adapter, en.Op))
+			continue
+		}
+		if en.CreatedBy == receipt.CreatedByIntent {
+			found, err := op.Lookup(ctx, adapter.Provider(en.Provider), pr.run, en.Key)
+			if err != nil {
+				fail(en, errs.Wrap(e.redactor().Error(err), errs.INTENT_UNRESOLVED, "%s (%s.%s) may have been created and cannot be located", en.Key, en.Adapter, en.Op).With("key", en.Key))
+				continue
+			}
+			if found == nil {
+				a.removeEntry(ref)
+				note(en, LineDestroyed, nil)
+				continue
+			}
+			a.setID(ref, found.ID)
+		}
+		if err := a.destroyEntry(ctx, op, ref, true); err != nil {
+			code := errs.DESTROY_FAILED
+			if errs.CodeOf(err) == errs.LOCK_LOST && a.lost != nil {
+				code = errs.LOCK_LOST
+			}
+			fail(en, errs.Wrap(e.redactor().Error(err), code, "destroy %s (%s.%s)", en.Key, en.Adapter, en.Op).With("key", en.Key))
+			continue
+		}
+		note(en, LineDestroyed, nil)
+	}
+
+	status := receipt.StatusComplete
+	if len(failed) > 0 || a.lost != nil {
+		status = receipt.StatusFailed
+	}
+	now := e.now()
+	a.w.Status, a.w.FinishedAt = status, now
+	a.w.Ledger = slices.Clone(a.ledger)
+	if a.w.Ledger == nil {
+		a.w.Ledger = receipt.Ledger{}
+	}
+	a.w.Destroyed = len(a.w.Ledger) == 0
+	if o.Close != nil {
+		a.w.Closed = o.Close
+	}
+	a.w.Lines = map[string]receipt.LineResult{}
+	for id, lo := range lines {
+		lr := receipt.LineResult{Status: lo.status, Resources: lo.keys}
+		if lo.err != nil {
+			le := lineError(lo.err)
+			lr.ErrorCode, lr.Error = le.Code, le.Message
+		}
+		a.w.Lines[id] = lr
+	}
+	a.w.History = appendHistory(a.w.History, receipt.HistoryEntry{SHA: c.Git.SHA, At: now, RunID: owner.RunID, Status: status})
+	a.w.Warnings = slices.Clone(a.warnings)
+	if prev == nil && o.Close == nil {
+		// Nothing was ever recorded here: nothing to write.
+		red, err := e.redactReceipt(a.w)
+		if err != nil {
+			return nil, err
+		}
+		return &RunResult{Env: c.Env, Scope: c.Scope, Receipt: red, Order: []string{}, Warnings: []Warning{}}, nil
+	}
+	var runErr error
+	switch {
+	case a.lost != nil:
+		runErr = a.lost
+	case firstErr != nil:
+		code := errs.DESTROY_FAILED
+		if errs.CodeOf(firstErr) == errs.INTENT_UNRESOLVED || errs.CodeOf(firstErr) == errs.INTERRUPTED {
+			code = errs.CodeOf(firstErr)
+		}
+		runErr = errs.Wrap(firstErr, code, "destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", ")).
+			With("resources", failed)
+	}
+	return a.result(runErr)
+}
+
+func (a *applier) removeEntry(ref receipt.ResourceRef) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if i := a.ledger.Index(ref); i >= 0 {
+		a.ledger = slices.Delete(a.ledger, i, i+1)
+	}
+}
+
+func (a *applier) setID(ref receipt.ResourceRef, id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if i := a.ledger.Index(ref); i >= 0 {
+		a.ledger[i].ID = id
+	}
+}

@@ -1,0 +1,62 @@
+// Package engine plans, applies and destroys the side effects of a plan in
+// one scope (engine.md). It knows no provider, no CLI and no GitHub: it sees
+// ops through the adapter contract, receipts and leases through
+// receipt.Store, and speaks in run Options, never in flags.
+//
+// Entry points: Engine.Plan, Engine.Apply, Engine.Destroy and
+// Engine.PushUnsaved; RenderPlan, RenderRun and RenderPush for text;
+// AcquireLease and LeaseKeeper for any lease (scope or parent object).
+//
+// Invariants (quality.md numbers them; tests cite them):
+//   - I1 No secret value leaves the engine: every secret is resolved and
+//     registered with the Redactor before any output exists, sensitive
+//     outputs are registered as soon as they are read, and results, errors
+//     (adapter text included), receipts and unsaved files pass through the
+//     Redactor field by field. Results show pending, secret and sensitive
+//     values as null beside an explicit state.
+//   - I2 When a line fails, rollback destroys what this run created, newest
+//     first, after locating the intents whose answer was lost: the set of
+//     resources is what it was before the run.
+//   - I3 An apply against an unchanged world makes no provider write: a line
+//     whose diffs are all unchanged never reaches op.Apply.
+//   - I4 Plan writes nothing anywhere: no provider write, no receipt, no
+//     lease (it reads the lease only to say an apply is running).
+//   - I5 Nothing Sponson does not manage is written: a resource found live
+//     that no scope manages is adopted only when it already equals the plan
+//     or the line says {keep: true} (else PROVIDER_CONFLICT); a resource of
+//     another scope may be relied on, never changed (OWNED_BY_OTHER_SCOPE);
+//     adopted resources are never destroyed, only forgotten.
+//   - I6 Every receipt is written whole through one writer (the apply's
+//     checkpoint and final write), fenced by the scope lease.
+//   - I7 Production is never written without a named approver: a run whose
+//     environment is production, or with any active line whose op says it
+//     writes production, is refused (ENV_NOT_APPROVED) before anything is
+//     read.
+//   - I8 Destroy walks the ledger, not the plan; what it cannot remove stays
+//     in the ledger (DESTROY_FAILED, INTENT_UNRESOLVED), so nothing is
+//     forgotten.
+//   - I10 Every receipt write names the lease's holder and generation; a run
+//     that lost its lease stops (LOCK_LOST) and its successor's receipt
+//     stands. Before every provider write the holder checks its own
+//     deadline, measured from when its last acquire or renew was sent, and
+//     stops with TTL/5 to spare.
+//   - I11 Before any create leaves, its keys are intents in the ledger and a
+//     fenced checkpoint receipt is written: a crash or a lost answer after
+//     that can never make Sponson forget a resource. Failed, skipped,
+//     waiting and blocked lines keep their ledger entries.
+//
+// The ledger never forgets: a run starts from the previous ledger and
+// changes only entries it observed or wrote; entries no line declares
+// become orphan (created by Sponson) or are forgotten (adopted). Hashes are
+// HMAC (receipt.HashValue) of the canonical value under the scope's random
+// hash key, generated once and carried forward.
+//
+// Concurrency: an Engine may run several commands at once on different
+// scopes; one command's lines run one at a time in this version
+// (Options.Parallelism is accepted and read as 1). Its state is kept behind
+// one mutex and its receipt writes go through one writer, so parallel lines
+// need no other change there.
+//
+// Seams left for later issues: succession (applier.succeed does nothing),
+// parallel lines.
+package engine

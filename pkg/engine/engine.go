@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/redact"
+	"github.com/sponson/apply/pkg/secret"
+)
+
+// Defaults of the run options (engine.md).
+const (
+	DefaultWaitTimeout = 10 * time.Minute
+	DefaultParallelism = 4
+)
+
+// Engine plans, applies and destroys one scope's side effects. It knows no
+// provider, no CLI and no GitHub: ops come from Ops, receipts and leases
+// from Store, secrets from Secrets, and every byte it hands out has passed
+// through Redactor. Time, randomness and waiting are injected, so a test
+// moves a fake clock instead of sleeping.
+//
+// The zero values of the optional fields are the production defaults:
+// Clock the system clock, Rand crypto/rand, Sleep and After real timers,
+// LeaseTTL receipt.DefaultTTL, UnsavedDir receipt.DefaultUnsavedDir,
+// Redactor a fresh one (a caller that prints anything must pass its own, so
+// that what the engine registers masks the caller's output too).
+type Engine struct {
+	Store    receipt.Store
+	Ops      *adapter.Registry
+	Secrets  *secret.Resolver
+	Redactor *redact.Redactor
+
+	Clock receipt.Clock
+	Rand  io.Reader
+	// Sleep waits d in the foreground (lease waits, external-output polls),
+	// returning early with ctx's error.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// After is the timer of background work (lease renewal).
+	After func(d time.Duration) <-chan time.Time
+	// Progress receives human progress lines ("waiting for lock held by
+	// ..."); nil discards them. Lines pass through the redactor.
+	Progress io.Writer
+	// Ancestry reports whether ancestor is an ancestor of descendant (the
+	// stale-run check). nil, or an error, means it cannot be decided: the
+	// run is then not stale, with a warning.
+	Ancestry func(ancestor, descendant string) (bool, error)
+
+	UnsavedDir string
+	LeaseTTL   time.Duration
+}
+
+// Options are the run options of one command (never flags).
+type Options struct {
+	// Env is the environment; "" takes the Ctx's, and then "preview".
+	Env string
+	// ApprovedBy names who approved a run that may write production.
+	ApprovedBy string
+	// Reconcile accepts resources changed outside Sponson.
+	Reconcile bool
+	// Wait waits for held leases and external outputs instead of failing
+	// (LOCK_HELD) or stopping partial.
+	Wait bool
+	// WaitTimeout bounds every wait; 0 is DefaultWaitTimeout.
+	WaitTimeout time.Duration
+	// Reopen applies to a scope whose pull request closed.
+	Reopen bool
+	// Parallelism is how many independent lines run at once. This version
+	// runs lines one at a time whatever it says (1 reproduces strict file
+	// order, which is what it does).
+	Parallelism int
+	// Owner describes who runs (kind, host, pid, GitHub run); RunID is
+	// generated when empty.
+	Owner receipt.Owner
+	// Close, for Destroy, leaves this tombstone on the scope (its pull
+	// request closed): a later apply is SCOPE_CLOSED unless Reopen.
+	Close *receipt.Tombstone
+}
+
+func (o Options) waitTimeout() time.Duration {
+	if o.WaitTimeout > 0 {
+		return o.WaitTimeout
+	}
+	return DefaultWaitTimeout
+}
+
+func (e *Engine) now() time.Time {
+	if e.Clock == nil {
+		return receipt.SystemClock{}.Now()
+	}
+	return e.Clock.Now()
+}
+
+func (e *Engine) clock() receipt.Clock {
+	if e.Clock == nil {
+		return receipt.SystemClock{}
+	}
+	return e.Clock
+}
+
+func (e *Engine) rand() io.Reader {
+	if e.Rand == nil {
+		return rand.Reader
+	}
+	return e.Rand
+}
+
+func (e *Engine) ttl() time.Duration {
+	if e.LeaseTTL > 0 {
+		return e.LeaseTTL
+	}
+	return receipt.DefaultTTL
+}
+
+func (e *Engine) unsavedDir() string {
+	if e.UnsavedDir != "" {
+		return e.UnsavedDir
+	}
+	return receipt.DefaultUnsavedDir
+}
+
+func (e *Engine) redactor() *redact.Redactor {
+	if e.Redactor == nil {
+		e.Redactor = redact.New()
+	}
+	return e.Redactor
+}
+
+func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	if e.Sleep != nil {
+		return e.Sleep(ctx, d)
+	}
+	return RealSleep(ctx, d)
+}
+
+func (e *Engine) after() func(time.Duration) <-chan time.Time {
+	if e.After != nil {
+		return e.After
+	}
+	return time.After
+}
+
+// progress writes one human progress line, redacted.
+func (e *Engine) progress(format string, args ...any) {
+	if e.Progress == nil {
+		return
+	}
+	fmt.Fprintln(e.Progress, e.redactor().String(fmt.Sprintf(format, args...)))
+}
+
+// check returns INTERNAL when the engine is not wired.
+func (e *Engine) check() error {
+	switch {
+	case e == nil:
+		return errs.New(errs.INTERNAL, "engine: nil engine")
+	case e.Store == nil:
+		return errs.New(errs.INTERNAL, "engine: no receipt store")
+	case e.Ops == nil:
+		return errs.New(errs.INTERNAL, "engine: no op registry")
+	}
+	return nil
+}
+
+// RealSleep waits d or until ctx is done (INTERRUPTED).
+func RealSleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return interrupted(ctx)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return interrupted(ctx)
+	}
+}
+
+func interrupted(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(err, errs.INTERRUPTED, "the run was interrupted")
+	}
+	return nil
+}
+
+// newRunID is a fresh run id: "r" and 16 hex digits from rnd.
+func newRunID(rnd io.Reader) (string, error) {
+	b := make([]byte, 8)
+	if _, err := io.ReadFull(rnd, b); err != nil {
+		return "", errs.Wrap(err, errs.INTERNAL, "generate a run id")
+	}
+	return "r" + hex.EncodeToString(b), nil
+}
+
+// jitter returns a duration in [d/2, d], drawn from rnd (full jitter above
+// a floor, so a backoff never collapses to nothing).
+func jitter(rnd io.Reader, d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(rnd, b[:]); err != nil {
+		return d
+	}
+	half := d / 2
+	return half + time.Duration(binary.LittleEndian.Uint64(b[:])%uint64(d-half+1))
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,392 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// Backoff of lease waits: exponential from leaseBackoffMin to
+// leaseBackoffMax with jitter, bounded by the wait timeout.
+const (
+	leaseBackoffMin = 500 * time.Millisecond
+	leaseBackoffMax = 30 * time.Second
+	// progressEvery is how often a wait repeats its progress line when the
+	// holder has not changed.
+	progressEvery = time.Minute
+	// releaseAttempts is how many times Release tries before it warns.
+	releaseAttempts = 3
+)
+
+// LeaseConfig is what a LeaseKeeper needs: the store's lease half, the
+// injected clock and timers, and the wait policy. The same machinery holds
+// scope leases and parent-object leases.
+type LeaseConfig struct {
+	Store receipt.Leases
+	Clock receipt.Clock
+	// After schedules background renewals; nil is time.After.
+	After func(time.Duration) <-chan time.Time
+	// Sleep waits between acquire attempts; nil is RealSleep.
+	Sleep func(context.Context, time.Duration) error
+	// Rand draws the jitter; nil is crypto/rand.
+	Rand io.Reader
+	// Progress receives one human line per notable wait step; nil drops it.
+	Progress func(line string)
+	// TTL is the lease's time to live; 0 is receipt.DefaultTTL.
+	TTL time.Duration
+	// Wait retries a held lease until WaitTimeout (0: DefaultWaitTimeout)
+	// instead of failing at once with LOCK_HELD.
+	Wait        bool
+	WaitTimeout time.Duration
+}
+
+func (c *LeaseConfig) fill() {
+	if c.Clock == nil {
+		c.Clock = receipt.SystemClock{}
+	}
+	if c.After == nil {
+		c.After = time.After
+	}
+	if c.Sleep == nil {
+		c.Sleep = RealSleep
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+	if c.TTL <= 0 {
+		c.TTL = receipt.DefaultTTL
+	}
+	if c.WaitTimeout <= 0 {
+		c.WaitTimeout = DefaultWaitTimeout
+	}
+}
+
+// LeaseKeeper holds one lease: it renews it in the background every TTL/3
+// (each renewal scheduled after the previous one finished), keeps the
+// holder's own deadline, and releases it.
+//
+// The deadline is measured from when the last successful acquire or renew
+// was sent, not from the store's expiry stamp: a slow answer cannot make the
+// holder believe it has more time than it has. Check returns LOCK_LOST once
+// less than TTL/5 is left, so the holder stops touching providers before
+// anyone could legitimately take the lease over.
+//
+// A LeaseKeeper is safe for concurrent use.
+type LeaseKeeper struct {
+	cfg    LeaseConfig
+	target receipt.Target
+
+	mu        sync.Mutex
+	lease     receipt.Lease
+	preempted *receipt.Lease
+	sent      time.Time // when the last successful acquire or renew was sent
+	lost      error     // LOCK_LOST once the lease is known lost
+	renewals  int
+
+	renewMu  sync.Mutex // one renewal at a time (background or Check's catch-up)
+	stop     chan struct{}
+	done     chan struct{}
+	cancel   context.CancelFunc
+	rctx     context.Context
+	release  sync.Once
+	relErr   error
+	released bool
+}
+
+// AcquireLease takes the lease on target for owner and starts renewing it.
+//
+// Without cfg.Wait a lease held by someone else is LOCK_HELD with the
+// holder's details. With it, AcquireLease retries with exponential backoff
+// and jitter until cfg.WaitTimeout (WAIT_TIMEOUT, naming the holder),
+// printing progress; every retry is a plain Acquire, never a read of the
+// holder first, so a holder that released in the meantime cannot break it.
+// A LOCK_HELD whose holder is owner.RunID is this caller's own lease whose
+// answer was lost: it is kept. STORE_* errors are returned as they are
+// (retried while waiting); INTERRUPTED when ctx is done.
+func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, owner receipt.Owner) (*LeaseKeeper, error) {
+	cfg.fill()
+	start := cfg.Clock.Now()
+	deadline := start.Add(cfg.WaitTimeout)
+	backoff := leaseBackoffMin
+	var lastHolder string
+	var lastProgress time.Time
+	for {
+		sent := cfg.Clock.Now()
+		l, pre, err := cfg.Store.Acquire(ctx, target, owner, cfg.TTL)
+		if err == nil {
+			return startKeeper(ctx, cfg, l, pre, sent), nil
+		}
+		held, isHeld := receipt.HeldLease(err)
+		if isHeld && held.Holder == owner.RunID {
+			// Our own acquire landed and its answer was lost.
+			return startKeeper(ctx, cfg, held, nil, sent), nil
+		}
+		retryable := isHeld || errs.CodeOf(err) == errs.STORE_CONTENDED || errs.CodeOf(err) == errs.STORE_UNAVAILABLE
+		if !cfg.Wait || !retryable {
+			return nil, err
+		}
+		now := cfg.Clock.Now()
+		if !now.Before(deadline) {
+			e := errs.Wrap(err, errs.WAIT_TIMEOUT, "gave up waiting for the lease on %s after %s", target, cfg.WaitTimeout).
+				With("target", target.String())
+			if isHeld {
+				e.With("lease", held)
+			}
+			return nil, e
+		}
+		if isHeld && cfg.Progress != nil && (held.Holder != lastHolder || now.Sub(lastProgress) >= progressEvery) {
+			cfg.Progress(waitingLine(held, now))
+			lastHolder, lastProgress = held.Holder, now
+		}
+		d := jitter(cfg.Rand, backoff)
+		if left := deadline.Sub(now); d > left {
+			d = left
+		}
+		if err := cfg.Sleep(ctx, d); err != nil {
+			return nil, errs.Wrap(err, errs.INTERRUPTED, "interrupted while waiting for the lease on %s", target)
+		}
+		backoff = min(backoff*2, leaseBackoffMax)
+	}
+}
+
+// waitingLine is the progress line of a wait: "waiting for lock on
+// preview/pr-12 held by run r1 (cli, host h) of PR #12 since 14:02, 3 min
+// left on its lease".
+func waitingLine(held receipt.Lease, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "waiting for lock on %s held by %s", held.Target, describeOwner(held.Holder, held.Owner))
+	if n, ok := strings.CutPrefix(held.Target.Scope, "pr-"); ok && !held.Target.IsParent() {
+		fmt.Fprintf(&b, " of PR #%s", n)
+	}
+	left := held.ExpiresAt.Sub(now)
+	fmt.Fprintf(&b, " since %s, %s left on its lease", held.AcquiredAt.UTC().Format("15:04"), minutes(left))
+	return b.String()
+}
+
+func minutes(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%d s", int(math.Ceil(max(d, 0).Seconds())))
+	}
+	return fmt.Sprintf("%d min", int(math.Ceil(d.Minutes())))
+}
+
+// describeOwner renders "run r1 (action, actor octocat, GitHub run 9)".
+func describeOwner(holder string, o receipt.Owner) string {
+	var parts []string
+	if o.Kind != "" {
+		parts = append(parts, string(o.Kind))
+	}
+	if o.Operation != "" {
+		parts = append(parts, string(o.Operation))
+	}
+	if o.Actor != "" {
+		parts = append(parts, "actor "+o.Actor)
+	}
+	if o.GitHubRunID != 0 {
+		parts = append(parts, fmt.Sprintf("GitHub run %d", o.GitHubRunID))
+	}
+	if o.Host != "" {
+		s := "host " + o.Host
+		if o.PID != 0 {
+			s += fmt.Sprintf(" pid %d", o.PID)
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "run " + holder
+	}
+	return "run " + holder + " (" + strings.Join(parts, ", ") + ")"
+}
+
+func startKeeper(ctx context.Context, cfg LeaseConfig, l receipt.Lease, pre *receipt.Lease, sent time.Time) *LeaseKeeper {
+	if l.TTL <= 0 {
+		l.TTL = cfg.TTL
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	k := &LeaseKeeper{cfg: cfg, target: l.Target, lease: l, preempted: pre, sent: sent,
+		stop: make(chan struct{}), done: make(chan struct{}), rctx: rctx, cancel: cancel}
+	go k.loop()
+	return k
+}
+
+// loop renews every TTL/3, each renewal scheduled after the previous one
+// finished (a fixed tick would queue renewals faster than a slow store
+// completes them). A renewal that failed for another reason than LOCK_LOST
+// is retried sooner, at TTL/15, while the deadline allows.
+func (k *LeaseKeeper) loop() {
+	defer close(k.done)
+	interval := k.cfg.TTL / 3
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-k.cfg.After(interval):
+		}
+		select {
+		case <-k.stop:
+			return
+		default:
+		}
+		err := k.renew()
+		if k.Err() != nil {
+			return
+		}
+		interval = k.cfg.TTL / 3
+		if err != nil {
+			interval = k.cfg.TTL / 15
+		}
+	}
+}
+
+// renew sends one renewal and, on success, moves the deadline.
+func (k *LeaseKeeper) renew() error {
+	k.renewMu.Lock()
+	defer k.renewMu.Unlock()
+	k.mu.Lock()
+	if k.lost != nil || k.released {
+		err := k.lost
+		k.mu.Unlock()
+		return err
+	}
+	cur := k.lease
+	k.mu.Unlock()
+	sent := k.cfg.Clock.Now()
+	l, err := k.cfg.Store.Renew(k.rctx, cur)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err == nil {
+		if l.TTL <= 0 {
+			l.TTL = k.cfg.TTL
+		}
+		k.lease, k.sent = l, sent
+		k.renewals++
+		return nil
+	}
+	if errs.CodeOf(err) == errs.LOCK_LOST {
+		k.lost = err
+	}
+	return err
+}
+
+// Lease is the lease as last acquired or renewed: the fencing token of
+// every receipt write.
+func (k *LeaseKeeper) Lease() receipt.Lease {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.lease
+}
+
+// Preempted is the expired lease this acquire took over, or nil.
+func (k *LeaseKeeper) Preempted() *receipt.Lease {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.preempted
+}
+
+// Deadline is when the lease stops being this holder's for sure: the send
+// time of the last successful acquire or renew plus the TTL.
+func (k *LeaseKeeper) Deadline() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.sent.Add(k.cfg.TTL)
+}
+
+// Renewals is how many renewals succeeded.
+func (k *LeaseKeeper) Renewals() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.renewals
+}
+
+// Err is the LOCK_LOST error once the lease is known lost, else nil.
+func (k *LeaseKeeper) Err() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.lost
+}
+
+// Check is called before every provider write. It returns LOCK_LOST when the
+// lease was lost, or when less than TTL/5 is left before the holder's own
+// deadline; once it has said so it always does. When a background renewal
+// is overdue (less than TTL/2 left) it renews first, in the caller's
+// goroutine: a process that was suspended, or a renewal goroutine that
+// was starved, must not stop a healthy run.
+func (k *LeaseKeeper) Check() error {
+	if err := k.Err(); err != nil {
+		return err
+	}
+	if k.left() < k.cfg.TTL/2 {
+		_ = k.renew() // LOCK_LOST is recorded; other failures leave the deadline as it was
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lost != nil {
+		return k.lost
+	}
+	left := k.sent.Add(k.cfg.TTL).Sub(k.cfg.Clock.Now())
+	if left < k.cfg.TTL/5 {
+		k.lost = errs.New(errs.LOCK_LOST, "the lease of run %s on %s has %s left before its holder's own deadline, less than a fifth of its TTL (%s): stopping before anyone could take it over",
+			k.lease.Holder, k.target, left.Round(time.Second), k.cfg.TTL).
+			With("lease", k.lease).With("target", k.target.String()).
+			WithHint("The lease could not be renewed in time (is the receipt store reachable?). Re-run; what was created is recorded.")
+		if k.target.IsParent() {
+			k.lost.(*errs.Error).With("parent", k.target.Identity)
+		}
+		return k.lost
+	}
+	return nil
+}
+
+func (k *LeaseKeeper) left() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.sent.Add(k.cfg.TTL).Sub(k.cfg.Clock.Now())
+}
+
+// Release stops renewing and gives the lease up, retrying a failed release
+// a few times. It is idempotent and safe to defer on every exit path. When
+// the release keeps failing it returns an error (to be reported as a
+// warning) that names the lease and until when it stays held. Releasing a
+// lost lease is a no-op at the store (a stale holder never removes its
+// successor's lease). ctx should not be the run's cancelled context: pass
+// context.WithoutCancel.
+func (k *LeaseKeeper) Release(ctx context.Context) error {
+	k.release.Do(func() {
+		k.mu.Lock()
+		k.released = true
+		k.mu.Unlock()
+		close(k.stop)
+		k.cancel()
+		<-k.done
+		l := k.Lease()
+		backoff := leaseBackoffMin
+		var err error
+		for i := 0; i < releaseAttempts; i++ {
+			if err = k.cfg.Store.Release(ctx, l); err == nil {
+				return
+			}
+			if i < releaseAttempts-1 {
+				if k.cfg.Sleep(ctx, jitter(k.cfg.Rand, backoff)) != nil {
+					break
+				}
+				backoff *= 2
+			}
+		}
+		code := errs.CodeOf(err)
+		if code == errs.INTERNAL || code == errs.INTERRUPTED {
+			code = errs.STORE_UNAVAILABLE
+		}
+		k.relErr = errs.Wrap(err, code, "the lease on %s (run %s, generation %d) could not be released; it stays held until %s unless someone runs %s",
+			l.Target, l.Holder, l.Generation, l.ExpiresAt.UTC().Format(time.RFC3339), l.Target.UnlockCommand()).
+			With("lease", l)
+	})
+	return k.relErr
+}

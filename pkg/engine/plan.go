@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// Plan reads live state and says what apply would do. It writes nothing,
+// anywhere (I4): no provider write, no store write, no lease; it reads the
+// scope's lease only to say when an apply is running.
+//
+// Errors: a refusal of prepare (exit 2) with a nil result; a store error
+// (RECEIPT_CORRUPT, RECEIPT_VERSION, STORE_*) with a nil result; and, when
+// any line is error or blocked, the result together with that line's error
+// (exit 1). Secrets are resolved and registered with the redactor, never
+// handed to an op.
+func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options) (*PlanResult, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	pr, err := e.prepare(p, c, o)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	r := newRun(e, pr, o, false)
+	r.resolveSecrets(ctx)
+	res := &PlanResult{Env: pr.env, Scope: pr.scope, Lines: []PlanLine{}, Drift: []Drift{}, Warnings: []Warning{},
+		ApprovalRequired: pr.production}
+
+	target := receipt.ScopeTarget(pr.env, pr.scope)
+	if l, err := e.Store.Lease(ctx, target); err != nil {
+		return nil, e.redactor().Error(err)
+	} else if l != nil && !l.Expired(e.now()) {
+		res.Lock = lockInfo(*l, e.now())
+		r.warn("", "an %s is running on %s (run %s, since %s): this plan may be out of date when it finishes",
+			firstOf(string(l.Operation), "operation"), target, l.Holder, l.AcquiredAt.UTC().Format("15:04"))
+	}
+	prev, _, err := e.Store.Read(ctx, pr.env, pr.scope)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	stored, err := e.Store.List(ctx, pr.env)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	r.loadForeign(stored)
+	if prev != nil {
+		r.ledger, r.hashKey = prev.Ledger, prev.HashKey
+		if prev.Closed != nil && !o.Reopen {
+			r.warn(errs.SCOPE_CLOSED, "scope %s was closed by %s at %s; apply refuses it unless reopened", target, prev.Closed.By, prev.Closed.At.UTC().Format("2006-01-02 15:04"))
+		}
+	}
+
+	for _, ls := range r.lines {
+		r.inspect(ctx, ls)
+		if ls.live != nil {
+			r.learn(ls.pl, ls.live.Outputs)
+		}
+	}
+	res.Drift = append(res.Drift, r.lineDrift()...)
+	res.Drift = append(res.Drift, r.orphans()...)
+	res.Drift = append(res.Drift, r.unmanaged(ctx)...)
+
+	var failed error
+	for _, ls := range r.lines {
+		pl := PlanLine{ID: ls.pl.id, Adapter: ls.pl.spec.Adapter, Op: ls.pl.spec.Op, Status: ls.status,
+			Diffs: ls.diffsOf(), Inputs: ls.inputs, WaitingOn: []string{}, WaitingFor: []string{},
+			Error: lineError(ls.err), Parent: ls.parent}
+		if pl.Inputs == nil {
+			pl.Inputs = []Input{}
+		}
+		for _, p := range ls.pending {
+			pl.WaitingOn = append(pl.WaitingOn, p.ref())
+			pl.WaitingFor = append(pl.WaitingFor, p.waitingFor)
+		}
+		if (ls.status == PlanError || ls.status == PlanBlocked) && failed == nil {
+			failed = ls.err
+		}
+		res.Lines = append(res.Lines, pl)
+	}
+	res.Warnings = append(res.Warnings, r.warnings...)
+	out, rerr := redactTyped(e, res)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if failed != nil {
+		return out, e.redactor().Error(runError(failed, "plan"))
+	}
+	return out, nil
+}
+
+func lockInfo(l receipt.Lease, now time.Time) *LockInfo {
+	return &LockInfo{Held: !l.Expired(now), Holder: l.Holder, Operation: string(l.Operation), Since: l.AcquiredAt,
+		ExpiresAt: l.ExpiresAt, Expired: l.Expired(now), Owner: l.Owner}
+}
+
+// lineDrift is the drift the lines' judgements found.
+func (r *run) lineDrift() []Drift {
+	var out []Drift
+	for _, ls := range r.lines {
+		out = append(out, ls.drift...)
+	}
+	return out
+}
+
+// orphans are the ledger entries we created that no line declares now: the
+// entry's line is gone, or it ran and no longer declares the key. Lines
+// that could not be inspected are given the benefit of the doubt.
+func (r *run) orphans() []Drift {
+	var out []Drift
+	for _, en := range r.ledger {
+		if en.CreatedBy == receipt.CreatedByAdopted {
+			continue
+		}
+		if ls := r.byID[en.Line]; ls != nil && (ls.diffs == nil || declares(ls, en)) {
+			continue
+		}
+		out = append(out, Drift{Kind: DriftOrphan, Line: en.Line, Key: en.Key,
+			Message: fmt.Sprintf("created by Sponson (%s.%s); no line declares it now: it is destroyed with the scope", en.Adapter, en.Op)})
+	}
+	return out
+}
+
+func declares(ls *lineState, en receipt.LedgerEntry) bool {
+	id := en.Ref().Identity()
+	for _, k := range ls.declared() {
+		if ls.pl.ref(k).Identity() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// unmanaged lists, for every line whose op can list its scope, what exists
+// where the line could own it and nobody manages: not in this ledger, not
+// in another scope's (foreign resources are never unmanaged), not declared.
+func (r *run) unmanaged(ctx context.Context) []Drift {
+	var out []Drift
+	own := r.ledger.ByIdentity()
+	declared := map[string]bool{}
+	for _, ls := range r.lines {
+		for _, k := range ls.declared() {
+			declared[ls.pl.ref(k).Identity()] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, ls := range r.lines {
+		sl, ok := ls.pl.op.(adapter.ScopeLister)
+		if !ok || ls.req.Params == nil {
+			continue
+		}
+		found, err := sl.ListScope(ctx, ls.req)
+		if err != nil {
+			r.warn(errs.CodeOf(err), "line %q: could not list what exists for unmanaged drift: %v", ls.pl.id, r.e.redactor().Error(err))
+			continue
+		}
+		for _, res := range found {
+			id := ls.pl.ref(res.Key).Identity()
+			if _, mine := own[id]; mine || r.foreign[id] != "" || declared[id] || seen[id] {
+				continue
+			}
+			seen[id] = true
+			out = append(out, Drift{Kind: DriftUnmanaged, Line: ls.pl.id, Key: res.Key,
+				Message: "exists where this line could own it and no scope manages it; Sponson leaves it alone"})
+		}
+	}
+	return out
+}

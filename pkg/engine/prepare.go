@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// prepared is a plan made ready for one run: every decision that needs no
+// I/O is taken, every refusal (exit 2) is found.
+type prepared struct {
+	env, scope string
+	ctx        scope.Ctx
+	run        adapter.RunCtx
+	lines      []*pline // in run order
+	byID       map[string]*pline
+	secretRefs []string // distinct, in order of first use
+	production bool     // the run may write production: approval needed
+}
+
+// pline is one line of a prepared plan.
+type pline struct {
+	id       string
+	line     *plan.Line // interpolated
+	op       adapter.Op
+	spec     adapter.Spec
+	provider adapter.Provider
+	// params are the line's parameters after interpolation and op defaults,
+	// with every value form as a marker: Pending{"line.output"},
+	// Secret{"env://X"}, Keep. Resolution replaces them per inspection.
+	params  map[string]any
+	deps    []string
+	outputs map[string]adapter.OutputSpec
+	keep    bool // a {keep: true} somewhere: the line adopts what is live
+}
+
+// prepare checks and readies p for env (o.Env, else c.Env, else preview) and
+// the scope of c. Every error is a refusal before anything is read:
+// ENV_UNKNOWN, REF_FILTERED, ADAPTER_UNKNOWN, OP_UNKNOWN, NOT_IMPLEMENTED,
+// REF_OUTPUT_UNKNOWN, CTX_NULL, PARAM_INVALID, USAGE (no scope), returned
+// together as an errs.List where several are found.
+func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error) {
+	if p == nil {
+		return nil, errs.New(errs.INTERNAL, "engine: nil plan")
+	}
+	env := firstOf(o.Env, c.Env, "preview")
+	c.Env = env
+	if c.Scope == "" {
+		return nil, errs.New(errs.USAGE, "no scope: the run's context names none").
+			WithHint("Give the scope with --pr or --branch.")
+	}
+	if err := scope.Validate(c.Scope); err != nil {
+		return nil, err
+	}
+	if err := p.Check(e.catalog()); err != nil {
+		return nil, err
+	}
+	lines, err := p.Select(env)
+	if err != nil {
+		return nil, err
+	}
+	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
+	pr.production = env == "production"
+	vars := c.Vars()
+	var list errs.List
+	seenSecret := map[string]bool{}
+	for _, ln := range lines {
+		op, ok := e.Ops.Lookup(ln.Adapter, ln.Op)
+		if !ok {
+			list = append(list, errs.At(ln.OpPos, errs.NOT_IMPLEMENTED,
+				"op %s.%s is catalogued but not built into this Sponson", ln.Adapter, ln.Op))
+			continue
+		}
+		il, err := ln.Interpolate(vars)
+		if err != nil {
+			list = append(list, errs.Flatten(err)...)
+			continue
+		}
+		provider, err := providerBlock(p, ln.Adapter)
+		if err != nil {
+			list = append(list, errs.Flatten(err)...)
+			continue
+		}
+		pl := &pline{id: ln.ID, line: il, op: op, spec: op.Spec(), provider: provider, deps: ln.Deps(),
+			outputs: map[string]adapter.OutputSpec{}}
+		for _, os := range pl.spec.Outputs {
+			pl.outputs[os.Name] = os
+		}
+		params, err := il.PlainParams(func(_ string, v *plan.Value) (any, error) {
+			switch v.Kind {
+			case plan.KindFrom:
+				return adapter.Marker{Kind: adapter.Pending, Ref: v.From.String()}, nil
+			case plan.KindSecret:
+				if !seenSecret[v.Secret] {
+					seenSecret[v.Secret] = true
+					pr.secretRefs = append(pr.secretRefs, v.Secret)
+				}
+				return adapter.Marker{Kind: adapter.Secret, Ref: v.Secret}, nil
+			default:
+				pl.keep = true
+				return adapter.Marker{Kind: adapter.Keep}, nil
+			}
+		})
+		if err != nil {
+			list = append(list, errs.Flatten(err)...)
+			continue
+		}
+		if d, ok := op.(adapter.Defaulter); ok {
+			params, err = d.Defaults(params, provider, pr.run)
+			if err != nil {
+				for _, x := range errs.Flatten(err) {
+					x = e.redactor().Error(x).(*errs.Error)
+					if x.Pos.IsZero() {
+						x.Pos = ln.Pos
+					}
+					if x.Code != errs.PARAM_INVALID && x.Code != errs.INTERNAL {
+						x = errs.Wrap(x, errs.PARAM_INVALID, "line %q: parameters refused", ln.ID)
+						x.Pos = ln.Pos
+					}
+					list = append(list, x)
+				}
+				continue
+			}
+		}
+		pl.params = params
+		if pw, ok := op.(adapter.ProductionWriter); ok && pw.WritesEnvironment(params, provider, pr.run) == "production" {
+			pr.production = true
+		}
+		pr.lines = append(pr.lines, pl)
+		pr.byID[pl.id] = pl
+	}
+	if err := list.Err(); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// approve refuses a run that may write production and names no approver
+// (ENV_NOT_APPROVED, exit 2).
+func (pr *prepared) approve(o Options) error {
+	if pr.production && o.ApprovedBy == "" {
+		what := "--env production"
+		if pr.env != "production" {
+			what = "a line that writes production"
+		}
+		return errs.New(errs.ENV_NOT_APPROVED, "environment %s of scope %s may write production (%s) and no approver is named", pr.env, pr.scope, what)
+	}
+	return nil
+}
+
+func runCtx(c scope.Ctx) adapter.RunCtx {
+	return adapter.RunCtx{Env: c.Env, Scope: c.Scope, Branch: c.Git.Branch, SHA: c.Git.SHA, Repo: c.Repo, PR: c.PR.Number}
+}
+
+func providerBlock(p *plan.Plan, name string) (adapter.Provider, error) {
+	v := p.Providers[name]
+	if v == nil {
+		return adapter.Provider{}, nil
+	}
+	x, err := v.Plain(nil)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := x.(map[string]any)
+	return adapter.Provider(m), nil
+}
+
+func firstOf[S ~string](ss ...S) S {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// catalog is what the plan is checked against: the built-in catalogue and
+// every registered op (a test's fake ops included). An op that is only
+// catalogued is refused later, per line, with NOT_IMPLEMENTED.
+func (e *Engine) catalog() plan.Catalog {
+	return unionCatalog{a: e.Ops.Catalog(), b: adapter.Builtin(), ops: e.Ops}
+}
+
+// LineOutputser is an op whose outputs depend on the line's parameters
+// (http.resource: id plus the keys of its outputs: map). The plan's
+// REF_OUTPUT_UNKNOWN check asks it instead of the op's Spec.
+type LineOutputser interface {
+	OutputsOf(params *plan.Value) []string
+}
+
+type unionCatalog struct {
+	a, b *adapter.Catalog
+	ops  *adapter.Registry
+}
+
+// OutputsOf implements plan.LineOutputs.
+func (u unionCatalog) OutputsOf(name, op string, params *plan.Value) []string {
+	if o, ok := u.ops.Lookup(name, op); ok {
+		if lo, ok := o.(LineOutputser); ok {
+			return lo.OutputsOf(params)
+		}
+	}
+	return u.Outputs(name, op)
+}
+
+func (u unionCatalog) Adapters() []string {
+	out := append(u.a.Adapters(), u.b.Adapters()...)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func (u unionCatalog) Ops(name string) []string {
+	x, y := u.a.Ops(name), u.b.Ops(name)
+	if x == nil && y == nil {
+		return nil
+	}
+	out := append(append([]string{}, x...), y...)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func (u unionCatalog) Outputs(name, op string) []string {
+	if _, ok := u.a.Lookup(name, op); ok {
+		return u.a.Outputs(name, op)
+	}
+	return u.b.Outputs(name, op)
+}

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// redactTyped passes a result through the redactor field by field (JSON
+// strings, keys included) and decodes it back into its type, so what the
+// caller serialises can hold no registered secret in any encoding.
+func redactTyped[T any](e *Engine, v *T) (*T, error) {
+	b, err := e.redactor().JSON(v)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, errs.Wrap(err, errs.INTERNAL, "a redacted result does not decode")
+	}
+	return out, nil
+}
+
+// redactReceipt is a receipt as it may be stored: every string redacted.
+func (e *Engine) redactReceipt(r *receipt.Receipt) (*receipt.Receipt, error) {
+	b, err := e.redactor().JSON(r)
+	if err != nil {
+		return nil, err
+	}
+	return receipt.Decode(b)
+}
+
+// runError is the error a run that failed returns beside its result: the
+// first failing line's error, under a code that exits 1 (a line that
+// failed after the run started is never a refusal, exit 2, nor a scope
+// lease problem, exit 3: PARAM_INVALID from a provider becomes
+// PROVIDER_INVALID, a parent object's LOCK_HELD or LOCK_LOST becomes
+// STORE_CONTENDED). The line's own code stays in its result and in the
+// chain (errors.Is finds it).
+func runError(err error, what string) error {
+	e := errs.Coded(err)
+	code := e.Code
+	switch {
+	case code.Exit() == errs.ExitFailed:
+		return err
+	case code == errs.LOCK_HELD || code == errs.LOCK_LOST:
+		code = errs.STORE_CONTENDED
+	default:
+		code = errs.PROVIDER_INVALID
+	}
+	return errs.Wrap(err, code, "%s failed", what).WithHint("%s", e.HintText())
+}

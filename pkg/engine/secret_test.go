@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/receipt/memstore"
+)
+
+const theSecret = "sk-the-api-key-value-1234"
+
+// I1: no secret value — a resolved secret, a sensitive output, a secret
+// echoed in a provider's error — appears in any result, error, receipt,
+// progress line or unsaved file.
+func TestSecretsNeverLeave(t *testing.T) {
+	w, _ := basic(t)
+	rec := &recordingStore{Store: w.store}
+	w.eng.Store = rec
+	var out bytes.Buffer
+	emit := func(v any, err error) {
+		b, _ := json.Marshal(v)
+		out.Write(b)
+		if err != nil {
+			out.WriteString(err.Error())
+			if e := errs.As(err); e != nil {
+				b, _ := json.Marshal(e.Details)
+				out.Write(b)
+				out.WriteString(e.HintText())
+			}
+		}
+	}
+	p := mustPlan(t, basicPlan)
+	emit(w.eng.Plan(context.Background(), p, prCtx(12), Options{}))
+	// The provider echoes the secret in its error.
+	w.cloud.FailNext(fakeop.Match{Key: keyApp, Method: fakeop.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "api_key %q is not valid here", theSecret), 1)
+	res, err := w.apply(p, prCtx(12), Options{})
+	if err == nil || !strings.Contains(res.Receipt.Lines["app"].Error, "***") {
+		t.Fatalf("the provider's error was not kept, masked: %v %s", err, dump(res.Receipt.Lines["app"]))
+	}
+	emit(res, err)
+	emit(w.apply(p, prCtx(12), Options{}))
+	emit(w.eng.Plan(context.Background(), p, prCtx(12), Options{}))
+	var text bytes.Buffer
+	RenderRun(&text, "apply", res)
+	// A final write that fails keeps an unsaved file: it is redacted too.
+	w.cloud.Delete(keyCB)
+	w.store.Inject(receiptWriteFault(1))
+	res, err = w.apply(p, prCtx(12), Options{})
+	emit(res, err)
+	if res == nil || res.Unsaved == nil {
+		t.Fatalf("no unsaved receipt: %v", err)
+	}
+	unsaved, _ := os.ReadFile(res.Unsaved.Path)
+	var leaks []string
+	for _, o := range w.cloud.Objects() {
+		leaks = append(leaks, o.Token)
+	}
+	emit(w.eng.Destroy(context.Background(), prCtx(12), Options{}))
+
+	if len(leaks) == 0 {
+		t.Fatal("test is vacuous: no tokens")
+	}
+	leaks = append(leaks, theSecret)
+	places := map[string][]byte{"results": out.Bytes(), "text": text.Bytes(), "progress": w.progress.Bytes(), "unsaved": unsaved}
+	for i, b := range rec.written {
+		places[filepath.Join("receipt", string(rune('a'+i)))] = b
+	}
+	for where, b := range places {
+		for _, s := range leaks {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds a secret (%s…)", where, s[:6])
+			}
+		}
+	}
+	if !bytes.Contains(out.Bytes(), []byte(`"state":"secret"`)) {
+		t.Error("secret inputs are not shown as state secret")
+	}
+}
+
+func receiptWriteFault(skip int) memstore.Fault {
+	return memstore.Fault{Method: memstore.MethodWrite, Skip: skip, Err: errs.New(errs.STORE_UNAVAILABLE, "remote hung up")}
+}
+
+func TestShortSecretWarns(t *testing.T) {
+	w, _ := basic(t)
+	w.env["API_KEY"] = "abc"
+	res := w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{})
+	found := false
+	for _, wr := range res.Warnings {
+		found = found || wr.Code == errs.SHORT_SECRET
+	}
+	if !found {
+		t.Errorf("no SHORT_SECRET warning: %v", res.Warnings)
+	}
+}
+
+func TestUnresolvedSecretBlocksTheLine(t *testing.T) {
+	w := newWorld(t)
+	p := mustPlan(t, basicPlan)
+	pres, err := w.eng.Plan(context.Background(), p, prCtx(12), Options{})
+	if errs.CodeOf(err) != errs.SECRET_UNRESOLVED || pres.Lines[1].Status != PlanBlocked {
+		t.Fatalf("plan: %v %s", err, dump(pres))
+	}
+	res, err := w.apply(p, prCtx(12), Options{})
+	if errs.CodeOf(err) != errs.SECRET_UNRESOLVED || res.Receipt.Lines["app"].Status != LineBlocked {
+		t.Fatalf("apply: %v", err)
+	}
+	if len(w.cloud.Keys()) != 0 || res.Receipt.Lines["db"].Status != LineRolledBack {
+		t.Errorf("a refusal must roll back: %v %s", w.cloud.Keys(), dump(res.Receipt.Lines))
+	}
+	if st := w.stored(prCtx(12)); st == nil || st.Status != receipt.StatusFailed {
+		t.Error("the failed run is not recorded")
+	}
+}

@@ -1,0 +1,529 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// run is the state of one plan or apply: the prepared plan, the secrets,
+// the outputs known so far, the ledger being judged (and, for apply,
+// written), and what each line did. Its maps are guarded by mu, so the
+// parallel apply to come has one place to serialise; receipt writes go
+// through the recorder alone.
+type run struct {
+	e     *Engine
+	pr    *prepared
+	o     Options
+	apply bool // hand secret values to ops (plan never does)
+
+	mu        sync.Mutex
+	secrets   map[string]string // ref → value
+	secretErr map[string]error  // ref → SECRET_UNRESOLVED
+	warnings  []Warning
+	hashKey   string
+	ledger    receipt.Ledger    // plan: the stored ledger; apply: the recorder's, kept in sync
+	foreign   map[string]string // identity → the other scope that manages it
+	outputs   map[string]map[string]any
+	lines     []*lineState
+	byID      map[string]*lineState
+}
+
+// lineState is what one line did in this run.
+type lineState struct {
+	pl      *pline
+	status  string
+	err     error
+	req     adapter.Request
+	live    *adapter.Live
+	diffs   []adapter.ResourceDiff
+	verdict map[string]verdict // by key
+	inputs  []Input
+	pending []pendingRef
+	parent  string
+	drift   []Drift
+	// apply
+	created  []string                     // keys this run created for the line, in order
+	intents  []string                     // keys this run recorded as intents for the line
+	priorBy  map[string]receipt.CreatedBy // what each intended key was before ("" when new)
+	ran      bool                         // applied or found unchanged: its declared keys are known and current
+	resKeys  []string                     // keys the line manages after the run
+	touched  bool                         // a provider write was attempted for the line
+	outcome  string                       // apply status before rollback
+	rollback []string                     // keys rollback could not remove
+}
+
+type pendingRef struct {
+	line, output string
+	waitingFor   string // an event name, or "apply"
+	external     bool
+}
+
+func (p pendingRef) ref() string { return p.line + "." + p.output }
+
+func newRun(e *Engine, pr *prepared, o Options, apply bool) *run {
+	r := &run{e: e, pr: pr, o: o, apply: apply,
+		secrets: map[string]string{}, secretErr: map[string]error{},
+		foreign: map[string]string{}, outputs: map[string]map[string]any{}, byID: map[string]*lineState{}}
+	for _, pl := range pr.lines {
+		ls := &lineState{pl: pl}
+		r.lines = append(r.lines, ls)
+		r.byID[pl.id] = ls
+	}
+	return r
+}
+
+func (r *run) warn(code errs.Code, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, Warning{Code: code, Message: r.e.redactor().String(sprintf(format, args...))})
+}
+
+// resolveSecrets resolves every secret the plan references and registers
+// each value with the redactor before anything else happens, so no output
+// can ever show one (I1). A secret that cannot be resolved blocks the lines
+// that use it (SECRET_UNRESOLVED), not the run.
+func (r *run) resolveSecrets(ctx context.Context) {
+	for _, ref := range r.pr.secretRefs {
+		if r.e.Secrets == nil {
+			r.secretErr[ref] = errs.New(errs.SECRET_UNRESOLVED, "secret %s: no secret resolver is configured", ref)
+			continue
+		}
+		v, err := r.e.Secrets.Resolve(ctx, ref)
+		if err != nil {
+			r.secretErr[ref] = err
+			continue
+		}
+		for _, w := range r.e.redactor().Register(v, ref) {
+			r.warnings = append(r.warnings, Warning{Code: w.Code, Message: w.Message})
+		}
+		r.secrets[ref] = v
+	}
+}
+
+// loadForeign indexes the ledgers of the other scopes of the environment
+// (intents included: another run is creating that resource right now).
+func (r *run) loadForeign(stored []receipt.Stored) {
+	for _, s := range stored {
+		if s.Scope == r.pr.scope || s.Receipt == nil {
+			continue
+		}
+		for _, en := range s.Receipt.Ledger {
+			r.foreign[en.Ref().Identity()] = s.Scope
+		}
+	}
+}
+
+// output returns a known output of a line.
+func (r *run) output(line, name string) (any, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.outputs[line][name]
+	return v, ok && v != nil
+}
+
+// learn records outputs of a line (merging), registering sensitive ones
+// with the redactor first.
+func (r *run) learn(pl *pline, outs map[string]any) {
+	if len(outs) == 0 {
+		return
+	}
+	for name, v := range outs {
+		if spec, ok := pl.outputs[name]; ok && spec.Sensitive {
+			if s, ok := v.(string); ok {
+				for _, w := range r.e.redactor().Register(s, "output "+pl.id+"."+name) {
+					r.warn(w.Code, "%s", w.Message)
+				}
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.outputs[pl.id]
+	if m == nil {
+		m = map[string]any{}
+		r.outputs[pl.id] = m
+	}
+	for k, v := range outs {
+		m[k] = v
+	}
+}
+
+// resolve returns the line's parameters with every value form replaced by
+// what is known now: an output that exists, a secret's value (apply only),
+// else the marker. It also returns the references still pending and the
+// first secret that could not be resolved.
+func (r *run) resolve(pl *pline) (map[string]any, []pendingRef, error) {
+	var pend []pendingRef
+	var secErr error
+	seen := map[string]bool{}
+	var walk func(v any) any
+	walk = func(v any) any {
+		if m, ok := adapter.MarkerOf(v); ok {
+			switch m.Kind {
+			case adapter.Pending:
+				line, out, _ := strings.Cut(m.Ref, ".")
+				if val, ok := r.output(line, out); ok {
+					return val
+				}
+				if !seen[m.Ref] {
+					seen[m.Ref] = true
+					pend = append(pend, r.pendingOf(line, out))
+				}
+			case adapter.Secret:
+				if err := r.secretErr[m.Ref]; err != nil {
+					if secErr == nil {
+						secErr = err
+					}
+				} else if r.apply {
+					return r.secrets[m.Ref]
+				}
+			}
+			return m
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, x := range t {
+				out[k] = walk(x)
+			}
+			return out
+		case []any:
+			out := make([]any, len(t))
+			for i, x := range t {
+				out[i] = walk(x)
+			}
+			return out
+		}
+		return v
+	}
+	params := walk(pl.params).(map[string]any)
+	return params, pend, secErr
+}
+
+func (r *run) pendingOf(line, out string) pendingRef {
+	p := pendingRef{line: line, output: out, waitingFor: "apply"}
+	if src := r.pr.byID[line]; src != nil {
+		if spec, ok := src.outputs[out]; ok && spec.When == adapter.External {
+			p.external = true
+			p.waitingFor = firstOf(spec.Event, "event")
+		}
+	}
+	return p
+}
+
+// inputsOf lists the line's parameter leaves with their states. Values of
+// secrets and sensitive outputs are never included.
+func (r *run) inputsOf(pl *pline) []Input {
+	var out []Input
+	_ = pl.line.Params.Walk(func(path string, v *plan.Value) error {
+		switch v.Kind {
+		case plan.KindMap, plan.KindList:
+			return nil
+		case plan.KindFrom:
+			in := Input{Path: path, Ref: v.From.String()}
+			src := r.pr.byID[v.From.Line]
+			sensitive := src != nil && src.outputs[v.From.Output].Sensitive
+			val, ok := r.output(v.From.Line, v.From.Output)
+			switch {
+			case !ok:
+				in.State = StatePending
+				in.WaitingFor = r.pendingOf(v.From.Line, v.From.Output).waitingFor
+			case sensitive:
+				in.State = StateSecret
+			default:
+				in.State, in.Value = StateResolved, val
+			}
+			out = append(out, in)
+		case plan.KindSecret:
+			out = append(out, Input{Path: path, State: StateSecret, Ref: v.Secret})
+		case plan.KindKeep:
+			out = append(out, Input{Path: path, State: StateKept})
+		default:
+			val, _ := v.Plain(nil)
+			out = append(out, Input{Path: path, State: StateLiteral, Value: val})
+		}
+		return nil
+	})
+	return out
+}
+
+// inspect reads the line's live state, diffs it and judges it against the
+// ledger, setting ls.status to a plan status. It never writes.
+func (r *run) inspect(ctx context.Context, ls *lineState) {
+	pl := ls.pl
+	ls.status, ls.err, ls.live, ls.diffs, ls.drift = "", nil, nil, nil, nil
+	ls.verdict = map[string]verdict{}
+	params, pend, secErr := r.resolve(pl)
+	ls.pending = pend
+	ls.inputs = r.inputsOf(pl)
+	if secErr != nil {
+		ls.status, ls.err = PlanBlocked, secErr
+		return
+	}
+	ls.req = adapter.Request{Line: pl.id, Params: params, Provider: pl.provider, Run: r.pr.run}
+	ls.parent = ""
+	if lk, ok := pl.op.(adapter.ParentLocker); ok {
+		id := lk.LockOn(params, pl.provider)
+		if id != "" && r.e.redactor().String(id) != id {
+			ls.status, ls.err = PlanError, errs.New(errs.INTERNAL, "op %s names a parent object that contains a secret; identities are written to receipts and messages", pl.spec.Name())
+			return
+		}
+		ls.parent = id
+	}
+	live, err := pl.op.Read(ctx, ls.req)
+	if err != nil {
+		r.readFailed(ls, err)
+		return
+	}
+	if live == nil {
+		live = &adapter.Live{}
+	}
+	ls.live = live
+	for _, res := range live.Resources {
+		r.learnSensitive(pl, res.Outputs)
+	}
+	r.learnSensitive(pl, live.Outputs)
+	diffs, err := pl.op.Diff(live, ls.req)
+	if err != nil {
+		r.readFailed(ls, err)
+		return
+	}
+	ls.diffs = diffs
+	var block *errs.Error
+	hasCreate, hasUpdate := false, false
+	for _, d := range diffs {
+		v := r.judgeDiff(ls, d)
+		ls.verdict[d.Key] = v
+		if v.Drift != "" {
+			ls.drift = append(ls.drift, Drift{Kind: v.Drift, Line: pl.id, Key: d.Key, Message: v.Message})
+		}
+		if v.Block != "" && block == nil {
+			block = errs.New(v.Block, "line %q, resource %s: %s", pl.id, d.Key, v.Message).With("key", d.Key)
+		}
+		switch d.Action {
+		case adapter.Create:
+			hasCreate = true
+		case adapter.Update, adapter.Replace:
+			hasUpdate = true
+		}
+	}
+	switch {
+	case block != nil:
+		ls.status, ls.err = PlanBlocked, block
+	case len(pend) > 0:
+		ls.status = PlanPending
+	case hasCreate:
+		ls.status = PlanCreate
+	case hasUpdate:
+		ls.status = PlanUpdate
+	default:
+		ls.status = PlanUnchanged
+	}
+}
+
+// readFailed is a failed read or diff: pending when the op could not work
+// with inputs not known yet, else an error.
+func (r *run) readFailed(ls *lineState, err error) {
+	if len(ls.pending) > 0 {
+		ls.status = PlanPending
+		return
+	}
+	ls.status, ls.err = PlanError, r.e.redactor().Error(err)
+}
+
+func (r *run) learnSensitive(pl *pline, outs map[string]any) {
+	for name, v := range outs {
+		if spec, ok := pl.outputs[name]; ok && spec.Sensitive {
+			if s, ok := v.(string); ok {
+				for _, w := range r.e.redactor().Register(s, "output "+pl.id+"."+name) {
+					r.warn(w.Code, "%s", w.Message)
+				}
+			}
+		}
+	}
+}
+
+// ref is the ledger identity of a key of the line.
+func (pl *pline) ref(key string) receipt.ResourceRef {
+	return receipt.ResourceRef{Adapter: pl.spec.Adapter, Op: pl.spec.Op, Provider: map[string]any(pl.provider), Key: key}
+}
+
+func (r *run) entry(ref receipt.ResourceRef) (int, *receipt.LedgerEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := r.ledger.Index(ref)
+	if i < 0 {
+		return -1, nil
+	}
+	e := r.ledger[i]
+	return i, &e
+}
+
+func (r *run) judgeDiff(ls *lineState, d adapter.ResourceDiff) verdict {
+	ref := ls.pl.ref(d.Key)
+	_, en := r.entry(ref)
+	lv := ls.live.Resource(d.Key)
+	in := judgeIn{Entry: en, Foreign: r.foreign[ref.Identity()], Live: lv, Action: d.Action, Keep: ls.pl.keep, Reconcile: r.o.Reconcile}
+	if lv != nil {
+		in.LiveHash = r.hash(lv.Value)
+	}
+	return judge(in)
+}
+
+// hash is the keyed hash of a value's canonical form, "" when it has none.
+func (r *run) hash(v any) string {
+	c, err := adapter.Canonical(v)
+	if err != nil {
+		return ""
+	}
+	return receipt.HashValue(r.hashKey, c)
+}
+
+// publicOutputs drops the sensitive outputs of a line.
+func (pl *pline) publicOutputs(outs map[string]any) map[string]any {
+	if len(outs) == 0 {
+		return nil
+	}
+	m := make(map[string]any, len(outs))
+	for k, v := range outs {
+		if pl.outputs[k].Sensitive {
+			continue
+		}
+		m[k] = v
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// outputStates renders a line's outputs for results and receipts: every
+// declared output as {state, value}, the value null unless resolved.
+func (r *run) outputStates(pl *pline) map[string]any {
+	r.mu.Lock()
+	known := r.outputs[pl.id]
+	r.mu.Unlock()
+	out := map[string]any{}
+	for _, spec := range pl.spec.Outputs {
+		v, ok := known[spec.Name]
+		st := map[string]any{"state": StateResolved, "value": v}
+		switch {
+		case !ok || v == nil:
+			st["state"], st["value"] = StatePending, nil
+			st["waiting_for"] = "apply"
+			if spec.When == adapter.External {
+				st["waiting_for"] = firstOf(spec.Event, "event")
+			}
+		case spec.Sensitive:
+			st["state"], st["value"] = StateSecret, nil
+		}
+		out[spec.Name] = st
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// diffsOf renders a line's diffs for display: markers become states,
+// secrets and sensitive values are null beside StateSecret.
+func (ls *lineState) diffsOf() []Diff {
+	secretRef := func(path string) (string, bool) {
+		for _, in := range ls.inputs {
+			if in.State != StateSecret {
+				continue
+			}
+			p := in.Path
+			if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+".") || strings.HasSuffix(path, "."+p) {
+				return in.Ref, true
+			}
+		}
+		return "", false
+	}
+	out := make([]Diff, 0, len(ls.diffs))
+	for _, d := range ls.diffs {
+		x := Diff{Key: d.Key, Action: string(d.Action), Fields: []FieldDiff{}}
+		for _, f := range d.Fields {
+			fd := FieldDiff{Path: f.Path}
+			fd.Before, fd.BeforeState, _ = displayValue(f.Before)
+			fd.After, fd.AfterState, fd.AfterRef = displayValue(f.After)
+			if ref, ok := secretRef(f.Path); ok {
+				if f.Before != nil {
+					fd.Before, fd.BeforeState = nil, StateSecret
+				}
+				fd.After, fd.AfterState, fd.AfterRef = nil, StateSecret, ref
+			}
+			x.Fields = append(x.Fields, fd)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// displayValue turns a marker into (nil, its state, its reference) and
+// nested markers into {"state": ..., "value": null}.
+func displayValue(v any) (any, string, string) {
+	if m, ok := adapter.MarkerOf(v); ok {
+		return nil, markerState(m.Kind), m.Ref
+	}
+	if !adapter.HasMarker(v) {
+		return v, "", ""
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		if m, ok := adapter.MarkerOf(v); ok {
+			return map[string]any{"state": markerState(m.Kind), "value": nil}
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			o := make(map[string]any, len(t))
+			for k, x := range t {
+				o[k] = walk(x)
+			}
+			return o
+		case []any:
+			o := make([]any, len(t))
+			for i, x := range t {
+				o[i] = walk(x)
+			}
+			return o
+		}
+		return v
+	}
+	return walk(v), "", ""
+}
+
+func markerState(k adapter.MarkerKind) string {
+	switch k {
+	case adapter.Pending:
+		return StatePending
+	case adapter.Secret:
+		return StateSecret
+	}
+	return StateKept
+}
+
+// declared are the keys the line's diffs declare.
+func (ls *lineState) declared() []string {
+	keys := make([]string, 0, len(ls.diffs))
+	for _, d := range ls.diffs {
+		keys = append(keys, d.Key)
+	}
+	return keys
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
