@@ -199,7 +199,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 func (a *applier) startReceipt(prev *receipt.Receipt) *receipt.Receipt {
 	w := &receipt.Receipt{Version: receipt.FormatVersion, Env: a.pr.env, Scope: a.pr.scope, RunID: a.owner.RunID,
 		Operation: receipt.OpApply, Status: receipt.StatusFailed, Branch: a.pr.ctx.Git.Branch, SHA: a.pr.ctx.Git.SHA,
-		Lines: map[string]receipt.LineResult{}, Ledger: receipt.Ledger{}, LockPreempted: a.keeper.Preempted(),
+		ApprovedBy: a.o.ApprovedBy, Lines: map[string]receipt.LineResult{}, Ledger: receipt.Ledger{}, LockPreempted: a.keeper.Preempted(),
 		StartedAt: a.e.now()}
 	if prev != nil {
 		w.HashKey = prev.HashKey

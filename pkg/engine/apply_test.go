@@ -678,7 +678,7 @@ func TestParentLockHeldFailsTheLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := w.apply(mustPlan(t, basicPlan), prCtx(12), Options{})
-	if errs.ExitCode(err) != 1 || !errors.Is(err, errs.LOCK_HELD) {
+	if errs.ExitCode(err) != 1 || errs.CodeOf(err) != errs.RUN_FAILED || !errors.Is(err, errs.LOCK_HELD) {
 		t.Fatalf("err %v (exit %d)", err, errs.ExitCode(err))
 	}
 	if l := res.Receipt.Lines["cb"]; l.Status != LineFailed || l.ErrorCode != errs.LOCK_HELD {
@@ -857,5 +857,23 @@ func TestParentLeaseAroundWritesAndDestroy(t *testing.T) {
 	}
 	if n < 2 || !strings.HasPrefix(holder, dres.Receipt.RunID+"/") {
 		t.Errorf("destroy did not wait for the parent lease (sleeps %d, holder %q)", n, holder)
+	}
+}
+
+// I7: the approver of a production run is recorded on its receipt.
+func TestApproverIsRecorded(t *testing.T) {
+	w, _ := basic(t)
+	c := prCtx(12)
+	c.Env = "production"
+	p := mustPlan(t, "version: 1\nchanges:\n  - id: obj\n    adapter: fake\n    op: object\n    name: approved\n    fields: { a: 1 }\n")
+	if _, err := w.apply(p, c, Options{Env: "production"}); errs.CodeOf(err) != errs.ENV_NOT_APPROVED {
+		t.Fatalf("production without an approver: %v", err)
+	}
+	res, err := w.apply(p, c, Options{Env: "production", ApprovedBy: "octocat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Receipt.ApprovedBy != "octocat" || w.stored(c).ApprovedBy != "octocat" {
+		t.Errorf("approved_by = %q (stored %q)", res.Receipt.ApprovedBy, w.stored(c).ApprovedBy)
 	}
 }

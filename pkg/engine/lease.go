@@ -380,11 +380,7 @@ func (k *LeaseKeeper) Release(ctx context.Context) error {
 				backoff *= 2
 			}
 		}
-		code := errs.CodeOf(err)
-		if code == errs.INTERNAL || code == errs.INTERRUPTED {
-			code = errs.STORE_UNAVAILABLE
-		}
-		k.relErr = errs.Wrap(err, code, "the lease on %s (run %s, generation %d) could not be released; it stays held until %s unless someone runs %s",
+		k.relErr = errs.Wrap(err, errs.LEASE_NOT_RELEASED, "the lease on %s (run %s, generation %d) could not be released; it stays held until %s unless someone runs %s",
 			l.Target, l.Holder, l.Generation, l.ExpiresAt.UTC().Format(time.RFC3339), l.Target.UnlockCommand()).
 			With("lease", l)
 	})

@@ -32,22 +32,15 @@ func (e *Engine) redactReceipt(r *receipt.Receipt) (*receipt.Receipt, error) {
 }
 
 // runError is the error a run that failed returns beside its result: the
-// first failing line's error, under a code that exits 1 (a line that
-// failed after the run started is never a refusal, exit 2, nor a scope
-// lease problem, exit 3: PARAM_INVALID from a provider becomes
-// PROVIDER_INVALID, a parent object's LOCK_HELD or LOCK_LOST becomes
-// STORE_CONTENDED). The line's own code stays in its result and in the
-// chain (errors.Is finds it).
+// first failing line's error, as is when its code exits 1, else under
+// RUN_FAILED (a line that failed after the run started is never a refusal,
+// exit 2, nor a scope lease problem, exit 3, even when its own code is
+// PARAM_INVALID or a parent object's LOCK_HELD). The line's own code stays
+// in its result and in the chain (errors.Is finds it).
 func runError(err error, what string) error {
 	e := errs.Coded(err)
-	code := e.Code
-	switch {
-	case code.Exit() == errs.ExitFailed:
+	if e.Code.Exit() == errs.ExitFailed {
 		return err
-	case code == errs.LOCK_HELD || code == errs.LOCK_LOST:
-		code = errs.STORE_CONTENDED
-	default:
-		code = errs.PROVIDER_INVALID
 	}
-	return errs.Wrap(err, code, "%s failed", what).WithHint("%s", e.HintText())
+	return errs.Wrap(err, errs.RUN_FAILED, "%s failed: line error %s", what, e.Code).WithHint("%s", e.HintText())
 }

@@ -52,6 +52,7 @@ const (
 	INTERRUPTED        Code = "INTERRUPTED"
 	INTENT_UNRESOLVED  Code = "INTENT_UNRESOLVED"
 	ROLLBACK_FAILED    Code = "ROLLBACK_FAILED"
+	RUN_FAILED         Code = "RUN_FAILED"
 	DESTROY_FAILED     Code = "DESTROY_FAILED"
 
 	PROVIDER_TRANSIENT Code = "PROVIDER_TRANSIENT"
@@ -65,11 +66,12 @@ const (
 	INTERNAL Code = "INTERNAL"
 
 	// Warnings: reported beside a result, never the cause of a failure.
-	YAML_ANCHOR     Code = "YAML_ANCHOR"
-	SHORT_SECRET    Code = "SHORT_SECRET"
-	UNKNOWN_KEY     Code = "UNKNOWN_KEY"
-	LOCAL_RECEIPTS  Code = "LOCAL_RECEIPTS"
-	FORK_NO_SECRETS Code = "FORK_NO_SECRETS"
+	YAML_ANCHOR        Code = "YAML_ANCHOR"
+	SHORT_SECRET       Code = "SHORT_SECRET"
+	UNKNOWN_KEY        Code = "UNKNOWN_KEY"
+	LOCAL_RECEIPTS     Code = "LOCAL_RECEIPTS"
+	FORK_NO_SECRETS    Code = "FORK_NO_SECRETS"
+	LEASE_NOT_RELEASED Code = "LEASE_NOT_RELEASED"
 )
 
 // Info is one row of the table.
@@ -123,6 +125,7 @@ var Table = []Info{
 	{DEPENDENCY_BLOCKED, ExitFailed, false, "run", "A line was skipped because a line it depends on did not succeed.", "Fix the line it depends on; this line runs on the next apply."},
 	{INTERRUPTED, ExitFailed, false, "run", "The run was interrupted (signal or cancellation).", "Re-run; what was created is recorded and the next run continues from it."},
 	{INTENT_UNRESOLVED, ExitFailed, false, "run", "A resource whose create may have succeeded could not be located.", "Check the provider for the resource named and delete it by hand if it exists, then re-run."},
+	{RUN_FAILED, ExitFailed, false, "run", "A line failed after the run started (its own code is in the receipt and the error's cause); what this run created was rolled back.", "Fix the line named in the message and re-run; `sponson receipt` shows every line's result."},
 	{ROLLBACK_FAILED, ExitFailed, false, "run", "Rolling back what this run created failed; some resources remain.", "Re-run apply to converge, or destroy the scope; the resources are named in the receipt."},
 	{DESTROY_FAILED, ExitFailed, false, "run", "Destroying some resources failed; they stay in the ledger.", "Re-run destroy; the entries that remain are listed in the receipt."},
 
@@ -140,6 +143,7 @@ var Table = []Info{
 	{SHORT_SECRET, ExitOK, true, "warning", "A secret is shorter than 4 characters and cannot be masked safely.", "Use a longer secret; short values are not masked in output because masking them would hide ordinary text."},
 	{UNKNOWN_KEY, ExitOK, true, "warning", "The plan has a top-level key that format version 1 does not know.", "Remove the key or fix its spelling; the JSON schema rejects it."},
 	{LOCAL_RECEIPTS, ExitOK, true, "warning", "No git remote is known, so receipts are kept in the local store.", "Pass --receipts-remote or run in a checkout with an `origin`, so CI runs share one record."},
+	{LEASE_NOT_RELEASED, ExitOK, true, "warning", "A lease could not be released after the run; it stays held until it expires.", "Wait for it to expire, or release it with the `sponson unlock` command the message names."},
 	{FORK_NO_SECRETS, ExitOK, true, "warning", "The pull request comes from a fork; its workflow has no secrets and is never handed any.", "Nothing to do: Sponson does not apply from forks."},
 }
 

@@ -67,6 +67,9 @@ type Receipt struct {
 	// branch collapsing to the same scope is SCOPE_COLLISION.
 	Branch string `json:"branch,omitempty"`
 	SHA    string `json:"sha,omitempty"`
+	// ApprovedBy is who approved the run (required for a run that may write
+	// production); "" when none was needed or given.
+	ApprovedBy string `json:"approved_by,omitempty"`
 	// HashKey is the scope's random HMAC key (NewHashKey), generated once per
 	// scope and carried forward by every run; ledger hashes are keyed by it.
 	HashKey       string                `json:"hash_key,omitempty"`
