@@ -33,6 +33,8 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"envelope": cmdEnvelope,
+			"sim":      cmdSim,
+			"expand":   cmdExpand,
 		},
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/redact"
 )
@@ -38,6 +39,9 @@ type Env struct {
 	Context  context.Context
 	Dir      string
 	ReadFile func(string) ([]byte, error)
+	// Ops are the ops commands run; nil means the built-in adapters. Tests
+	// inject a fake cloud's ops here.
+	Ops *adapter.Registry
 }
 
 // Getenv returns the value of an environment variable, "" when unset.
@@ -165,6 +169,10 @@ func (a *app) finish(err error) int {
 	for _, w := range a.warnings {
 		fmt.Fprintf(a.io.Err, "warning: %s\n", w.Error())
 	}
+	if a.text != nil {
+		// A run that failed still has a result to show (its receipt).
+		a.text(a.io.Out)
+	}
 	if err != nil {
 		for _, e := range errs.Flatten(err) {
 			fmt.Fprintf(a.io.Err, "%s\n", e.Error())
@@ -173,9 +181,6 @@ func (a *app) finish(err error) int {
 			}
 		}
 		return code
-	}
-	if a.text != nil {
-		a.text(a.io.Out)
 	}
 	return code
 }
@@ -341,6 +346,11 @@ func (a *app) rootCommand() *cobra.Command {
 		a.unlockCommand(),
 		a.schemaCommand(),
 		a.simCommand(),
+		a.planCommand(),
+		a.applyCommand(),
+		a.destroyCommand(),
+		a.receiptCommand(),
+		a.receiptsCommand(),
 	)
 	for _, p := range pendingCommands {
 		root.AddCommand(a.pendingCommand(p))

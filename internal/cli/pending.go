@@ -11,11 +11,6 @@ import (
 // script calling one gets a coded refusal (NOT_IMPLEMENTED, exit 2), never a
 // silent success.
 var pendingCommands = []struct{ use, short string }{
-	{"plan", "Read live state and print what apply would do (writes nothing)"},
-	{"apply", "Apply the plan to the scope and write its receipt"},
-	{"destroy", "Destroy what the scope created, from its ledger"},
-	{"receipt", "Print the scope's receipt and ledger"},
-	{"receipts", "Manage stored receipts (push an unsaved receipt)"},
 	{"demo", "Run the two-pull-request demo against the embedded fake cloud"},
 }
 
@@ -26,7 +21,7 @@ func (a *app) pendingCommand(p struct{ use, short string }) *cobra.Command {
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return errs.New(errs.NOT_IMPLEMENTED, "`sponson %s` is not available in this version", p.use).
-				WithHint("Available now: validate, scope, locks, unlock, schema, sim, version. Run `sponson help` for the list.")
+				WithHint("Available now: validate, scope, plan, apply, destroy, receipt, receipts, locks, unlock, schema, sim, version. Run `sponson help` for the list.")
 		},
 	}
 }

@@ -1,0 +1,327 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters"
+	"github.com/sponson/apply/pkg/engine"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+	"github.com/sponson/apply/pkg/secret"
+)
+
+// runFlags are the flags of plan, apply and destroy.
+type runFlags struct {
+	approvedBy  string
+	wait        bool
+	waitTimeout time.Duration
+	reconcile   bool
+	parallelism int
+	reopen      bool
+	destroy     bool
+}
+
+func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.approvedBy, "approved-by", "", "who approved a run that may write production (default SPONSON_APPROVED_BY)")
+	if !apply {
+		return
+	}
+	fl.BoolVar(&f.wait, "wait", false, "wait for a held lease and for external outputs instead of ending partial")
+	fl.DurationVar(&f.waitTimeout, "wait-timeout", 10*time.Minute, "how long --wait waits")
+	fl.IntVar(&f.parallelism, "parallelism", 4, "how many independent lines run at once")
+	fl.BoolVar(&f.reopen, "reopen", false, "apply to a scope whose pull request was closed")
+}
+
+func (a *app) planCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Read live state and print what apply would do (writes nothing)",
+		Long: `Reads live state for every line of this environment, prints the diff, drift and refusals,
+and writes nothing anywhere: not to providers, not to the receipt store. It takes no lease, and
+says so when an apply holds the scope. Exits 1 when a line is in error or blocked.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, p, eng, err := a.setupRun(true)
+			if err != nil {
+				return err
+			}
+			res, err := eng.Plan(a.ctx, p, c, a.runOptions(f, c, receipt.OpPlan))
+			if res != nil {
+				a.setResult(res, res.Warnings, func(w io.Writer) { engine.RenderPlan(w, res) })
+			}
+			return err
+		},
+	}
+	f.bind(cmd, false)
+	return cmd
+}
+
+func (a *app) applyCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "apply",
+		Short: "Apply the plan to the scope and write its receipt",
+		Long: `Applies the lines of this environment in dependency order under the scope's lease, records
+every resource before it is created, rolls back what this run created if a line fails, and writes
+the receipt. A line waiting for an external output (a deploy's URL) ends the run partial (exit 0);
+the next apply finishes it, or --wait waits. --destroy destroys the scope instead.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.destroy {
+				return a.runDestroy(f)
+			}
+			c, p, eng, err := a.setupRun(true)
+			if err != nil {
+				return err
+			}
+			res, err := eng.Apply(a.ctx, p, c, a.runOptions(f, c, receipt.OpApply))
+			if res != nil {
+				a.setResult(res, res.Warnings, func(w io.Writer) { engine.RenderRun(w, "apply", res) })
+			}
+			return err
+		},
+	}
+	f.bind(cmd, true)
+	cmd.Flags().BoolVar(&f.reconcile, "reconcile", false, "accept resources changed outside Sponson")
+	cmd.Flags().BoolVar(&f.destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
+	return cmd
+}
+
+func (a *app) destroyCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "destroy",
+		Short: "Destroy what the scope created, from its ledger",
+		Long: `Walks the scope's ledger (not the plan) in reverse creation order and destroys what Sponson
+created, with the provider settings recorded for each resource; adopted resources are forgotten,
+never destroyed. The final receipt has an empty ledger and destroyed: true.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runDestroy(f) },
+	}
+	f.bind(cmd, true)
+	return cmd
+}
+
+func (a *app) runDestroy(f runFlags) error {
+	c, _, eng, err := a.setupRun(false)
+	if err != nil {
+		return err
+	}
+	a.command = "destroy"
+	res, err := eng.Destroy(a.ctx, c, a.runOptions(f, c, receipt.OpDestroy))
+	if res != nil {
+		a.setResult(res, res.Warnings, func(w io.Writer) { engine.RenderRun(w, "destroy", res) })
+	}
+	return err
+}
+
+func (a *app) receiptCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "receipt",
+		Short: "Print the scope's receipt and ledger",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.computeCtx()
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(a.planReceipts())
+			if err != nil {
+				return err
+			}
+			r, version, err := st.Read(a.ctx, c.Env, c.Scope)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				a.result = map[string]any{"env": c.Env, "scope": c.Scope, "receipt": nil}
+				a.text = func(w io.Writer) { fmt.Fprintf(w, "no receipt for %s/%s in the %s store\n", c.Env, c.Scope, st.Kind) }
+				return nil
+			}
+			res := &engine.RunResult{Env: c.Env, Scope: c.Scope, Receipt: r, Warnings: r.Warnings}
+			a.result = map[string]any{"env": c.Env, "scope": c.Scope, "receipt": r, "version": version}
+			a.text = func(w io.Writer) {
+				engine.RenderRun(w, "receipt", res)
+				if len(r.Ledger) > 0 {
+					fmt.Fprintln(w, "\nresources:")
+					for _, e := range r.Ledger {
+						orphan := ""
+						if e.Orphan {
+							orphan = ", orphan"
+						}
+						fmt.Fprintf(w, "  %s.%s  %s  (%s, line %s%s)\n", e.Adapter, e.Op, e.Key, e.CreatedBy, e.Line, orphan)
+					}
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) receiptsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "receipts",
+		Short: "Manage stored receipts",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageError(cmd, "receipts needs a subcommand")
+		},
+	}
+	var adopt, replace bool
+	var f runFlags
+	push := &cobra.Command{
+		Use:   "push <file> [--adopt-missing | --replace]",
+		Short: "Store a receipt that a run could not write",
+		Long: `When a run's final receipt write fails after it touched providers, the receipt is saved to
+.sponson/unsaved/<env>/<scope>/<run>.json and the run names this command. Without a flag it shows
+the difference between the stored ledger and the saved one and writes nothing. --adopt-missing adds
+the entries the stored ledger lacks (never removing anything); --replace writes the saved receipt
+whole. Both take the scope's lease. Divergent receipts are never merged silently.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mode := engine.PushShow
+			switch {
+			case adopt && replace:
+				return errs.New(errs.USAGE, "--adopt-missing and --replace exclude each other")
+			case adopt:
+				mode = engine.PushAdoptMissing
+			case replace:
+				mode = engine.PushReplace
+			}
+			st, err := a.openStore(a.planReceipts())
+			if err != nil {
+				return err
+			}
+			eng, err := a.engine(st)
+			if err != nil {
+				return err
+			}
+			o := a.runOptions(f, scope.Ctx{}, receipt.OpPush)
+			res, err := eng.PushUnsaved(a.ctx, a.env.Path(args[0]), mode, o)
+			if res != nil {
+				a.result = jsonFields(res)
+				a.text = func(w io.Writer) { engine.RenderPush(w, res) }
+			}
+			return err
+		},
+	}
+	push.Flags().BoolVar(&adopt, "adopt-missing", false, "add the entries the stored ledger lacks")
+	push.Flags().BoolVar(&replace, "replace", false, "write the saved receipt whole")
+	f.bind(push, false)
+	cmd.AddCommand(push)
+	return cmd
+}
+
+// setupRun derives the context, loads the plan (optional for destroy) and
+// builds the engine on the chosen store.
+func (a *app) setupRun(needPlan bool) (scope.Ctx, *plan.Plan, *engine.Engine, error) {
+	c, err := a.computeCtx()
+	if err != nil {
+		return scope.Ctx{}, nil, nil, err
+	}
+	a.warnings = append(a.warnings, c.Warnings()...)
+	var p *plan.Plan
+	receipts := ""
+	if needPlan {
+		if p, err = a.loadPlan(); err != nil {
+			return c, nil, nil, err
+		}
+		a.warnings = append(a.warnings, p.Warnings...)
+		receipts = p.Receipts
+	} else {
+		receipts = a.planReceipts()
+	}
+	st, err := a.openStore(receipts)
+	if err != nil {
+		return c, nil, nil, err
+	}
+	eng, err := a.engine(st)
+	return c, p, eng, err
+}
+
+// planReceipts is the plan's receipts: setting when a plan file is there
+// and parses; commands that do not need the plan still honour it.
+func (a *app) planReceipts() string {
+	src, err := a.readFile(a.g.plan)
+	if err != nil {
+		return ""
+	}
+	p, err := plan.Parse(a.g.plan, src)
+	if err != nil {
+		return ""
+	}
+	return p.Receipts
+}
+
+// engine wires the engine to the store, the built-in adapters, the secret
+// sources and this command's redactor.
+func (a *app) engine(st *openedStore) (*engine.Engine, error) {
+	cfg, err := httpclient.ConfigFromEnv(a.env.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Engine{
+		Store:      st.Store,
+		Ops:        a.ops(httpclient.New(cfg)),
+		Secrets:    secret.New(secret.Config{LookupEnv: a.env.LookupEnv, ReadFile: a.env.ReadFile, BaseDir: a.env.Dir}),
+		Redactor:   a.redactor,
+		Clock:      receipt.SystemClock{},
+		Progress:   a.io.Err,
+		Ancestry:   a.ancestry,
+		UnsavedDir: a.env.Path(receipt.DefaultUnsavedDir),
+	}, nil
+}
+
+// ops is the registry of runnable ops: Env.Ops when a test injects one,
+// else the built-in adapters.
+func (a *app) ops(client *httpclient.Client) *adapter.Registry {
+	if a.env.Ops != nil {
+		return a.env.Ops
+	}
+	return adapters.Registry(a.env.LookupEnv, client)
+}
+
+func (a *app) runOptions(f runFlags, c scope.Ctx, op receipt.Operation) engine.Options {
+	approver := f.approvedBy
+	if approver == "" {
+		approver = a.env.Getenv("SPONSON_APPROVED_BY")
+	}
+	return engine.Options{
+		Env: c.Env, ApprovedBy: approver, Reconcile: f.reconcile, Wait: f.wait, WaitTimeout: f.waitTimeout,
+		Parallelism: f.parallelism, Reopen: f.reopen, Owner: a.owner(op),
+	}
+}
+
+// setResult makes an engine result the command's answer: its fields in the
+// envelope, its warnings beside the command's own.
+func (a *app) setResult(res any, ws []engine.Warning, text func(io.Writer)) {
+	a.result = jsonFields(res)
+	delete(a.result, "warnings")
+	for _, w := range ws {
+		a.warnings = append(a.warnings, errs.New(w.Code, "%s", w.Message))
+	}
+	a.text = text
+}
+
+// jsonFields is a result's JSON object as a map, to merge into the envelope.
+func jsonFields(v any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{"result_error": err.Error()}
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return map[string]any{"result_error": err.Error()}
+	}
+	return m
+}
