@@ -385,8 +385,18 @@ func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pending
 			return false
 		}
 		if !a.o.Wait {
-			ls.status, ls.pending = LineWaiting, pend
-			return false
+			// Without --wait the output is looked for once: the event may
+			// have happened since the run that ended partial.
+			arrived, err := a.lookExternal(ctx, src, p)
+			if err != nil {
+				ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
+				return false
+			}
+			if !arrived {
+				ls.status, ls.pending = LineWaiting, pend
+				return false
+			}
+			continue
 		}
 		if err := a.await(ctx, src, p); err != nil {
 			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
@@ -396,29 +406,41 @@ func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pending
 	return true
 }
 
-// await polls the source line's external outputs until p is known.
-func (a *applier) await(ctx context.Context, src *lineState, p pendingRef) error {
+// lookExternal asks the source line's op once whether its external
+// outputs have arrived, and reports whether p is known now. An error means
+// the event failed for good (EXTERNAL_FAILED).
+func (a *applier) lookExternal(ctx context.Context, src *lineState, p pendingRef) (bool, error) {
 	aw, ok := src.pl.op.(adapter.Awaiter)
 	if !ok {
-		return errs.New(errs.INTERNAL, "op %s declares the external output %s but cannot await it", src.pl.spec.Name(), p.output)
+		return false, errs.New(errs.INTERNAL, "op %s declares the external output %s but cannot await it", src.pl.spec.Name(), p.output)
 	}
+	outs, err := aw.AwaitExternal(ctx, src.req, src.live)
+	if err != nil {
+		if errs.CodeOf(err) != errs.EXTERNAL_FAILED {
+			return false, errs.Wrap(err, errs.EXTERNAL_FAILED, "waiting for %s of line %q", p.waitingFor, src.pl.id)
+		}
+		return false, err
+	}
+	if outs != nil {
+		a.learn(src.pl, outs)
+		a.mergeOutputs(src, outs)
+	}
+	_, known := a.output(p.line, p.output)
+	return known, nil
+}
+
+// await polls the source line's external outputs until p is known.
+func (a *applier) await(ctx context.Context, src *lineState, p pendingRef) error {
 	start := a.e.now()
 	deadline := start.Add(a.o.waitTimeout())
 	backoff := time.Second
 	said := false
 	for {
-		outs, err := aw.AwaitExternal(ctx, src.req, src.live)
+		arrived, err := a.lookExternal(ctx, src, p)
 		if err != nil {
-			if errs.CodeOf(err) != errs.EXTERNAL_FAILED {
-				return errs.Wrap(err, errs.EXTERNAL_FAILED, "waiting for %s of line %q", p.waitingFor, src.pl.id)
-			}
 			return err
 		}
-		if outs != nil {
-			a.learn(src.pl, outs)
-			a.mergeOutputs(src, outs)
-		}
-		if _, ok := a.output(p.line, p.output); ok {
+		if arrived {
 			return nil
 		}
 		now := a.e.now()
