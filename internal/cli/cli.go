@@ -166,12 +166,13 @@ func (a *app) finish(err error) int {
 		a.writeJSON(env)
 		return code
 	}
+	// stdout first: what a failed run did, then why it failed.
+	if a.text != nil {
+		a.text(a.io.Out)
+		flush(a.io.Out)
+	}
 	for _, w := range a.warnings {
 		fmt.Fprintf(a.io.Err, "warning: %s\n", w.Error())
-	}
-	if a.text != nil {
-		// A run that failed still has a result to show (its receipt).
-		a.text(a.io.Out)
 	}
 	if err != nil {
 		for _, e := range errs.Flatten(err) {
@@ -351,10 +352,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.destroyCommand(),
 		a.receiptCommand(),
 		a.receiptsCommand(),
+		a.demoCommand(),
 	)
-	for _, p := range pendingCommands {
-		root.AddCommand(a.pendingCommand(p))
-	}
 	return root
 }
 

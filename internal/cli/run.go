@@ -276,7 +276,7 @@ func (a *app) engine(st *openedStore) (*engine.Engine, error) {
 		Secrets:    secret.New(secret.Config{LookupEnv: a.env.LookupEnv, ReadFile: a.env.ReadFile, BaseDir: a.env.Dir}),
 		Redactor:   a.redactor,
 		Clock:      receipt.SystemClock{},
-		Progress:   a.io.Err,
+		Progress:   lineWriter{a.io.Err},
 		Ancestry:   a.ancestry,
 		UnsavedDir: a.env.Path(receipt.DefaultUnsavedDir),
 	}, nil
@@ -324,4 +324,14 @@ func jsonFields(v any) map[string]any {
 		return map[string]any{"result_error": err.Error()}
 	}
 	return m
+}
+
+// lineWriter passes each write on at once (the redacting writer otherwise
+// holds back a short tail), so progress lines appear while a run waits.
+type lineWriter struct{ w io.Writer }
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	flush(l.w)
+	return n, err
 }

@@ -34,11 +34,14 @@ type openedStore struct {
 	Why           string `json:"why"`
 }
 
-// openStore picks the store: --receipts, else the plan's receipts: (when a
-// plan is given), else the git-branch store when a remote is known, else the
+// openStore picks the store: --receipts, else SPONSON_RECEIPTS, else the
+// plan's receipts: (when a plan is given), else the git-branch store when a remote is known, else the
 // local store with a warning.
 func (a *app) openStore(planReceipts string) (*openedStore, error) {
 	kind, why := a.sf.kind, "--receipts"
+	if kind == "" {
+		kind, why = a.env.Getenv("SPONSON_RECEIPTS"), "SPONSON_RECEIPTS"
+	}
 	if kind == "" && planReceipts != "" {
 		kind, why = planReceipts, "the plan's receipts:"
 	}

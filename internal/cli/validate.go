@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/scope"
@@ -65,7 +65,8 @@ func (a *app) validate() error {
 	}
 	a.warnings = append(a.warnings, p.Warnings...)
 	var problems errs.List
-	problems = append(problems, errs.Flatten(p.Check(adapter.Builtin()))...)
+	eng := &engine.Engine{Ops: a.ops(nil)}
+	problems = append(problems, errs.Flatten(p.Check(eng.Catalog()))...)
 
 	envs := p.Environments
 	if a.flagSet["env"] || a.env.Getenv("SPONSON_CTX_ENV") != "" {

@@ -183,3 +183,11 @@ type Awaiter interface {
 type ScopeLister interface {
 	ListScope(ctx context.Context, req Request) ([]Resource, error)
 }
+
+// LineOutputser is an op whose outputs depend on the line (http.resource:
+// id plus the names under its outputs: parameter). Plan checks ask it, with
+// the line's parameters as written (references unresolved), instead of the
+// op's Spec. Pure.
+type LineOutputser interface {
+	LineOutputs(params map[string]any) []string
+}

@@ -56,7 +56,7 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 	if err := scope.Validate(c.Scope); err != nil {
 		return nil, err
 	}
-	if err := p.Check(e.catalog()); err != nil {
+	if err := p.Check(e.Catalog()); err != nil {
 		return nil, err
 	}
 	lines, err := p.Select(env)
@@ -178,18 +178,12 @@ func firstOf[S ~string](ss ...S) S {
 	return ""
 }
 
-// catalog is what the plan is checked against: the built-in catalogue and
-// every registered op (a test's fake ops included). An op that is only
-// catalogued is refused later, per line, with NOT_IMPLEMENTED.
-func (e *Engine) catalog() plan.Catalog {
+// Catalog is what plans are checked against: the built-in catalogue and
+// every registered op (a test's fake ops included), with per-line outputs.
+// An op that is only catalogued is refused later, per line, with
+// NOT_IMPLEMENTED.
+func (e *Engine) Catalog() plan.Catalog {
 	return unionCatalog{a: e.Ops.Catalog(), b: adapter.Builtin(), ops: e.Ops}
-}
-
-// LineOutputser is an op whose outputs depend on the line's parameters
-// (http.resource: id plus the keys of its outputs: map). The plan's
-// REF_OUTPUT_UNKNOWN check asks it instead of the op's Spec.
-type LineOutputser interface {
-	OutputsOf(params *plan.Value) []string
 }
 
 type unionCatalog struct {
@@ -197,11 +191,13 @@ type unionCatalog struct {
 	ops  *adapter.Registry
 }
 
-// OutputsOf implements plan.LineOutputs.
+// OutputsOf implements plan.LineOutputs: an op whose outputs depend on the
+// line is asked with the line's parameters as written.
 func (u unionCatalog) OutputsOf(name, op string, params *plan.Value) []string {
 	if o, ok := u.ops.Lookup(name, op); ok {
-		if lo, ok := o.(LineOutputser); ok {
-			return lo.OutputsOf(params)
+		if lo, ok := o.(adapter.LineOutputser); ok {
+			m, _ := params.Data().(map[string]any)
+			return lo.LineOutputs(m)
 		}
 	}
 	return u.Outputs(name, op)

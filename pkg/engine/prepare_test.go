@@ -6,7 +6,6 @@ import (
 
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/pkg/errs"
-	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt/memstore"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -128,7 +127,7 @@ changes:
 // outputsOp is fake.object whose outputs also come from its parameters.
 type outputsOp struct{ *fakeop.ObjectOp }
 
-func (outputsOp) OutputsOf(params *plan.Value) []string { return []string{"id", "url", "custom"} }
+func (outputsOp) LineOutputs(params map[string]any) []string { return []string{"id", "url", "custom"} }
 
 func TestLineOutputsFromParameters(t *testing.T) {
 	w := newWorld(t)

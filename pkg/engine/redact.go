@@ -42,5 +42,5 @@ func runError(err error, what string) error {
 	if e.Code.Exit() == errs.ExitFailed {
 		return err
 	}
-	return errs.Wrap(err, errs.RUN_FAILED, "%s failed: line error %s", what, e.Code).WithHint("%s", e.HintText())
+	return errs.Wrap(err, errs.RUN_FAILED, "%s failed", what).WithHint("%s", e.HintText())
 }

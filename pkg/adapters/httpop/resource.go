@@ -627,3 +627,19 @@ func (op *ResourceOp) Destroy(ctx context.Context, p adapter.Provider, run adapt
 	}
 	return err
 }
+
+// LineOutputs is id plus the names the line declares under outputs:.
+func (op *ResourceOp) LineOutputs(params map[string]any) []string {
+	out := []string{"id"}
+	m, _ := params["outputs"].(map[string]any)
+	names := make([]string, 0, len(m))
+	for name := range m {
+		if name != "id" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return append(out, names...)
+}
+
+var _ adapter.LineOutputser = (*ResourceOp)(nil)
