@@ -1,0 +1,74 @@
+// Package gitstore is the git-branch receipt.Store (stores.md, "The
+// git-branch store"): receipts and leases live on branches of the
+// repository itself, so CI runs that start from nothing, the bot and a
+// laptop all see the same truth, under the hosting service's permissions,
+// branch rules and audit log. It speaks to the remote with go-git v5 and
+// keeps nothing on disk: every operation has its own in-memory storage, over
+// an object cache the store's operations share.
+//
+// Layout, under refs/heads/sponson-receipts/ (segments encoded by
+// receipt.EncodeSegment):
+//
+//	<env>/<scope>                 README.md, receipt.json, lock.json while held, generation
+//	_locks/<sha256(identity)[:32]> README.md, lock.json while held (names the identity), generation
+//	_unsaved/<env>/<scope>/<run>  README.md, receipt.json: a receipt the store refused, create-only
+//
+// One commit per write, message "<operation> <env>/<scope> <run> <status>"
+// (lease commits: "acquire|renew|release|unlock <key> <run> generation-<n>")
+// with trailers: Sponson-Event (the receipt.Event History is made of, on
+// receipt writes and force-releases), Sponson-Receipt (on lease commits, the
+// commit that wrote the receipt: a receipt's Version), Sponson-Nonce.
+//
+// Invariants:
+//   - Every mutation is ONE compare-and-swap on one ref, or one atomic push
+//     of several (WriteMany): the store reads the tip, checks the lease
+//     (holder and generation) against that tip's tree, builds the new commit
+//     in memory and pushes it requiring the remote ref to still be at that
+//     tip (PushOptions.RequireRemoteRefs for updates and deletes; a
+//     non-forced push of a parentless commit to create). git's receive-pack
+//     applies the update under the ref's lock only if the ref is still at
+//     the expected value, so the lease check and the write land together or
+//     not at all. The lease and the receipt are in one tree: a fenced write
+//     is one commit. Not ForceWithLease: see docs/adr/0003.
+//   - A mutation may start from the tip this store itself last pushed or
+//     read (one round trip saved); a refusal (LOCK_HELD, LOCK_LOST) or a
+//     no-op is only ever decided on a tip read fresh from the remote.
+//   - After any push error the store re-reads the refs: a ref at one of the
+//     commits this operation pushed (or one commit past it) means the write
+//     landed and only the answer was lost — success. Every commit carries a
+//     nonce (run, time, random), so no two writers can push the same commit
+//     and both "succeed".
+//   - A lost compare-and-swap is retried with full-jitter exponential
+//     backoff within Options.Budget (default 60 s), then STORE_CONTENDED
+//     with the attempts and the time spent. A lease check that fails on a
+//     fresh read is LOCK_HELD / LOCK_LOST at once, never contention.
+//   - Generations only grow: the generation file stays in the tree when
+//     lock.json goes, and a force-release keeps it at least at the removed
+//     lease's generation.
+//   - "Persisted" means Write returned nil: the remote's receive-pack
+//     accepted the commit. An error other than LOCK_LOST / INTERNAL does not
+//     prove nothing landed.
+//   - Capabilities().AtomicMulti is true only when the remote's receive-pack
+//     advertises "atomic" (go-git otherwise silently pushes non-atomically);
+//     then WriteMany lands all its commits or none. Otherwise it checks
+//     every lease, then writes in the order given.
+//   - No message ever contains a credential: the URL go-git sees has no
+//     userinfo (it becomes basic auth; a token is sent as user
+//     "x-access-token"), and every error text is scrubbed of the URL's
+//     userinfo, the token and the password.
+//   - go-git's push outcomes are strings; classify (classify.go) is the one
+//     place that reads them.
+//
+// Cost: go-git v5 speaks protocol v0/v1 only, so every fetch and push first
+// receives the whole ref advertisement (~75 bytes a ref). Read is one
+// advertisement plus, when the tip is not in memory, one packfile; List(env),
+// Scopes and Locks are one advertisement plus at most one depth-1 packfile of
+// every matching branch, whatever their number; a fenced write is one
+// advertisement plus one push request. RoundTrips counts them. Prune deletes
+// tombstoned scopes' branches after a retention, so the ref count tracks
+// open work. docs/performance.md has the measurements.
+//
+// Concurrency: a Store is safe for concurrent use; operations share only the
+// immutable-object cache and the memory of last tips. Between processes and
+// machines, the remote's ref lock is the only arbiter.
+package gitstore

@@ -1,0 +1,232 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// receiptOf decodes the receipt in a tip's tree: nil when there is none.
+func receiptOf(t *tipState, target receipt.Target) (*receipt.Receipt, receipt.Version, error) {
+	data, ok, err := t.file(receipt.ReceiptFile)
+	if err != nil || !ok {
+		return nil, "", err
+	}
+	r, err := receipt.DecodeFrom(data, fmt.Sprintf("the receipt of %s (branch %s, commit %s)", target, shortRef(t.ref), t.hash))
+	if err != nil {
+		return nil, "", err
+	}
+	return r, receiptVersion(t.commit), nil
+}
+
+// Read implements receipt.Receipts: one ref advertisement, plus one packfile
+// when the tip is not in memory. The version is the commit that wrote the
+// receipt.
+func (s *Store) Read(ctx context.Context, env, scope string) (*receipt.Receipt, receipt.Version, error) {
+	if err := receipt.Interrupted(ctx, "read "+env+"/"+scope); err != nil {
+		return nil, "", err
+	}
+	target := receipt.ScopeTarget(env, scope)
+	if err := target.Validate(); err != nil {
+		return nil, "", err
+	}
+	ts, err := s.readStates(ctx, []plumbing.ReferenceName{refOf(target)})
+	if err != nil {
+		return nil, "", err
+	}
+	return receiptOf(ts[0], target)
+}
+
+// List implements receipt.Receipts: one ref advertisement and at most one
+// packfile (every scope branch of env at depth 1), whatever the number of
+// scopes.
+func (s *Store) List(ctx context.Context, env string) ([]receipt.Stored, error) {
+	if err := receipt.Interrupted(ctx, "list "+env); err != nil {
+		return nil, err
+	}
+	if env == "" {
+		return nil, errs.New(errs.USAGE, "list: no environment given")
+	}
+	snap, err := s.fetch(ctx, func(name string) bool {
+		kind, t, _ := parseRef(name)
+		return kind == refScope && t.Env == env
+	}, fetchTips)
+	if err != nil {
+		return nil, err
+	}
+	var out []receipt.Stored
+	for ref, h := range snap.refs {
+		_, target, _ := parseRef(ref.String())
+		t, err := stateAt(snap.st, ref, h, true)
+		if err != nil {
+			return nil, err
+		}
+		r, v, err := receiptOf(t, target)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Receipt: r, Version: v})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
+	return out, nil
+}
+
+// Write implements receipt.Receipts: one commit that replaces receipt.json,
+// pushed only if the branch's tip is still the one whose lock.json holds
+// the lease (holder and generation).
+func (s *Store) Write(ctx context.Context, r *receipt.Receipt, lease receipt.Lease) error {
+	return s.WriteMany(ctx, []receipt.Write{{Receipt: r, Lease: lease}})
+}
+
+// WriteMany implements receipt.Receipts. When the remote advertises atomic
+// pushes (Capabilities().AtomicMulti) every receipt is one commit on its
+// branch and all go in one atomic push that requires every branch at the
+// tip its lease was checked against: all land or none. Otherwise every
+// lease is checked first, then the writes go one by one, in order.
+func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
+	if err := receipt.Interrupted(ctx, "write receipts"); err != nil {
+		return err
+	}
+	if err := receipt.CheckWrites(writes); err != nil {
+		return err
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	data := make([][]byte, len(writes))
+	for i, w := range writes {
+		d, err := receipt.Encode(w.Receipt)
+		if err != nil {
+			return err
+		}
+		data[i] = d
+	}
+	if len(writes) == 1 || s.atomicPush {
+		return s.writeFenced(ctx, writes, data)
+	}
+	refs := make([]plumbing.ReferenceName, len(writes))
+	for i, w := range writes {
+		refs[i] = refOf(w.Lease.Target)
+	}
+	ts, err := s.readStates(ctx, refs)
+	if err != nil {
+		return err
+	}
+	for i, w := range writes {
+		cur, err := leaseOf(ts[i], w.Lease.Target)
+		if err != nil {
+			return err
+		}
+		if err := receipt.CheckFence(w.Lease, cur); err != nil {
+			return err
+		}
+	}
+	for i := range writes {
+		if err := s.writeFenced(ctx, writes[i:i+1], data[i:i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFenced writes receipts in one compare-and-swap (one atomic push for
+// several).
+func (s *Store) writeFenced(ctx context.Context, writes []receipt.Write, data [][]byte) error {
+	refs := make([]plumbing.ReferenceName, len(writes))
+	what := "write the receipt of " + writes[0].Receipt.Target().String()
+	for i, w := range writes {
+		refs[i] = refOf(w.Lease.Target)
+		if i > 0 {
+			what += ", " + w.Receipt.Target().String()
+		}
+	}
+	_, err := s.update(ctx, what, refs, func(ts []*tipState) ([]*edit, error) {
+		edits := make([]*edit, len(writes))
+		now := s.clock.Now()
+		for i, w := range writes {
+			cur, err := leaseOf(ts[i], w.Lease.Target)
+			if err != nil {
+				return nil, err
+			}
+			if err := receipt.CheckFence(w.Lease, cur); err != nil {
+				return nil, err
+			}
+			r := w.Receipt
+			ev := receipt.Event{At: now, Target: r.Target(), Operation: r.Operation, RunID: r.RunID, Status: r.Status, Generation: w.Lease.Generation}
+			line, err := eventTrailer(ev)
+			if err != nil {
+				return nil, err
+			}
+			edits[i] = &edit{
+				set:      map[string][]byte{receipt.ReceiptFile: data[i], ReadmeFile: readme(r.Target())},
+				subject:  subject(string(r.Operation), r.Target(), r.RunID, string(r.Status)),
+				trailers: []string{line},
+				run:      r.RunID,
+			}
+		}
+		return edits, nil
+	})
+	return err
+}
+
+// History implements receipt.Receipts from the branch's commits: the whole
+// history of the branch is fetched (one advertisement, one packfile) and
+// walked along first parents. Each run appears once, at its latest write;
+// every force-release appears as an unlock event.
+func (s *Store) History(ctx context.Context, target receipt.Target) ([]receipt.Event, error) {
+	if err := receipt.Interrupted(ctx, "history of "+target.String()); err != nil {
+		return nil, err
+	}
+	if err := target.Validate(); err != nil {
+		return nil, err
+	}
+	ref := refOf(target)
+	snap, err := s.fetch(ctx, func(name string) bool { return name == ref.String() }, fetchHistory)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := snap.refs[ref]
+	if !ok {
+		return nil, nil
+	}
+	var chain []*object.Commit // newest first
+	for !h.IsZero() {
+		c, err := object.GetCommit(snap.st, h)
+		if err != nil {
+			return nil, errs.Wrap(err, errs.STORE_UNAVAILABLE, "walk the history of %s at %s", shortRef(ref), h)
+		}
+		chain = append(chain, c)
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+		}
+	}
+	seenRun := map[string]bool{}
+	var out []receipt.Event // newest first
+	for _, c := range chain {
+		ev, ok := commitEvent(c)
+		if !ok || ev.Target != target {
+			continue
+		}
+		if ev.Operation != receipt.OpUnlock {
+			if seenRun[ev.RunID] {
+				continue
+			}
+			seenRun[ev.RunID] = true
+			ev.Version = receipt.Version(c.Hash.String())
+		}
+		out = append(out, *ev)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}

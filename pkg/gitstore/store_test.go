@@ -1,0 +1,89 @@
+package gitstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/receipt/receipttest"
+)
+
+var _ receipt.Store = (*Store)(nil)
+
+// transports are the two real remotes every behaviour is tested over:
+// file:// (git's own receive-pack run as a process) and git http-backend
+// over HTTP on 127.0.0.1.
+var transports = []string{"file", "http"}
+
+// remote is one test remote: the bare repository and the URL to reach it.
+type remote struct {
+	dir, url string
+	srv      *gittest.Server // nil for file://
+}
+
+func newRemote(t testing.TB, transport string, opts ...gittest.Option) remote {
+	t.Helper()
+	dir, fileURL := gittest.NewBareRepo(t)
+	if transport == "file" {
+		return remote{dir: dir, url: fileURL}
+	}
+	srv := gittest.Serve(t, dir, opts...)
+	return remote{dir: dir, url: srv.URL, srv: srv}
+}
+
+func newStore(t testing.TB, url string, clock receipt.Clock, mods ...func(*Options)) *Store {
+	t.Helper()
+	opts := Options{URL: url, Clock: clock}
+	for _, m := range mods {
+		m(&opts)
+	}
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("New(%s): %v", url, err)
+	}
+	return s
+}
+
+// plant stores raw bytes as env/scope's receipt.json, bypassing the
+// encoder and the lease (a commit someone else made).
+func plant(t *testing.T, st receipt.Store, env, scope string, raw []byte) {
+	t.Helper()
+	s := st.(*Store)
+	target := receipt.ScopeTarget(env, scope)
+	_, err := s.update(context.Background(), "plant", []plumbing.ReferenceName{refOf(target)}, func([]*tipState) ([]*edit, error) {
+		return []*edit{{set: map[string][]byte{receipt.ReceiptFile: raw}, subject: "plant " + target.Key(), run: "plant"}}, nil
+	})
+	if err != nil {
+		t.Fatalf("plant %s: %v", target, err)
+	}
+}
+
+// racerRounds is how many rounds the suite's racing goroutines run.
+func racerRounds() int {
+	if testing.Short() {
+		return 2
+	}
+	return 5
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			t.Parallel()
+			receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+				r := newRemote(t, tr)
+				s := newStore(t, r.url, clock)
+				t.Cleanup(func() {
+					if !t.Failed() {
+						gittest.Fsck(t, r.dir)
+					}
+				})
+				return s
+			}, receipttest.WithPlant(plant), receipttest.WithRacers(8, racerRounds()))
+		})
+	}
+}

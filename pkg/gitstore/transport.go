@@ -1,0 +1,268 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// snapshot is what one fetch saw: the matching refs as the remote
+// advertised them, and a storage holding every object of their tips' trees.
+type snapshot struct {
+	refs map[plumbing.ReferenceName]plumbing.Hash
+	st   *opStorage
+}
+
+// fetchMode is what fetch asks for beyond the ref advertisement.
+type fetchMode int
+
+const (
+	fetchTips    fetchMode = iota // each matching tip's commit and tree (depth 1)
+	fetchHistory                  // each matching tip's whole history
+	fetchNone                     // nothing: the listing only
+)
+
+// fetch is one upload-pack session: the ref advertisement (one round trip),
+// then, only if a matching tip is not complete in the object cache, ONE
+// request for all the missing tips at depth 1 (one packfile, a second round
+// trip). fetchHistory asks for the whole history of every matching tip
+// instead; fetchNone stops after the listing.
+func (s *Store) fetch(ctx context.Context, match func(name string) bool, mode fetchMode) (*snapshot, error) {
+	snap := &snapshot{refs: map[plumbing.ReferenceName]plumbing.Hash{}, st: newOpStorage(s.objects)}
+	c, ep, err := s.client()
+	if err != nil {
+		return nil, err
+	}
+	sess, err := c.NewUploadPackSession(ep, s.auth)
+	if err != nil {
+		return nil, s.transportError(err, "", "connect to %s", s.safeURL)
+	}
+	defer sess.Close()
+	s.roundTrips.Add(1)
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return snap, nil
+	}
+	if err != nil {
+		return nil, s.transportError(err, "", "list the refs of %s", s.safeURL)
+	}
+	var wants []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	for name, h := range ar.References {
+		if !match(name) {
+			continue
+		}
+		snap.refs[plumbing.ReferenceName(name)] = h
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if mode == fetchHistory || mode == fetchTips && !complete(snap.st, h) {
+			wants = append(wants, h)
+		}
+	}
+	if len(wants) == 0 {
+		return snap, nil
+	}
+	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+	req.Wants = wants
+	if mode == fetchTips {
+		req.Depth = packp.DepthCommits(1)
+		if err := req.Capabilities.Set(capability.Shallow); err != nil {
+			return nil, errs.Wrap(err, errs.INTERNAL, "request a shallow fetch")
+		}
+	}
+	if ar.Capabilities.Supports(capability.NoProgress) {
+		_ = req.Capabilities.Set(capability.NoProgress)
+	}
+	s.roundTrips.Add(1)
+	resp, err := sess.UploadPack(ctx, req)
+	if err != nil {
+		return nil, s.transportError(err, "", "fetch receipts from %s", s.safeURL)
+	}
+	defer resp.Close()
+	var r io.Reader = resp
+	switch {
+	case req.Capabilities.Supports(capability.Sideband64k):
+		r = sideband.NewDemuxer(sideband.Sideband64k, resp)
+	case req.Capabilities.Supports(capability.Sideband):
+		r = sideband.NewDemuxer(sideband.Sideband, resp)
+	}
+	if err := packfile.UpdateObjectStorage(snap.st, r); err != nil {
+		return nil, s.transportError(err, "", "read the packfile from %s", s.safeURL)
+	}
+	for _, h := range wants {
+		if !complete(snap.st, h) {
+			return nil, errs.New(errs.STORE_UNAVAILABLE, "%s did not send commit %s and its tree", s.safeURL, h)
+		}
+	}
+	return snap, nil
+}
+
+// complete reports whether commit h, its tree and the tree's entries are
+// all in st (the depth-1 view a read needs).
+func complete(st *opStorage, h plumbing.Hash) bool {
+	c, err := object.GetCommit(st, h)
+	if err != nil {
+		return false
+	}
+	t, err := object.GetTree(st, c.TreeHash)
+	if err != nil {
+		return false
+	}
+	for _, e := range t.Entries {
+		if !st.has(e.Hash) {
+			return false
+		}
+	}
+	return true
+}
+
+// refUpdate is one ref of a push: create (old zero), update, or delete (new
+// zero).
+type refUpdate struct {
+	ref      plumbing.ReferenceName
+	old, new plumbing.Hash
+}
+
+// push sends updates in one receive-pack request, atomically if asked. Updates and deletes carry RequireRemoteRefs "<old>:<ref>": go-git
+// refuses to send unless the advertised tip is old, and the command it sends
+// carries old as the expected value, which git's receive-pack checks under
+// the ref's lock — the compare-and-swap. A create is a non-forced push of a
+// parentless commit: go-git refuses it if the ref exists, and the command's
+// zero old value makes receive-pack refuse it if the ref appeared since.
+//
+// Not ForceWithLease (stores.md): in go-git v5.19.3 it silently overwrites
+// when the refspec's source is a hash or its RefName differs from the
+// destination, and it ignores the lease on deletes.
+//
+// st must hold the new commits' objects and the old tips' (go-git walks them
+// to leave out what the remote has). It returns the server's progress
+// output (hook messages) for errors.
+func (s *Store) push(ctx context.Context, st *opStorage, updates []refUpdate, atomic bool) (string, error) {
+	opts := &git.PushOptions{RemoteName: "origin", Auth: s.auth, Atomic: atomic}
+	for _, u := range updates {
+		switch {
+		case u.new.IsZero():
+			opts.RefSpecs = append(opts.RefSpecs, config.RefSpec(":"+u.ref.String()))
+			opts.RequireRemoteRefs = append(opts.RequireRemoteRefs, config.RefSpec(u.old.String()+":"+u.ref.String()))
+		case u.old.IsZero():
+			opts.RefSpecs = append(opts.RefSpecs, config.RefSpec(u.new.String()+":"+u.ref.String()))
+		default:
+			opts.RefSpecs = append(opts.RefSpecs, config.RefSpec("+"+u.new.String()+":"+u.ref.String()))
+			opts.RequireRemoteRefs = append(opts.RequireRemoteRefs, config.RefSpec(u.old.String()+":"+u.ref.String()))
+		}
+	}
+	var progress bytes.Buffer
+	opts.Progress = &progress // turns on side-band: hook output comes back
+	remote := git.NewRemote(st, &config.RemoteConfig{Name: "origin", URLs: []string{s.url}})
+	err := remote.PushContext(ctx, opts)
+	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
+		// NoErrAlreadyUpToDate cannot mean success here (every commit has a
+		// nonce); the caller's re-read decides.
+		if err == nil {
+			s.roundTrips.Add(2)
+		} else {
+			s.roundTrips.Add(1)
+		}
+		return progress.String(), err
+	}
+	if _, sent := classify(err); sent {
+		s.roundTrips.Add(2)
+	} else {
+		s.roundTrips.Add(1)
+	}
+	return progress.String(), err
+}
+
+// transportError codes an error from go-git for the caller (classify
+// decides the code), with credentials scrubbed from every text.
+func (s *Store) transportError(err error, server, format string, args ...any) error {
+	var coded *errs.Error
+	if errors.As(err, &coded) {
+		return err
+	}
+	what := fmt.Sprintf(format, args...)
+	f, _ := classify(err)
+	cause := s.scrub(err)
+	switch f {
+	case failInterrupted:
+		return errs.Wrap(cause, errs.INTERRUPTED, "%s", what)
+	case failPermission:
+		return errs.Wrap(cause, errs.STORE_PERMISSION, "%s: the remote refused these credentials", what).
+			WithHint("Grant the token `contents: write` on the repository (in a workflow: `permissions: { contents: write }`); reading needs `contents: read`.")
+	case failRejected:
+		e := errs.Wrap(cause, errs.STORE_REJECTED, "%s: a server-side rule refused the push", what)
+		if m := s.serverMessage(server); m != "" {
+			e.Message += "; the server said: " + m
+			e.With("server_message", m)
+		}
+		return e.WithHint("Allow pushes to `sponson-receipts/*` branches in the repository's rules (branch protection, rulesets, hooks); the server's message says which rule.")
+	case failLost:
+		return errs.Wrap(cause, errs.STORE_CONTENDED, "%s: another writer moved the branch", what)
+	}
+	return errs.Wrap(cause, errs.STORE_UNAVAILABLE, "%s", what)
+}
+
+// serverMessage is the server's side-band output made fit for a message:
+// "remote: " prefixes and blank lines dropped, scrubbed, at most 1000 bytes.
+func (s *Store) serverMessage(out string) string {
+	var lines []string
+	for _, l := range strings.Split(strings.ReplaceAll(out, "\r", "\n"), "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "remote:"))
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	m := s.scrubText(strings.Join(lines, " | "))
+	if len(m) > 1000 {
+		m = m[:1000] + "…"
+	}
+	return m
+}
+
+// scrubbed is an error whose text had credentials removed; errors.Is and
+// errors.As still see the original.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// userinfo matches the credentials part of a URL in free text.
+var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s"']+@`)
+
+func (s *Store) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &scrubbed{msg: s.scrubText(err.Error()), err: err}
+}
+
+// scrubText removes every credential the store knows and any URL userinfo.
+func (s *Store) scrubText(text string) string {
+	for _, secret := range s.secrets {
+		if secret != "" {
+			text = strings.ReplaceAll(text, secret, "***")
+		}
+	}
+	return userinfo.ReplaceAllString(text, "$1")
+}
