@@ -127,9 +127,10 @@ func (a *app) runDestroy(f runFlags) error {
 }
 
 func (a *app) receiptCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "receipt",
-		Short: "Print the scope's receipt and ledger",
+	var history bool
+	cmd := &cobra.Command{
+		Use:   "receipt [--history]",
+		Short: "Print the scope's receipt and ledger (or its history of runs)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.computeCtx()
@@ -139,6 +140,9 @@ func (a *app) receiptCommand() *cobra.Command {
 			st, err := a.openStore(a.planReceipts())
 			if err != nil {
 				return err
+			}
+			if history {
+				return a.history(st, c)
 			}
 			r, version, err := st.Read(a.ctx, c.Env, c.Scope)
 			if err != nil {
@@ -167,6 +171,39 @@ func (a *app) receiptCommand() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&history, "history", false, "list the scope's runs and unlocks, oldest first")
+	return cmd
+}
+
+// history lists a scope's runs (one per run that wrote a receipt) and
+// force-releases, from the store's history (a git branch's commits).
+func (a *app) history(st *openedStore, c scope.Ctx) error {
+	target := receipt.ScopeTarget(c.Env, c.Scope)
+	events, err := st.History(a.ctx, target)
+	if err != nil {
+		return err
+	}
+	if events == nil {
+		events = []receipt.Event{}
+	}
+	a.result = map[string]any{"env": c.Env, "scope": c.Scope, "history": events, "store": st}
+	a.text = func(w io.Writer) {
+		if !st.Capabilities().History {
+			fmt.Fprintf(w, "the %s store keeps no history\n", st.Kind)
+			return
+		}
+		fmt.Fprintf(w, "history of %s (%d %s)\n", target, len(events), map[bool]string{true: "entry", false: "entries"}[len(events) == 1])
+		for _, e := range events {
+			at := e.At.UTC().Format("2006-01-02 15:04:05Z")
+			switch e.Operation {
+			case receipt.OpUnlock:
+				fmt.Fprintf(w, "  %s  unlock     by %s: %s\n", at, e.By, e.Reason)
+			default:
+				fmt.Fprintf(w, "  %s  %-10s %-9s run %s\n", at, e.Operation, e.Status, e.RunID)
+			}
+		}
+	}
+	return nil
 }
 
 func (a *app) receiptsCommand() *cobra.Command {

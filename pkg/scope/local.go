@@ -17,6 +17,7 @@ type LocalGit struct {
 	SHA           string // HEAD's commit; "" in a repository with no commits
 	DefaultBranch string // the branch refs/remotes/origin/HEAD points at, when set
 	Repo          string // owner/name from origin's URL, when it has that form
+	Origin        string // origin's URL as configured; "" without an origin
 }
 
 // ReadLocalGit reads the repository that contains dir (dir itself or a
@@ -51,7 +52,8 @@ func ReadLocalGit(dir string) (*LocalGit, error) {
 		l.SHA = head.Hash().String() // detached
 	}
 	if r, err := repo.Remote("origin"); err == nil && len(r.Config().URLs) > 0 {
-		l.Repo = repoFromURL(r.Config().URLs[0])
+		l.Origin = r.Config().URLs[0]
+		l.Repo = repoFromURL(l.Origin)
 	}
 	if ref, err := repo.Storer.Reference("refs/remotes/origin/HEAD"); err == nil && ref.Type() == plumbing.SymbolicReference {
 		l.DefaultBranch = strings.TrimPrefix(ref.Target().String(), "refs/remotes/origin/")
