@@ -307,7 +307,14 @@ func (a *app) engine(st *openedStore) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	var ttl time.Duration
+	if v := a.env.Getenv("SPONSON_LEASE_TTL"); v != "" {
+		if ttl, err = time.ParseDuration(v); err != nil || ttl < 500*time.Millisecond {
+			return nil, errs.New(errs.USAGE, "SPONSON_LEASE_TTL=%q is not a duration of at least 500ms (such as 15m)", v)
+		}
+	}
 	return &engine.Engine{
+		LeaseTTL:   ttl,
 		Store:      st.Store,
 		Ops:        a.ops(httpclient.New(cfg)),
 		Secrets:    secret.New(secret.Config{LookupEnv: a.env.LookupEnv, ReadFile: a.env.ReadFile, BaseDir: a.env.Dir}),
