@@ -16,6 +16,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"sponson": func() { os.Exit(cli.Main(os.Args[1:], cli.OSEnv(), cli.StdIO())) },
+		// The scenarios' harness reads a script's environment through it
+		// (scenario_test.go).
+		"sponson-testenv": func() { os.Exit(testEnvMain()) },
 	})
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -29,6 +31,27 @@ var clouds sync.Map // *testscript.TestScript → *sim.Cloud
 //	sim drift KEY=VALUE… a console-style edit (sim.Drift's fields)
 //	sim fail PROVIDER METHOD PATH STATUS [COUNT]
 //	                     fail the next matching requests
+//	sim drop PROVIDER METHOD PATH [COUNT]
+//	                     apply the next matching writes, then drop the
+//	                     connection: a lost response
+//	sim hold NAME PROVIDER METHOD PATH
+//	                     pin the next matching request before it is
+//	                     applied, until `sim release NAME`
+//	sim waitheld NAME    wait (at most 30s) until a request is pinned on NAME
+//	sim release NAME     let the pinned request proceed
+//	sim rule KIND PROVIDER METHOD PATH [FIELD=VALUE…]
+//	                     any chaos rule (sim.Rule's JSON fields: status,
+//	                     count, latency, retry_after, page_size, id)
+//	sim deploy BEHAVIOR [FIELD=VALUE…]
+//	                     start a Vercel deployment (sim.DeploySpec's JSON
+//	                     fields) of $SPONSON_CTX_SHA on $SPONSON_CTX_BRANCH
+//	                     in $SIM_VERCEL_PROJECT unless given; sets
+//	                     SIM_DEPLOY_UID_<i> and SIM_DEPLOY_URL_<i> (host)
+//	                     for each deployment made, older first
+//	sim count REGEXP N   the state (as `sim state` prints it) matches
+//	                     REGEXP exactly N times
+//	sim seed-http COLLECTION JSON
+//	                     seed an object of the generic API
 func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sim start|writes|reset|state|drift|fail ...")
@@ -38,7 +61,7 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		demo := c.SeedDemo()
 		srv, err := c.Start("127.0.0.1:0")
 		ts.Check(err)
-		ts.Defer(func() { srv.Close() })
+		ts.Defer(func() { srv.Close(); clouds.Delete(ts) })
 		for _, l := range srv.Env() {
 			k, v, _ := strings.Cut(l, "=")
 			ts.Setenv(k, v)
@@ -100,9 +123,118 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		_, err = c.AddRule(sim.Rule{Kind: sim.KindFail, Provider: args[1], Method: args[2], Path: args[3], Status: status, Count: count})
 		ts.Check(err)
+	case "drop":
+		if len(args) < 4 {
+			ts.Fatalf("usage: sim drop PROVIDER METHOD PATH [COUNT]")
+		}
+		count := 1
+		if len(args) > 4 {
+			var err error
+			count, err = strconv.Atoi(args[4])
+			ts.Check(err)
+		}
+		_, err := c.AddRule(sim.Rule{Kind: sim.KindDrop, Provider: args[1], Method: args[2], Path: args[3], Count: count})
+		ts.Check(err)
+	case "hold":
+		if len(args) != 5 {
+			ts.Fatalf("usage: sim hold NAME PROVIDER METHOD PATH")
+		}
+		_, err := c.AddRule(sim.Rule{ID: args[1], Kind: sim.KindHold, Provider: args[2], Method: args[3], Path: args[4], Count: 1})
+		ts.Check(err)
+	case "waitheld":
+		if len(args) != 2 {
+			ts.Fatalf("usage: sim waitheld NAME")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ts.Check(c.WaitHeld(ctx, args[1], 1))
+	case "release":
+		if len(args) != 2 || !c.Release(args[1]) {
+			ts.Fatalf("usage: sim release NAME (of a rule added with sim hold)")
+		}
+	case "rule":
+		if len(args) < 5 {
+			ts.Fatalf("usage: sim rule KIND PROVIDER METHOD PATH [FIELD=VALUE ...]")
+		}
+		var r sim.Rule
+		decodeFields(ts, args[5:], &r)
+		r.Kind, r.Provider, r.Method, r.Path = args[1], args[2], args[3], args[4]
+		_, err := c.AddRule(r)
+		ts.Check(err)
+	case "deploy":
+		if len(args) < 2 {
+			ts.Fatalf("usage: sim deploy BEHAVIOR [FIELD=VALUE ...]")
+		}
+		s := sim.DeploySpec{Project: ts.Getenv("SIM_VERCEL_PROJECT"), SHA: ts.Getenv("SPONSON_CTX_SHA"), Branch: ts.Getenv("SPONSON_CTX_BRANCH")}
+		decodeFields(ts, args[2:], &s)
+		s.Behavior = args[1]
+		uids, err := c.Deploy(s)
+		ts.Check(err)
+		// Name what was made, older first, for later patterns.
+		p, _ := c.State().VercelProject(s.Project)
+		for i, uid := range uids {
+			ts.Setenv(fmt.Sprintf("SIM_DEPLOY_UID_%d", i), uid)
+			for _, d := range p.Deployments {
+				if d.UID == uid {
+					ts.Setenv(fmt.Sprintf("SIM_DEPLOY_URL_%d", i), d.URL)
+				}
+			}
+		}
+	case "count":
+		if len(args) != 3 {
+			ts.Fatalf("usage: sim count REGEXP N")
+		}
+		re, err := regexp.Compile(args[1])
+		ts.Check(err)
+		want, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		b, err := json.MarshalIndent(c.State(), "", "  ")
+		ts.Check(err)
+		if got := len(re.FindAllIndex(b, -1)); (got == want) == neg {
+			ts.Fatalf("the state matches %q %d times, want %s%d", args[1], got, map[bool]string{true: "not ", false: ""}[neg], want)
+		}
+	case "seed-http":
+		if len(args) != 3 {
+			ts.Fatalf("usage: sim seed-http COLLECTION JSON")
+		}
+		var fields map[string]any
+		ts.Check(json.Unmarshal([]byte(args[2]), &fields))
+		_, err := c.SeedHTTPObject(args[1], fields)
+		ts.Check(err)
 	default:
 		ts.Fatalf("sim: unknown subcommand %q", args[0])
 	}
+}
+
+// decodeFields fills v from FIELD=VALUE arguments, naming v's JSON fields;
+// a VALUE that is valid JSON (a number, true) is taken as JSON, else as a
+// string.
+func decodeFields(ts *testscript.TestScript, kvs []string, v any) {
+	m := map[string]json.RawMessage{}
+	for _, kv := range kvs {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			ts.Fatalf("want FIELD=VALUE, got %q", kv)
+		}
+		if json.Valid([]byte(val)) {
+			m[k] = json.RawMessage(val)
+		} else {
+			b, _ := json.Marshal(val)
+			m[k] = b
+		}
+	}
+	b, _ := json.Marshal(m)
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	ts.Check(dec.Decode(v))
+}
+
+// cloudOf returns the script's fake cloud, or nil when it started none.
+func cloudOf(ts *testscript.TestScript) *sim.Cloud {
+	if v, ok := clouds.Load(ts); ok {
+		return v.(*sim.Cloud)
+	}
+	return nil
 }
 
 // cmdExpand writes a file with $NAME (upper-case names only) replaced by
