@@ -109,9 +109,10 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// HintText is the error's own hint, else the table's.
+// HintText is the error's own hint, else the table's; "" for a code the
+// table does not know (an uncoded warning must not borrow INTERNAL's).
 func (e *Error) HintText() string {
-	if e.Hint != "" {
+	if e.Hint != "" || !Known(e.Code) {
 		return e.Hint
 	}
 	return e.Code.Hint()

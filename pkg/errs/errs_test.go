@@ -147,3 +147,12 @@ func TestErrorsDocIsGenerated(t *testing.T) {
 		}
 	}
 }
+
+func TestUnknownCodeBorrowsNoHint(t *testing.T) {
+	if h := (&errs.Error{Message: "x"}).HintText(); h != "" {
+		t.Errorf("an uncoded error has the hint %q", h)
+	}
+	if h := errs.New(errs.Code("NO_SUCH_CODE"), "x").HintText(); h != "" {
+		t.Errorf("an unknown code has the hint %q", h)
+	}
+}

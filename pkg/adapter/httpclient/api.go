@@ -13,6 +13,7 @@ type API struct {
 	Provider string
 	BaseURL  string
 	Token    string
+	TokenVar string // the variable Token came from, named in auth failures' hints
 	Header   http.Header
 }
 
@@ -36,5 +37,5 @@ func (a API) Do(ctx context.Context, method, path string, q url.Values, body any
 
 func (a API) request(method, path string, q url.Values, body any, idempotent bool) *Request {
 	return &Request{Provider: a.Provider, Method: method, BaseURL: a.BaseURL, Path: path, Query: q,
-		Token: a.Token, Header: a.Header, Body: body, Idempotent: idempotent}
+		Token: a.Token, TokenVar: a.TokenVar, Header: a.Header, Body: body, Idempotent: idempotent}
 }

@@ -147,8 +147,11 @@ type Request struct {
 	Query   url.Values
 	// Token is sent as "Authorization: Bearer <Token>" when not empty. It
 	// never appears in an error.
-	Token  string
-	Header http.Header
+	Token string
+	// TokenVar names the variable Token came from, for the hint of a 401
+	// or 403 ("VERCEL_TOKEN").
+	TokenVar string
+	Header   http.Header
 	// Body is sent as JSON; a []byte or json.RawMessage is sent as is.
 	Body any
 	// Idempotent declares a POST or PATCH safe to repeat (an upsert, a PATCH
@@ -298,7 +301,7 @@ func (c *Client) attempt(ctx context.Context, req *Request, body []byte, n int) 
 		return &Response{Status: hresp.StatusCode, Header: hresp.Header, Body: data, Attempts: n, req: req}, 0, nil
 	}
 	se := &StatusError{Provider: req.Provider, Method: req.Method, Path: req.display(), Status: hresp.StatusCode,
-		Message: providerMessage(data, req.Token), Attempts: n}
+		Message: providerMessage(data, req.Token), Attempts: n, TokenVar: req.TokenVar}
 	switch st := hresp.StatusCode; {
 	case st == http.StatusTooManyRequests:
 		// A refusal: the provider did nothing, so even a create may repeat.

@@ -566,3 +566,20 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Errorf("defaults = %+v", c)
 	}
 }
+
+func TestAuthFailureNamesTheVariable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer srv.Close()
+	c := httpclient.New(httpclient.Config{})
+	api := httpclient.API{Client: c, Provider: "vercel", BaseURL: srv.URL, Token: "t0ken-value", TokenVar: "VERCEL_TOKEN"}
+	err := api.Get(context.Background(), "/v10/projects/p/env", nil, nil)
+	e := errs.As(err)
+	if e == nil || e.Code != errs.PROVIDER_AUTH || !strings.Contains(e.HintText(), "VERCEL_TOKEN") {
+		t.Fatalf("err %v (hint %q)", err, e.HintText())
+	}
+	if strings.Contains(err.Error()+e.HintText(), "t0ken-value") {
+		t.Error("the token is in the error")
+	}
+}

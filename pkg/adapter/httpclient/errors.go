@@ -17,6 +17,8 @@ type StatusError struct {
 	Status   int
 	// Message is the provider's own message, token cut out, clipped.
 	Message string
+	// TokenVar names the credential's variable, for an auth failure's hint.
+	TokenVar string
 	// Ambiguous: a non-idempotent request that may have been done.
 	Ambiguous bool
 	Attempts  int
@@ -36,7 +38,11 @@ func (e *StatusError) coded() *errs.Error {
 	out := errs.Wrap(e, code, "%s %s %s", e.Provider, e.Method, e.Path).With("status", e.Status)
 	switch code {
 	case errs.PROVIDER_AUTH:
-		out.WithHint("The %s API refused the credentials (%d): check the token's variable and that it may access this object.", e.Provider, e.Status)
+		what := "the token's variable"
+		if e.TokenVar != "" {
+			what = e.TokenVar
+		}
+		out.WithHint("The %s API refused the credentials (%d): check %s and that its token may access this object.", e.Provider, e.Status, what)
 	case errs.PROVIDER_NOT_FOUND:
 		out.WithHint("The %s API does not know %s: check the ids in the plan's providers block.", e.Provider, e.Path)
 	}

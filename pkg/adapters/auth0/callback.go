@@ -156,7 +156,7 @@ func (op *CallbackOp) api(b block) (httpclient.API, error) {
 	if err != nil {
 		return httpclient.API{}, err
 	}
-	return httpclient.API{Client: op.client, Provider: "auth0", BaseURL: base + "/api/v2", Token: tok}, nil
+	return httpclient.API{Client: op.client, Provider: "auth0", BaseURL: base + "/api/v2", Token: tok, TokenVar: TokenVar}, nil
 }
 
 func clientPath(client string) string { return "/clients/" + url.PathEscape(client) }

@@ -120,7 +120,7 @@ func (a api) client(env httpclient.Env, c *httpclient.Client) (httpclient.API, e
 		if err != nil {
 			return out, err
 		}
-		out.Token = tok
+		out.Token, out.TokenVar = tok, a.tokenEnv
 	}
 	return out, nil
 }

@@ -167,7 +167,7 @@ func (op *BranchOp) api() (httpclient.API, error) {
 	if err != nil {
 		return httpclient.API{}, err
 	}
-	return httpclient.API{Client: op.client, Provider: "neon", BaseURL: base, Token: tok}, nil
+	return httpclient.API{Client: op.client, Provider: "neon", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 // branch is a branch as the API answers it.

@@ -140,7 +140,7 @@ func (op *RedirectOp) api() (httpclient.API, error) {
 	if err != nil {
 		return httpclient.API{}, err
 	}
-	return httpclient.API{Client: op.client, Provider: "supabase", BaseURL: base, Token: tok}, nil
+	return httpclient.API{Client: op.client, Provider: "supabase", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 func configPath(project string) string {

@@ -216,7 +216,7 @@ func (op *EnvOp) api() (httpclient.API, error) {
 	if err != nil {
 		return httpclient.API{}, err
 	}
-	return httpclient.API{Client: op.client, Provider: "vercel", BaseURL: base, Token: tok}, nil
+	return httpclient.API{Client: op.client, Provider: "vercel", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 // envVar is a variable as the API answers it.
