@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -81,17 +83,60 @@ func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
 		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: o.waitTimeout()}
 }
 
-// applier is one apply under the scope lease.
+// applier is one apply (or destroy) under the scope lease.
 type applier struct {
 	*run
-	keeper  *LeaseKeeper
-	owner   receipt.Owner
-	w       *receipt.Receipt // the working receipt; its ledger is r.ledger when written
-	touched bool             // a provider write was attempted
-	lost    error            // the scope lease was lost
-	created []createdKey     // what this run created, in order
-	writes  int
-	order   []string // destroy: the line ids in the order they were walked
+	keeper *LeaseKeeper
+	owner  receipt.Owner
+	w      *receipt.Receipt // the working receipt; its ledger is r.ledger when written
+	order  []string         // destroy: the line ids in the order they were walked
+
+	// Guarded by run.mu (lines run concurrently):
+	touched bool                          // a provider write was attempted
+	lost    error                         // the scope lease was lost
+	created []createdKey                  // what this run created, in completion order
+	results map[string]receipt.LineResult // the lines finished so far (checkpoints)
+
+	// The checkpoint writer (see checkpoint): ck guards the rest.
+	ck      sync.Mutex
+	ckCond  *sync.Cond
+	ckAsked uint64 // checkpoints asked for so far
+	ckDone  uint64 // asked-for checkpoints a successful write covered
+	ckBusy  bool   // a write is in flight
+	ckErr   error  // the last failed write, and the requests it covered
+	ckErrTo uint64
+	writes  int // receipt writes so far
+
+	parentMu    sync.Mutex
+	parentLocks map[string]*sync.Mutex // identity → this run's turn on it
+	initial     map[string]bool        // identities in the ledger when the lines started
+}
+
+// setLost records that the scope lease was lost (the first error wins).
+func (a *applier) setLost(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lost == nil {
+		a.lost = err
+	}
+}
+
+func (a *applier) lostErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lost
+}
+
+func (a *applier) setTouched() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.touched = true
+}
+
+func (a *applier) wasTouched() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.touched
 }
 
 type createdKey struct {
@@ -104,25 +149,46 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	if prev != nil && prev.Closed != nil && !o.Reopen {
-		return nil, errs.New(errs.SCOPE_CLOSED, "scope %s/%s was closed by %s at %s", pr.env, pr.scope, prev.Closed.By, prev.Closed.At.UTC().Format(time.RFC3339))
+	var reopened *receipt.Tombstone
+	if prev != nil && prev.Closed != nil {
+		if !o.Reopen {
+			return nil, closedError(pr.env, pr.scope, prev.Closed)
+		}
+		reopened = prev.Closed
 	}
 	if prev != nil {
 		if err := scope.CheckCollision(pr.scope, prev.Branch, pr.ctx.Git.Branch); err != nil {
 			return nil, err
 		}
 	}
+	// One List(env) gives the other scopes' ledgers (foreign resources) and
+	// the scopes this one succeeds.
 	stored, err := e.Store.List(ctx, pr.env)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
 	a.loadForeign(stored)
+	if reopened != nil {
+		a.warn("", "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,
+			reopened.By, reopened.At.UTC().Format(time.RFC3339), headOf(reopened))
+	}
+	// A stale run writes nothing, a hand-over included: decided on the
+	// scope's own history, which succession does not change.
+	stale := a.stale(prev)
+	if !stale {
+		if prev, err = a.succeed(ctx, prev, stored, false); err != nil {
+			return nil, e.redactor().Error(err)
+		}
+	}
 	a.w = a.startReceipt(prev)
 	a.hashKey = a.w.HashKey
 	a.ledger = slices.Clone(a.w.Ledger)
-	if err := a.succeed(ctx, prev); err != nil {
-		return nil, err
+	if a.w.SupersededBy != "" && len(a.ledger) == 0 {
+		// Everything was handed over; applying the scope again starts it
+		// anew (what it creates now is its own, not in transit).
+		a.warn("", "scope %s was superseded by %s, which owns what it had created; this run starts it anew", pr.scope, a.w.SupersededBy)
+		a.w.SupersededBy = ""
 	}
 	if a.hashKey == "" {
 		if a.hashKey, err = receipt.NewHashKey(e.rand()); err != nil {
@@ -131,7 +197,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 		a.w.HashKey = a.hashKey
 	}
 
-	if a.stale(prev) {
+	if stale {
 		a.w.Stale, a.w.Status, a.w.FinishedAt = true, receipt.StatusComplete, e.now()
 		a.w.Lines = map[string]receipt.LineResult{}
 		return a.result(nil)
@@ -140,31 +206,14 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	// Secrets are registered before any output exists (step 4).
 	a.resolveSecrets(ctx)
 
-	var failure error
-	stopped := ""
-	for _, ls := range a.lines {
-		if stopped == "" && ctx.Err() != nil {
-			stopped = "the run was interrupted"
-		}
-		if stopped != "" {
-			ls.status = LineSkipped
-			ls.err = errs.New(errs.DEPENDENCY_BLOCKED, "not started: %s", stopped)
-			continue
-		}
-		a.applyLine(ctx, ls)
-		switch {
-		case a.lost != nil:
-			stopped = "the run lost its lease"
-		case ls.status == LineFailed || ls.status == LineBlocked:
-			if failure == nil {
-				failure = ls.err
-			}
-			stopped = fmt.Sprintf("line %q %s", ls.pl.id, ls.status)
-		}
+	a.initial = map[string]bool{}
+	for _, en := range a.ledger {
+		a.initial[en.Ref().Identity()] = true
 	}
+	failure := a.runLines(ctx)
 	interrupted := ctx.Err() != nil
 	var rollbackErr error
-	if failure != nil && a.lost == nil && !interrupted {
+	if failure != nil && a.lostErr() == nil && !interrupted {
 		rollbackErr = a.rollback(ctx)
 	}
 	a.settle(context.WithoutCancel(ctx))
@@ -175,15 +224,16 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 			status = receipt.StatusPartial
 		}
 	}
-	if failure != nil || a.lost != nil || interrupted || rollbackErr != nil {
+	lost := a.lostErr()
+	if failure != nil || lost != nil || interrupted || rollbackErr != nil {
 		status = receipt.StatusFailed
 	}
 	a.finish(status)
 
 	var runErr error
 	switch {
-	case a.lost != nil:
-		runErr = a.lost
+	case lost != nil:
+		runErr = lost
 	case interrupted:
 		runErr = errs.Wrap(ctx.Err(), errs.INTERRUPTED, "apply of %s/%s was interrupted; what was created is recorded", pr.env, pr.scope)
 	case rollbackErr != nil:
@@ -212,12 +262,6 @@ func (a *applier) startReceipt(prev *receipt.Receipt) *receipt.Receipt {
 	}
 	return w
 }
-
-// succeed is the seam of succession (engine.md, "Succession"): when a PR
-// scope is applied and its head branch's scope has a ledger, the PR scope
-// inherits those entries and the predecessor's receipt is rewritten
-// without them. Not built in this version: it does nothing.
-func (a *applier) succeed(ctx context.Context, prev *receipt.Receipt) error { return nil }
 
 // stale reports whether this commit is an ancestor of the last commit
 // applied to the scope (a re-run of an old job): then nothing is written.
@@ -294,41 +338,28 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 		a.recordUnchanged(ls)
 		return
 	}
-	if ls.parent != "" {
-		pk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, a.o.Wait), receipt.ParentTarget(ls.parent), a.parentOwner(pl.id))
-		if err != nil {
-			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
-			return
-		}
-		defer func() {
-			if rerr := pk.Release(context.WithoutCancel(ctx)); rerr != nil {
-				a.warn(errs.CodeOf(rerr), "%s", errs.Coded(rerr).Message)
-			}
-		}()
-		// The read made before the lock may be stale: inspect again under it.
-		a.inspect(ctx, ls)
-		if !a.judged(ls) {
-			return
-		}
-		if ls.status == PlanUnchanged {
-			a.recordUnchanged(ls)
-			return
-		}
-		if err := pk.Check(); err != nil {
-			ls.status, ls.err = LineFailed, err
-			return
-		}
+	if ls.parent != "" && !a.e.unlockedParents {
+		a.writeUnderParent(ctx, ls)
+		return
 	}
+	a.write(ctx, ls)
+}
+
+// write sends the line's changes (op.Apply) from its last inspection and
+// records the result, after checking the scope lease's deadline.
+func (a *applier) write(ctx context.Context, ls *lineState) {
+	pl := ls.pl
 	if err := a.keeper.Check(); err != nil {
-		a.lost = err
+		a.setLost(err)
 		ls.status, ls.err = LineFailed, err
 		return
 	}
-	ls.touched, a.touched = true, true
+	ls.touched = true
+	a.setTouched()
 	res, err := pl.op.Apply(ctx, ls.req, ls.live, a.intend(ctx, ls))
 	if err != nil {
-		if a.lost != nil {
-			ls.status, ls.err = LineFailed, a.lost
+		if lost := a.lostErr(); lost != nil {
+			ls.status, ls.err = LineFailed, lost
 			return
 		}
 		ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
@@ -488,7 +519,10 @@ func (a *applier) mergeOutputs(src *lineState, outs map[string]any) {
 func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 	return func(keys ...string) error {
 		if err := a.keeper.Check(); err != nil {
-			a.lost = err
+			a.setLost(err)
+			return err
+		}
+		if err := checkParent(ls.pk, ls.parent, ls.pl.id); err != nil {
 			return err
 		}
 		a.mu.Lock()
@@ -518,7 +552,7 @@ func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 		a.mu.Unlock()
 		if err := a.checkpoint(ctx); err != nil {
 			if errs.CodeOf(err) == errs.LOCK_LOST {
-				a.lost = err
+				a.setLost(err)
 			}
 			return err
 		}
@@ -526,21 +560,71 @@ func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 	}
 }
 
-// checkpoint writes the working receipt, fenced: every receipt write of the
-// run goes through here (one writer).
+// checkpoint writes the working receipt, fenced, and returns once a write
+// that holds everything recorded before the call has landed. It is the one
+// writer of the run's receipt before the final write: one write at a time,
+// each from a snapshot of the ledger (and of the lines finished so far)
+// taken after the previous write finished, so checkpoints land in a
+// consistent order and a later one never holds less than an earlier one.
+// Lines asking while a write is in flight share the next one (group
+// commit): with many lines creating at once, the run does not queue one
+// store round trip per line.
 func (a *applier) checkpoint(ctx context.Context) error {
+	a.ck.Lock()
+	if a.ckCond == nil {
+		a.ckCond = sync.NewCond(&a.ck)
+	}
+	a.ckAsked++
+	mine := a.ckAsked
+	for {
+		switch {
+		case a.ckDone >= mine:
+			a.ck.Unlock()
+			return nil
+		case a.ckErr != nil && a.ckErrTo >= mine:
+			err := a.ckErr
+			a.ck.Unlock()
+			return err
+		case !a.ckBusy:
+			a.ckBusy = true
+			upTo := a.ckAsked // the snapshot below holds every request so far
+			a.ck.Unlock()
+			err := a.writeSnapshot(ctx)
+			a.ck.Lock()
+			a.ckBusy = false
+			if err == nil {
+				a.ckDone = upTo
+			} else {
+				a.ckErr, a.ckErrTo = err, upTo
+			}
+			a.ckCond.Broadcast()
+			continue
+		}
+		a.ckCond.Wait()
+	}
+}
+
+// writeSnapshot writes the working receipt with the ledger and the lines
+// finished as they are now; only checkpoint calls it, one at a time.
+func (a *applier) writeSnapshot(ctx context.Context) error {
+	w := *a.w
 	a.mu.Lock()
-	a.w.Ledger = slices.Clone(a.ledger)
+	w.Ledger = slices.Clone(a.ledger)
+	w.Lines = make(map[string]receipt.LineResult, len(a.results))
+	for id, lr := range a.results {
+		w.Lines[id] = lr
+	}
 	a.mu.Unlock()
-	a.w.Lines = a.lineResults()
-	red, err := a.e.redactReceipt(a.w)
+	red, err := a.e.redactReceipt(&w)
 	if err != nil {
 		return err
 	}
 	if err := a.e.Store.Write(ctx, red, a.keeper.Lease()); err != nil {
 		return a.e.redactor().Error(err)
 	}
+	a.ck.Lock()
 	a.writes++
+	a.ck.Unlock()
 	return nil
 }
 
@@ -562,11 +646,13 @@ func (a *applier) recordUnchanged(ls *lineState) {
 // recordResult records what Apply returned.
 func (a *applier) recordResult(ls *lineState, res *adapter.Result) {
 	created := map[string]bool{}
+	a.mu.Lock()
 	for _, k := range res.Created {
 		created[k] = true
 		ls.created = append(ls.created, k)
 		a.created = append(a.created, createdKey{ls: ls, key: k})
 	}
+	a.mu.Unlock()
 	ls.resKeys = nil
 	for _, r := range res.Resources {
 		a.upsert(ls, r, created[r.Key])
@@ -610,19 +696,37 @@ func (a *applier) upsert(ls *lineState, res adapter.Resource, created bool) {
 	}
 }
 
-// rollback undoes what this run created (step 6): first it re-reads the
-// intents this run recorded whose create may have landed (a lost answer),
-// then destroys what this run created, newest first, each entry with a
+// rollback undoes what this run created (step 6), once it has confirmed
+// it still holds the scope lease: first it re-reads the intents this run
+// recorded whose create may have landed (a lost answer), then destroys
+// what this run created, newest first, each entry with a
 // parent under that parent's lease (always waiting, bounded). Nothing an
 // earlier run created is touched. A destroy that fails leaves its entry
 // and makes the line rollback_failed; the error is ROLLBACK_FAILED naming
 // the resources.
 func (a *applier) rollback(ctx context.Context) error {
+	// A run taken over by force (the unlock escape hatch) may not have
+	// noticed yet: undoing what it created would contradict the receipt
+	// its successor now holds. Confirm the lease first; lost, the run
+	// stops (LOCK_LOST) and what it created stays for the unsaved receipt.
+	if err := a.keeper.confirm(); err != nil {
+		a.setLost(err)
+		return nil
+	}
+	created := map[string]bool{}
+	for _, ck := range a.created {
+		created[ck.ls.pl.ref(ck.key).Identity()] = true
+	}
 	for _, ls := range a.lines {
 		for _, k := range ls.intents {
 			ref := ls.pl.ref(k)
 			i, en := a.entry(ref)
-			if en == nil || en.CreatedBy != receipt.CreatedByIntent {
+			// A create of this run whose answer never came back (the line
+			// did not record a result) may have been seen since by another
+			// line running at the same time, which then recorded it as
+			// found: it is still this run's to undo.
+			mine := !ls.ran && ls.priorBy[k] == "" && !created[ref.Identity()]
+			if en == nil || (en.CreatedBy != receipt.CreatedByIntent && !mine) {
 				continue
 			}
 			found, err := ls.pl.op.Lookup(ctx, ls.pl.provider, a.pr.run, k)
@@ -650,7 +754,7 @@ func (a *applier) rollback(ctx context.Context) error {
 		if err := a.destroyEntry(ctx, ck.ls.pl.op, ck.ls.pl.ref(ck.key), true); err != nil {
 			ck.ls.rollback = append(ck.ls.rollback, ck.key)
 			a.warn(errs.CodeOf(err), "rollback of %s (line %q): %v", ck.key, ck.ls.pl.id, a.e.redactor().Error(err))
-			if a.lost != nil {
+			if a.lostErr() != nil {
 				break
 			}
 			continue
@@ -687,21 +791,21 @@ func (a *applier) destroyEntry(ctx context.Context, op adapter.Op, ref receipt.R
 	if en == nil {
 		return nil
 	}
-	if en.Parent != "" {
-		pk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, wait || a.o.Wait), receipt.ParentTarget(en.Parent), a.parentOwner("destroy"))
+	if en.Parent != "" && !a.e.unlockedParents {
+		pk, release, err := a.lockParent(ctx, en.Parent, "destroy", wait)
 		if err != nil {
 			return err
 		}
-		defer pk.Release(context.WithoutCancel(ctx))
-		if err := pk.Check(); err != nil {
+		defer release()
+		if err := checkParent(pk, en.Parent, firstOf(en.Line, en.Key)); err != nil {
 			return err
 		}
 	}
 	if err := a.keeper.Check(); err != nil {
-		a.lost = err
+		a.setLost(err)
 		return err
 	}
-	a.touched = true
+	a.setTouched()
 	if err := op.Destroy(ctx, adapter.Provider(en.Provider), a.pr.run, adapter.Resource{Key: en.Key, ID: en.ID, Outputs: en.Outputs}); err != nil {
 		return err
 	}
@@ -752,6 +856,21 @@ func (a *applier) settle(ctx context.Context) {
 	if out == nil {
 		out = receipt.Ledger{}
 	}
+	// Entries this run added come after the ones it started from, in run
+	// order of their lines: lines running at once add them in any order,
+	// the receipt must not depend on it (destroy walks the ledger newest
+	// first, and run order puts every line after its dependencies).
+	pos := make(map[string]int, len(a.lines))
+	for i, ls := range a.lines {
+		pos[ls.pl.id] = i
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		oi, oj := a.initial[out[i].Ref().Identity()], a.initial[out[j].Ref().Identity()]
+		if oi || oj {
+			return oi && !oj
+		}
+		return pos[out[i].Line] < pos[out[j].Line]
+	})
 	a.ledger = out
 }
 
@@ -762,6 +881,14 @@ func (a *applier) lineResults() map[string]receipt.LineResult {
 		if ls.status == "" {
 			continue
 		}
+		out[ls.pl.id] = a.lineResult(ls)
+	}
+	return out
+}
+
+// lineResult is what this run did with one line.
+func (a *applier) lineResult(ls *lineState) receipt.LineResult {
+	{
 		lr := receipt.LineResult{Status: ls.status}
 		if ls.err != nil {
 			le := lineError(ls.err)
@@ -782,9 +909,8 @@ func (a *applier) lineResults() map[string]receipt.LineResult {
 		if ls.ran && ls.status != LineRolledBack && ls.status != LineRollbackFailed {
 			lr.Outputs = a.outputStates(ls.pl)
 		}
-		out[ls.pl.id] = lr
+		return lr
 	}
-	return out
 }
 
 // finish stamps the final receipt.
@@ -824,7 +950,7 @@ func (a *applier) result(runErr error) (*RunResult, error) {
 		ctx := context.Background()
 		if werr := a.e.Store.Write(ctx, red, a.keeper.Lease()); werr != nil {
 			werr = a.e.redactor().Error(werr)
-			if a.touched {
+			if a.wasTouched() {
 				res.Unsaved = a.e.saveUnsaved(ctx, red)
 			}
 			if runErr == nil || errs.CodeOf(werr) == errs.LOCK_LOST {

@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/pkg/engine/enginetest"
@@ -96,4 +98,44 @@ func mustPlanB(b *testing.B, src string) *planT {
 		b.Fatal(err)
 	}
 	return p
+}
+
+// benchLatency is the injected provider latency of the parallel benchmark:
+// every object write takes this long (reads are immediate). 20 ms, or
+// SPONSON_BENCH_LATENCY (a Go duration: "100ms").
+func benchLatency() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SPONSON_BENCH_LATENCY")); err == nil && d > 0 {
+		return d
+	}
+	return 20 * time.Millisecond
+}
+
+// BenchmarkApplyParallel applies a 20-line plan from scratch against the
+// fake cloud with benchLatency on every object write, at several
+// parallelisms. The plan is a wide DAG: 4 roots, 16 lines that each take
+// a root's URL, so its critical path is 2 writes. x-critical-path is the
+// time per apply over critical path × latency (the goal: within 1.3 when
+// the parallelism covers the DAG's width). Results: docs/performance-engine.md.
+func BenchmarkApplyParallel(b *testing.B) {
+	p := mustPlanB(b, widePlan(4, 16))
+	latency := benchLatency()
+	critical := 2 * latency
+	for _, par := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				w := benchWorld(b)
+				w.cloud.SetLatency(fakeop.OpObject, latency)
+				b.StartTimer()
+				start := time.Now()
+				res, err := w.eng.Apply(context.Background(), p, prCtx(1), Options{Parallelism: par})
+				total += time.Since(start)
+				if err != nil || len(res.Receipt.Ledger) != 20 {
+					b.Fatalf("apply: %v", err)
+				}
+			}
+			b.ReportMetric(float64(total)/float64(b.N)/float64(critical), "x-critical-path")
+		})
+	}
 }

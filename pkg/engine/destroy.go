@@ -64,6 +64,18 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	}
 	pr := &prepared{env: c.Env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	// Hand-overs in transit to or from this scope are finished first, so
+	// destroying it can never take the other scope's resources, nor leave
+	// in transit what it should destroy.
+	var stored []receipt.Stored
+	if k, _, _ := scope.Parse(c.Scope); k == scope.KindPR {
+		if stored, err = e.Store.List(ctx, c.Env); err != nil {
+			return nil, e.redactor().Error(err)
+		}
+	}
+	if prev, err = a.succeed(ctx, prev, stored, true); err != nil {
+		return nil, e.redactor().Error(err)
+	}
 	a.w = a.startReceipt(prev)
 	a.w.Operation = receipt.OpDestroy
 	a.hashKey = a.w.HashKey
@@ -104,7 +116,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	if prev != nil {
 		walk = prev.Ledger
 	}
-	for i := len(walk) - 1; i >= 0 && a.lost == nil; i-- {
+	for i := len(walk) - 1; i >= 0 && a.lostErr() == nil; i-- {
 		en := walk[i]
 		ref := en.Ref()
 		if ctx.Err() != nil {
@@ -136,7 +148,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		}
 		if err := a.destroyEntry(ctx, op, ref, true); err != nil {
 			code := errs.DESTROY_FAILED
-			if errs.CodeOf(err) == errs.LOCK_LOST && a.lost != nil {
+			if errs.CodeOf(err) == errs.LOCK_LOST && a.lostErr() != nil {
 				code = errs.LOCK_LOST
 			}
 			fail(en, errs.Wrap(e.redactor().Error(err), code, "destroy %s (%s.%s)", en.Key, en.Adapter, en.Op).With("key", en.Key))
@@ -146,7 +158,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	}
 
 	status := receipt.StatusComplete
-	if len(failed) > 0 || a.lost != nil {
+	if len(failed) > 0 || a.lostErr() != nil {
 		status = receipt.StatusFailed
 	}
 	now := e.now()
@@ -156,8 +168,11 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		a.w.Ledger = receipt.Ledger{}
 	}
 	a.w.Destroyed = len(a.w.Ledger) == 0
-	if o.Close != nil {
+	switch {
+	case o.Close != nil:
 		a.w.Closed = o.Close
+	case prev != nil:
+		a.w.Closed = prev.Closed // destroying a closed scope again keeps its tombstone
 	}
 	a.w.Lines = map[string]receipt.LineResult{}
 	for id, lo := range lines {
@@ -180,8 +195,8 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	}
 	var runErr error
 	switch {
-	case a.lost != nil:
-		runErr = a.lost
+	case a.lostErr() != nil:
+		runErr = a.lostErr()
 	case firstErr != nil:
 		code := errs.DESTROY_FAILED
 		if errs.CodeOf(firstErr) == errs.INTENT_UNRESOLVED || errs.CodeOf(firstErr) == errs.INTERRUPTED {

@@ -3,9 +3,10 @@
 // ops through the adapter contract, receipts and leases through
 // receipt.Store, and speaks in run Options, never in flags.
 //
-// Entry points: Engine.Plan, Engine.Apply, Engine.Destroy and
-// Engine.PushUnsaved; RenderPlan, RenderRun and RenderPush for text;
-// AcquireLease and LeaseKeeper for any lease (scope or parent object).
+// Entry points: Engine.Plan, Engine.Apply, Engine.Destroy,
+// Engine.Succeed and Engine.PushUnsaved; RenderPlan, RenderRun and
+// RenderPush for text; AcquireLease and LeaseKeeper for any lease (scope or
+// parent object); Owners for the succession rule of ownership.
 //
 // Invariants (quality.md numbers them; tests cite them):
 //   - I1 No secret value leaves the engine: every secret is resolved and
@@ -35,6 +36,10 @@
 //   - I8 Destroy walks the ledger, not the plan; what it cannot remove stays
 //     in the ledger (DESTROY_FAILED, INTENT_UNRESOLVED), so nothing is
 //     forgotten.
+//   - I9 No entry of a shared parent list is lost: every write of a line
+//     whose op names a parent object (LockOn) happens under that object's
+//     lease, after inspecting the line again under it; rollback and destroy
+//     lock the object recorded in the ledger (parent.go).
 //   - I10 Every receipt write names the lease's holder and generation; a run
 //     that lost its lease stops (LOCK_LOST) and its successor's receipt
 //     stands. Before every provider write the holder checks its own
@@ -52,11 +57,21 @@
 // hash key, generated once and carried forward.
 //
 // Concurrency: an Engine may run several commands at once on different
-// scopes; one command's lines run one at a time in this version
-// (Options.Parallelism is accepted and read as 1). Its state is kept behind
-// one mutex and its receipt writes go through one writer, so parallel lines
-// need no other change there.
+// scopes. Within an apply, lines whose dependencies are done run at once,
+// at most Options.Parallelism (schedule.go); each line's state belongs to
+// the goroutine running it, the shared state (ledger, outputs, warnings,
+// what was created) is behind run.mu, and every receipt write before the
+// final one goes through checkpoint, one at a time (group commit). What a
+// run reports does not depend on the interleaving: lines are listed in run
+// order, entries a run adds are put in run order of their lines, warnings
+// raised by concurrent lines are sorted. Rollback undoes in reverse
+// completion order. Leases are always taken in one order — the scope's
+// (and, for succession, the successor's before the predecessor's), then at
+// most one parent object per worker — and nobody waits for a scope lease
+// while holding a parent lease, so runs cannot deadlock.
 //
-// Seams left for later issues: succession (applier.succeed does nothing),
-// parallel lines.
+// Succession (succession.go) moves a branch scope's ledger into its pull
+// request's scope with an ownership rule (Owners) under which every
+// resource has exactly one owner at every moment a reader can observe,
+// whether or not the store writes several scopes atomically.
 package engine

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -56,6 +57,15 @@ type Engine struct {
 
 	UnsavedDir string
 	LeaseTTL   time.Duration
+
+	progressMu   sync.Mutex // one progress line at a time (parallel lines wait too)
+	redactorOnce sync.Once  // a nil Redactor is replaced once, even by commands running at once
+
+	// unlockedParents switches parent-object leases off. FOR TESTS ONLY:
+	// it exists so the control case of I9 can show that entries of a shared
+	// list are lost without the lock (concurrency_test.go sets it; nothing
+	// else can, and no exported option reaches it).
+	unlockedParents bool
 }
 
 // Options are the run options of one command (never flags).
@@ -71,11 +81,14 @@ type Options struct {
 	Wait bool
 	// WaitTimeout bounds every wait; 0 is DefaultWaitTimeout.
 	WaitTimeout time.Duration
-	// Reopen applies to a scope whose pull request closed.
+	// Reopen applies to a scope whose pull request closed: the tombstone
+	// is cleared and the reopening recorded as a warning on the receipt.
+	// Without it such an apply (or a succession into the scope) is
+	// SCOPE_CLOSED.
 	Reopen bool
-	// Parallelism is how many independent lines run at once. This version
-	// runs lines one at a time whatever it says (1 reproduces strict file
-	// order, which is what it does).
+	// Parallelism is how many lines whose dependencies are done run at
+	// once; 0 is DefaultParallelism. 1 runs them one at a time in the
+	// plan's order (dependencies first, ties by file order).
 	Parallelism int
 	// Owner describes who runs (kind, host, pid, GitHub run); RunID is
 	// generated when empty.
@@ -83,6 +96,13 @@ type Options struct {
 	// Close, for Destroy, leaves this tombstone on the scope (its pull
 	// request closed): a later apply is SCOPE_CLOSED unless Reopen.
 	Close *receipt.Tombstone
+}
+
+func (o Options) parallelism() int {
+	if o.Parallelism > 0 {
+		return o.Parallelism
+	}
+	return DefaultParallelism
 }
 
 func (o Options) waitTimeout() time.Duration {
@@ -128,9 +148,11 @@ func (e *Engine) unsavedDir() string {
 }
 
 func (e *Engine) redactor() *redact.Redactor {
-	if e.Redactor == nil {
-		e.Redactor = redact.New()
-	}
+	e.redactorOnce.Do(func() {
+		if e.Redactor == nil {
+			e.Redactor = redact.New()
+		}
+	})
 	return e.Redactor
 }
 
@@ -153,7 +175,10 @@ func (e *Engine) progress(format string, args ...any) {
 	if e.Progress == nil {
 		return
 	}
-	fmt.Fprintln(e.Progress, e.redactor().String(fmt.Sprintf(format, args...)))
+	line := e.redactor().String(fmt.Sprintf(format, args...))
+	e.progressMu.Lock()
+	defer e.progressMu.Unlock()
+	fmt.Fprintln(e.Progress, line)
 }
 
 // check returns INTERNAL when the engine is not wired.

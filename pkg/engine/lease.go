@@ -345,6 +345,17 @@ func (k *LeaseKeeper) Check() error {
 	return nil
 }
 
+// confirm renews the lease now, whatever the schedule, and returns
+// LOCK_LOST when the store says it is no longer this holder's (taken over,
+// or force-released with `sponson unlock`, which the holder's own deadline
+// cannot see). A renewal that fails for another reason changes nothing:
+// the deadline still guards. Called before writes that must not happen
+// after a takeover, such as rollback's destroys.
+func (k *LeaseKeeper) confirm() error {
+	_ = k.renew()
+	return k.Err()
+}
+
 func (k *LeaseKeeper) left() time.Duration {
 	k.mu.Lock()
 	defer k.mu.Unlock()

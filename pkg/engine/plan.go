@@ -57,6 +57,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 			r.warn(errs.SCOPE_CLOSED, "scope %s was closed by %s at %s; apply refuses it unless reopened", target, prev.Closed.By, prev.Closed.At.UTC().Format("2006-01-02 15:04"))
 		}
 	}
+	r.previewSuccession(stored)
 
 	for _, ls := range r.lines {
 		r.inspect(ctx, ls)

@@ -31,14 +31,18 @@ func propertyRuns() int {
 
 // setPropertyRuns makes rapid run propertyRuns() cases, unless
 // -rapid.checks was given on the command line.
-func setPropertyRuns(t *testing.T) {
+func setPropertyRuns(t *testing.T) { setPropertyRunsTo(t, propertyRuns()) }
+
+// setPropertyRunsTo makes rapid run n cases, unless -rapid.checks was given
+// on the command line.
+func setPropertyRunsTo(t *testing.T, n int) {
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
 	if explicit {
 		return
 	}
 	if f := flag.Lookup("rapid.checks"); f != nil {
-		if err := f.Value.Set(strconv.Itoa(propertyRuns())); err != nil {
+		if err := f.Value.Set(strconv.Itoa(n)); err != nil {
 			t.Fatal(err)
 		}
 	}

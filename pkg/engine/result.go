@@ -153,7 +153,10 @@ type RunResult struct {
 	Env     string           `json:"env"`
 	Scope   string           `json:"scope"`
 	Receipt *receipt.Receipt `json:"receipt"`
-	// Order is the ids of the receipt's lines in the order they ran.
+	// Order is the ids of the receipt's lines: for apply in run order
+	// (dependencies first, ties by file order) whatever the interleaving of
+	// lines that ran at once; for destroy in the order the ledger was
+	// walked.
 	Order    []string  `json:"order"`
 	Warnings []Warning `json:"warnings"`
 	// Unsaved is set when the final receipt write failed after providers

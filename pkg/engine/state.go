@@ -57,6 +57,7 @@ type lineState struct {
 	touched  bool                         // a provider write was attempted for the line
 	outcome  string                       // apply status before rollback
 	rollback []string                     // keys rollback could not remove
+	pk       *LeaseKeeper                 // the parent lease, while the line writes under it
 }
 
 type pendingRef struct {
@@ -108,14 +109,22 @@ func (r *run) resolveSecrets(ctx context.Context) {
 }
 
 // loadForeign indexes the ledgers of the other scopes of the environment
-// (intents included: another run is creating that resource right now).
+// (intents included: another run is creating that resource right now),
+// naming each resource's owner by the succession rule (Owners): an entry
+// in transit to a third scope is that scope's. An entry in transit to this
+// scope that is not in its ledger yet stays foreign (named after the
+// scope that still holds it) until the hand-over is finished.
 func (r *run) loadForeign(stored []receipt.Stored) {
 	for _, s := range stored {
 		if s.Scope == r.pr.scope || s.Receipt == nil {
 			continue
 		}
+		name := s.Scope
+		if inTransit(s.Receipt) && s.Receipt.SupersededBy != r.pr.scope {
+			name = s.Receipt.SupersededBy
+		}
 		for _, en := range s.Receipt.Ledger {
-			r.foreign[en.Ref().Identity()] = s.Scope
+			r.foreign[en.Ref().Identity()] = name
 		}
 	}
 }

@@ -113,7 +113,7 @@ func TestReadLocalGit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := &scope.LocalGit{Branch: "main", SHA: h.String(), DefaultBranch: "develop", Repo: "acme/shop"}
+		want := &scope.LocalGit{Branch: "main", SHA: h.String(), DefaultBranch: "develop", Repo: "acme/shop", Origin: "git@github.com:acme/shop.git"}
 		if d := diff(t, want, got); d != "" {
 			t.Errorf("ReadLocalGit (-want +got):\n%s", d)
 		}
