@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -101,6 +104,9 @@ type demo struct {
 	dir    string
 	vars   map[string]string
 	steps  []demoStep
+
+	mu         sync.Mutex
+	transcript strings.Builder // every command's output, unredacted by the demo itself
 }
 
 func (a *app) demoCommand() *cobra.Command {
@@ -142,11 +148,19 @@ func (a *app) runDemo(keep bool) error {
 	}
 	defer srv.Close()
 
+	// The receipts live on branches of a temporary bare git repository, as
+	// they would on the pull requests' own repository.
+	remote := filepath.Join(dir, "receipts.git")
+	if _, err := git.PlainInit(remote, true); err != nil {
+		return errs.Wrap(err, errs.INTERNAL, "creating the demo's receipts repository")
+	}
 	d.vars = map[string]string{
-		"STRIPE_TEST_KEY":      demoSecret,
-		"SPONSON_RECEIPTS_DIR": "receipts",
-		"SPONSON_RECEIPTS":     "local",
-		"USER":                 "demo",
+		"STRIPE_TEST_KEY":         demoSecret,
+		"SPONSON_RECEIPTS_REMOTE": "file://" + filepath.ToSlash(remote),
+		"USER":                    "demo",
+		// Two pull requests writing one Auth0 list take turns on its lease
+		// (held for one write, well under a second) instead of failing.
+		"SPONSON_LOCK_WAIT": "30s",
 	}
 	for _, l := range srv.Env() {
 		k, v, _ := strings.Cut(l, "=")
@@ -162,7 +176,7 @@ func (a *app) runDemo(keep bool) error {
 
 	pr1, pr2 := newDemoPR(1, "feat/one"), newDemoPR(2, "feat/two")
 	fmt.Fprintf(d.out, "Sponson demo: two pull requests, one shared Auth0 application.\n")
-	fmt.Fprintf(d.out, "The fake cloud runs at %s; receipts go to the local store in %s.\n", srv.URL, dir)
+	fmt.Fprintf(d.out, "The fake cloud runs at %s; receipts go to branches of the git repository %s.\n", srv.URL, remote)
 	fmt.Fprintf(d.out, "\nrelease.plan.yaml:\n\n%s", indent(plan))
 
 	err = d.run(
@@ -172,6 +186,7 @@ func (a *app) runDemo(keep bool) error {
 		func() error { return d.stepDrift(pr1) },
 		func() error { return d.stepDeploy(pr2) },
 		func() error { return d.stepClose(pr1, pr2) },
+		d.stepNothingLeaked,
 	)
 	a.result = map[string]any{"steps": d.steps, "cloud": srv.URL}
 	if keep {
@@ -224,6 +239,14 @@ func (d *demo) sponson(s *demoStep, args ...string) (int, string) {
 }
 
 func (d *demo) exec(args []string) (int, string) {
+	code, out := d.execQuiet(args)
+	d.mu.Lock()
+	d.transcript.WriteString(out)
+	d.mu.Unlock()
+	return code, out
+}
+
+func (d *demo) execQuiet(args []string) (int, string) {
 	var out, errb bytes.Buffer
 	env := Env{
 		LookupEnv: func(k string) (string, bool) { v, ok := d.vars[k]; return v, ok },
@@ -399,6 +422,54 @@ func (d *demo) stepClose(pr1, pr2 demoPR) error {
 	}
 	code, out := d.sponson(s, pr2.args("receipt")...)
 	return d.check(s, code == 0 && strings.Contains(out, "ledger: 6 resources"), "pull request 2's receipt still records its 6 resources")
+}
+
+func (d *demo) stepNothingLeaked() error {
+	s := d.begin("No secret reached any output")
+	d.mu.Lock()
+	out := d.transcript.String()
+	d.mu.Unlock()
+	if err := d.check(s, !strings.Contains(out, demoSecret), "the Stripe key appears in no command's output"); err != nil {
+		return err
+	}
+	remote := strings.TrimPrefix(d.vars["SPONSON_RECEIPTS_REMOTE"], "file://")
+	blobs, leaked, err := secretInBlobs(remote, demoSecret)
+	if err != nil {
+		return err
+	}
+	return d.check(s, blobs > 0 && !leaked, "nor any of the %d objects in the receipts repository, any branch, any run", blobs)
+}
+
+// secretInBlobs reads every blob of a repository (every receipt, lease and
+// README of every branch and every commit) and reports whether one holds
+// the secret.
+func secretInBlobs(dir, secret string) (int, bool, error) {
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		return 0, false, err
+	}
+	iter, err := repo.BlobObjects()
+	if err != nil {
+		return 0, false, err
+	}
+	n, leaked := 0, false
+	err = iter.ForEach(func(b *object.Blob) error {
+		n++
+		r, err := b.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte(secret)) {
+			leaked = true
+		}
+		return nil
+	})
+	return n, leaked, err
 }
 
 func indent(s string) string {

@@ -24,6 +24,7 @@ type runFlags struct {
 	approvedBy  string
 	wait        bool
 	waitTimeout time.Duration
+	lockWait    time.Duration
 	reconcile   bool
 	parallelism int
 	reopen      bool
@@ -38,6 +39,7 @@ func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
 	}
 	fl.BoolVar(&f.wait, "wait", false, "wait for a held lease and for external outputs instead of ending partial")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 10*time.Minute, "how long --wait waits")
+	fl.DurationVar(&f.lockWait, "lock-wait", 0, "without --wait, still wait up to this long for a lease another run holds (default SPONSON_LOCK_WAIT; 0 fails at once with LOCK_HELD)")
 	fl.IntVar(&f.parallelism, "parallelism", 4, "how many independent lines run at once")
 	fl.BoolVar(&f.reopen, "reopen", false, "apply to a scope whose pull request was closed")
 }
@@ -340,8 +342,14 @@ func (a *app) runOptions(f runFlags, c scope.Ctx, op receipt.Operation) engine.O
 	if approver == "" {
 		approver = a.env.Getenv("SPONSON_APPROVED_BY")
 	}
+	lockWait := f.lockWait
+	if lockWait == 0 {
+		if d, err := time.ParseDuration(a.env.Getenv("SPONSON_LOCK_WAIT")); err == nil && d > 0 {
+			lockWait = d
+		}
+	}
 	return engine.Options{
-		Env: c.Env, ApprovedBy: approver, Reconcile: f.reconcile, Wait: f.wait, WaitTimeout: f.waitTimeout,
+		Env: c.Env, ApprovedBy: approver, Reconcile: f.reconcile, Wait: f.wait, WaitTimeout: f.waitTimeout, LockWait: lockWait,
 		Parallelism: f.parallelism, Reopen: f.reopen, Owner: a.owner(op),
 	}
 }

@@ -78,9 +78,17 @@ func (e *Engine) owner(o Options, op receipt.Operation) (receipt.Owner, error) {
 	return ow, nil
 }
 
+// leaseConfig is how a lease is taken: waiting up to the wait timeout
+// when wait (--wait), else up to Options.LockWait when that is set (a
+// lease held by another run is usually released within seconds), else
+// not at all.
 func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
+	timeout := o.waitTimeout()
+	if !wait && o.LockWait > 0 {
+		wait, timeout = true, o.LockWait
+	}
 	return LeaseConfig{Store: e.Store, Clock: e.clock(), After: e.after(), Sleep: e.sleep, Rand: e.rand(),
-		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: o.waitTimeout()}
+		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: timeout}
 }
 
 // applier is one apply (or destroy) under the scope lease.

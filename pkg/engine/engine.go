@@ -81,6 +81,12 @@ type Options struct {
 	Wait bool
 	// WaitTimeout bounds every wait; 0 is DefaultWaitTimeout.
 	WaitTimeout time.Duration
+	// LockWait, without Wait, still waits up to this long for a lease held
+	// by another run (the scope's or a shared parent object's), but not
+	// for external events: two pull requests writing one Auth0 list take
+	// turns instead of failing, while a deploy barrier still ends the run
+	// partial. 0: a held lease fails at once (LOCK_HELD).
+	LockWait time.Duration
 	// Reopen applies to a scope whose pull request closed: the tombstone
 	// is cleared and the reopening recorded as a warning on the receipt.
 	// Without it such an apply (or a succession into the scope) is

@@ -443,3 +443,40 @@ func TestRollbackConfirmsTheLeaseFirst(t *testing.T) {
 		t.Fatalf("stored %s", dump(st))
 	}
 }
+
+// LockWait waits for a held lease without --wait, but not for external
+// events: the line on the shared list takes its turn, and a line waiting on
+// a deploy still ends the run partial.
+func TestLockWaitWaitsForLeasesOnly(t *testing.T) {
+	w := newWorld(t)
+	p := mustPlan(t, `
+version: 1
+changes:
+  - { id: app, adapter: fake, op: object, name: "app-${ctx.scope}", deploy: true }
+  - { id: cb, adapter: fake, op: item, list: callbacks, item: "https://${ctx.scope}.example.dev/cb" }
+  - { id: origin, adapter: fake, op: item, list: origins, item: { from: app.deploy_url } }
+`)
+	held := receipt.ParentTarget(fakeop.ListLock("default", "callbacks"))
+	other, _, err := w.store.Acquire(context.Background(), held, own("pr-99-run"), testTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.apply(p, prCtx(12), Options{}); errs.CodeOf(err) != errs.RUN_FAILED || !errors.Is(err, errs.LOCK_HELD) {
+		t.Fatalf("without LockWait the held list fails the run: %v", err)
+	}
+	n := 0
+	w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+		if n++; n == 2 {
+			w.store.Release(ctx, other)
+		}
+		return w.tm.Sleep(ctx, d)
+	}
+	res := w.mustApply(p, prCtx(12), Options{LockWait: time.Minute})
+	l := res.Receipt.Lines
+	if res.Receipt.Status != receipt.StatusPartial || l["cb"].Status != LineCreated || l["origin"].Status != LineWaiting {
+		t.Fatalf("with LockWait: %s", dump(res.Receipt))
+	}
+	if n < 2 {
+		t.Errorf("the run did not wait for the lease (%d sleeps)", n)
+	}
+}

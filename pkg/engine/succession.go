@@ -430,7 +430,11 @@ func (a *applier) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt) 
 		return prev, nil
 	}
 	to := prev.SupersededBy
-	tk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, false), receipt.ScopeTarget(a.pr.env, to), a.owner)
+	// Never waits, LockWait or not: this run holds the branch lease, and a
+	// run of the pull request may be waiting for it while holding this one.
+	cfg := a.e.leaseConfig(a.o, false)
+	cfg.Wait = false
+	tk, err := AcquireLease(ctx, cfg, receipt.ScopeTarget(a.pr.env, to), a.owner)
 	if err != nil {
 		return nil, errs.Wrap(err, errs.CodeOf(err), "scope %s is being handed over to %s, whose lease is held: nothing was done", a.pr.scope, to).
 			WithHint("Re-run when the run on %s has finished; applying %s finishes the hand-over too.", to, to)

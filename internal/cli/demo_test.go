@@ -1,0 +1,44 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// The README's first command: the demo runs, and every step does what it says.
+func TestDemo(t *testing.T) {
+	env := testEnv(t, map[string]string{}, nil)
+	r := runCLI(t, env, "demo")
+	if r.code != 0 {
+		t.Fatalf("demo: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	for _, want := range []string{"Every step did what it said", "$ sponson apply --pr 2", "DRIFT_CHANGED", "destroy preview/pr-1: complete, destroyed"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("the story lacks %q", want)
+		}
+	}
+	if strings.Contains(r.out+r.err, "sk_test_51DemoOnlyKey") {
+		t.Error("the demo printed its secret")
+	}
+
+	r = runCLI(t, env, "demo", "--json")
+	doc := oneDocument(t, r)
+	var got struct {
+		Steps []struct {
+			Title  string
+			OK     bool
+			Checks []string
+		}
+	}
+	b, _ := json.Marshal(doc)
+	json.Unmarshal(b, &got)
+	if len(got.Steps) != 7 {
+		t.Fatalf("%d steps: %s", len(got.Steps), r.out)
+	}
+	for _, s := range got.Steps {
+		if !s.OK || len(s.Checks) == 0 {
+			t.Errorf("step %q: ok %v, %d checks", s.Title, s.OK, len(s.Checks))
+		}
+	}
+}
