@@ -62,6 +62,13 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
+	if prev != nil {
+		// Never destroy what another branch, collapsing to the same scope,
+		// created.
+		if err := scope.CheckCollision(c.Scope, prev.Branch, c.Git.Branch); err != nil {
+			return nil, err
+		}
+	}
 	pr := &prepared{env: c.Env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
 	// Hand-overs in transit to or from this scope are finished first, so
@@ -82,9 +89,10 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	a.ledger = slices.Clone(a.w.Ledger)
 
 	type lineOut struct {
-		keys   []string
-		status string
-		err    error
+		keys      []string // destroyed, or failing to be
+		forgotten []string // adopted: let go of, left in place
+		status    string
+		err       error
 	}
 	lines := map[string]*lineOut{}
 	note := func(en receipt.LedgerEntry, status string, err error) {
@@ -94,6 +102,10 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			lo = &lineOut{status: status}
 			lines[id] = lo
 			a.order = append(a.order, id)
+		}
+		if status == LineForgotten {
+			lo.forgotten = append(lo.forgotten, en.Key)
+			return
 		}
 		lo.keys = append(lo.keys, en.Key)
 		switch {
@@ -176,7 +188,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	}
 	a.w.Lines = map[string]receipt.LineResult{}
 	for id, lo := range lines {
-		lr := receipt.LineResult{Status: lo.status, Resources: lo.keys}
+		lr := receipt.LineResult{Status: lo.status, Resources: lo.keys, Forgotten: lo.forgotten}
 		if lo.err != nil {
 			le := lineError(lo.err)
 			lr.ErrorCode, lr.Error = le.Code, le.Message

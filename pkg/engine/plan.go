@@ -46,6 +46,12 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
+	if prev != nil {
+		// Another branch's resources are not this branch's to show.
+		if err := scope.CheckCollision(pr.scope, prev.Branch, pr.ctx.Git.Branch); err != nil {
+			return nil, err
+		}
+	}
 	stored, err := e.Store.List(ctx, pr.env)
 	if err != nil {
 		return nil, e.redactor().Error(err)
@@ -152,6 +158,23 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 		}
 	}
 	seen := map[string]bool{}
+	// A resource already at a key a line declares, which no scope manages
+	// (made in a console): apply adopts it, never destroying it, only when
+	// it already equals the plan. A reviewer must see that before apply.
+	for _, ls := range r.lines {
+		if ls.live == nil {
+			continue
+		}
+		for _, res := range ls.live.Resources {
+			id := ls.pl.ref(res.Key).Identity()
+			if _, mine := own[id]; mine || r.foreign[id] != "" || !declared[id] || seen[id] {
+				continue
+			}
+			seen[id] = true
+			out = append(out, Drift{Kind: DriftUnmanaged, Line: ls.pl.id, Key: res.Key,
+				Message: "already exists where this line would create it and no scope manages it; apply adopts it (never destroying it) if it equals the plan, else refuses"})
+		}
+	}
 	for _, ls := range r.lines {
 		sl, ok := ls.pl.op.(adapter.ScopeLister)
 		if !ok || ls.req.Params == nil {

@@ -120,10 +120,18 @@ func RenderRun(w io.Writer, command string, r *RunResult) error {
 			continue
 		}
 		fmt.Fprintf(&b, "  %-15s  %-*s", l.Status, idw, id)
-		if len(l.Resources) > 0 {
-			fmt.Fprintf(&b, "  %s", strings.Join(l.Resources, ", "))
+		shownKeys, forgotten := l.Resources, l.Forgotten
+		if len(shownKeys) == 0 {
+			// Everything the line held was adopted: its status says so.
+			shownKeys, forgotten = l.Forgotten, nil
+		}
+		if len(shownKeys) > 0 {
+			fmt.Fprintf(&b, "  %s", strings.Join(shownKeys, ", "))
 		}
 		b.WriteString("\n")
+		if len(forgotten) > 0 {
+			fmt.Fprintf(&b, "      forgotten (adopted, left in place): %s\n", strings.Join(forgotten, ", "))
+		}
 		if l.Error != "" {
 			if l.ErrorCode != "" {
 				fmt.Fprintf(&b, "      %s: %s\n", l.ErrorCode, l.Error)

@@ -91,10 +91,13 @@ type Tombstone struct {
 
 // LineResult is what a run did with one plan line.
 type LineResult struct {
-	Status    string         `json:"status"`
-	ErrorCode errs.Code      `json:"error_code,omitempty"`
-	Error     string         `json:"error,omitempty"`
-	Resources []string       `json:"resources,omitempty"`
+	Status    string    `json:"status"`
+	ErrorCode errs.Code `json:"error_code,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Resources []string  `json:"resources,omitempty"`
+	// Forgotten are adopted resources a destroy let go of: they stay at the
+	// provider and are no longer managed.
+	Forgotten []string       `json:"forgotten,omitempty"`
 	Outputs   map[string]any `json:"outputs,omitempty"`
 }
 
