@@ -349,7 +349,7 @@ func (c *Cloud) createObject(ctx context.Context, r objectReq, fields, createOnl
 	if _, exists := c.objects[r.key]; exists {
 		c.logWrite(OpObject, MethodCreate, r.key, true)
 		c.mu.Unlock()
-		return adapter.Resource{}, errs.New(errs.PROVIDER_CONFLICT, "%s: an object named %q already exists in project %s", OpObject, r.name, r.project)
+		return adapter.Resource{}, adapter.NotCreated(errs.New(errs.PROVIDER_CONFLICT, "%s: an object named %q already exists in project %s", OpObject, r.name, r.project), r.key)
 	}
 	o := &Object{
 		Key: r.key, Project: r.project, Name: r.name,

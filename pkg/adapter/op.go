@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"errors"
 )
 
 // RunCtx is what an op knows of the run it serves: enough to derive names
@@ -191,3 +192,34 @@ type ScopeLister interface {
 type LineOutputser interface {
 	LineOutputs(params map[string]any) []string
 }
+
+// NotCreated marks err as a create the provider refused outright: it
+// answered and did nothing (409 because the name is taken, 400, 403, ...).
+// The engine then drops the intents of keys rather than look them up: a
+// resource found at such a key was made by someone else and must never be
+// claimed, nor rolled back. Only an op that is sure nothing was created
+// says so; after an ambiguous failure (a timeout, a lost answer) it does
+// not, and the intent is resolved by Lookup.
+func NotCreated(err error, keys ...string) error {
+	if err == nil || len(keys) == 0 {
+		return err
+	}
+	return &notCreated{err: err, keys: keys}
+}
+
+// NotCreatedKeys returns the keys err says were not created.
+func NotCreatedKeys(err error) []string {
+	var nc *notCreated
+	if errors.As(err, &nc) {
+		return nc.keys
+	}
+	return nil
+}
+
+type notCreated struct {
+	err  error
+	keys []string
+}
+
+func (n *notCreated) Error() string { return n.err.Error() }
+func (n *notCreated) Unwrap() error { return n.err }

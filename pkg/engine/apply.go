@@ -366,6 +366,7 @@ func (a *applier) write(ctx context.Context, ls *lineState) {
 	a.setTouched()
 	res, err := pl.op.Apply(ctx, ls.req, ls.live, a.intend(ctx, ls))
 	if err != nil {
+		a.dropRefused(ls, adapter.NotCreatedKeys(err))
 		if lost := a.lostErr(); lost != nil {
 			ls.status, ls.err = LineFailed, lost
 			return
@@ -518,6 +519,35 @@ func (a *applier) mergeOutputs(src *lineState, outs map[string]any) {
 			}
 			a.ledger[i].Outputs = m
 		}
+	}
+}
+
+// dropRefused forgets the intents of creates the provider refused outright
+// (adapter.NotCreated): nothing was created, so a resource later found at
+// such a key is someone else's and must be neither claimed nor rolled back.
+// An entry the key had before the intent gets its previous owner back.
+func (a *applier) dropRefused(ls *lineState, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, k := range keys {
+		i := slices.Index(ls.intents, k)
+		if i < 0 {
+			continue
+		}
+		ls.intents = slices.Delete(ls.intents, i, i+1)
+		j := a.ledger.Index(ls.pl.ref(k))
+		if j < 0 || a.ledger[j].CreatedBy != receipt.CreatedByIntent {
+			continue
+		}
+		if prior := ls.priorBy[k]; prior != "" {
+			a.ledger[j].CreatedBy = prior
+		} else {
+			a.ledger = slices.Delete(a.ledger, j, j+1)
+		}
+		delete(ls.priorBy, k)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -63,5 +64,41 @@ func TestNextApplySeesFailedDeploy(t *testing.T) {
 	res, err := w.apply(p, prCtx(3), Options{})
 	if err == nil || res.Receipt.Lines["cb"].ErrorCode != "EXTERNAL_FAILED" {
 		t.Fatalf("err %v, cb %+v", err, res.Receipt.Lines["cb"])
+	}
+}
+
+// A create the provider refused (someone made the same name between the
+// read and the create) is not this run's: rollback neither claims nor
+// deletes what is there (I5), and the ledger does not record it.
+func TestRefusedCreateIsNeverClaimed(t *testing.T) {
+	w := newWorld(t)
+	p := mustPlan(t, `
+version: 1
+changes:
+  - { id: app, adapter: fake, op: object, name: "app-${ctx.scope}", fields: { a: 1 } }
+  - { id: other, adapter: fake, op: object, name: "other-${ctx.scope}", depends_on: [app] }
+`)
+	key := fakeop.ObjectKey("default", "app-pr-3")
+	w.cloud.OnCall(fakeop.Match{Op: fakeop.OpObject, Method: fakeop.MethodCreate, Key: key}, func() {
+		w.cloud.SeedObject("default", "app-pr-3", map[string]any{"a": "console"}, nil)
+	})
+	res, err := w.apply(p, prCtx(3), Options{})
+	if errs.CodeOf(err) != errs.PROVIDER_CONFLICT {
+		t.Fatalf("err %v", err)
+	}
+	if !w.cloud.Exists(key) || !w.cloud.IsSeeded(key) {
+		t.Fatal("the console's object was deleted")
+	}
+	for _, e := range res.Receipt.Ledger {
+		if e.Key == key {
+			t.Errorf("the ledger records the console's object: %+v", e)
+		}
+	}
+	if got := w.stored(prCtx(3)); got != nil {
+		for _, e := range got.Ledger {
+			if e.Key == key {
+				t.Errorf("the stored ledger records the console's object: %+v", e)
+			}
+		}
 	}
 }

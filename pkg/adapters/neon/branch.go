@@ -433,7 +433,8 @@ func (op *BranchOp) create(ctx context.Context, a httpclient.API, r branchReq, p
 	err := a.Send(ctx, http.MethodPost, branchesPath(r.project), nil, body, false, &out)
 	if err != nil {
 		if !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
-			return nil, err
+			// Neon answered and created nothing (409: the name is taken).
+			return nil, adapter.NotCreated(err, Key(r.name))
 		}
 		// The create may have happened: the intent says what to look for.
 		s, rerr := op.read(ctx, a, r.block, r.name)
