@@ -29,6 +29,7 @@ type runFlags struct {
 	parallelism int
 	reopen      bool
 	destroy     bool
+	close       bool
 }
 
 func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
@@ -97,6 +98,7 @@ the next apply finishes it, or --wait waits. --destroy destroys the scope instea
 	f.bind(cmd, true)
 	cmd.Flags().BoolVar(&f.reconcile, "reconcile", false, "accept resources changed outside Sponson")
 	cmd.Flags().BoolVar(&f.destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
+	cmd.Flags().BoolVar(&f.close, "close", false, "with --destroy: leave a tombstone (see sponson destroy --close)")
 	return cmd
 }
 
@@ -112,6 +114,7 @@ never destroyed. The final receipt has an empty ledger and destroyed: true.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runDestroy(f) },
 	}
 	f.bind(cmd, true)
+	cmd.Flags().BoolVar(&f.close, "close", false, "leave a tombstone: the pull request closed, and apply refuses the scope unless --reopen")
 	return cmd
 }
 
@@ -121,7 +124,11 @@ func (a *app) runDestroy(f runFlags) error {
 		return err
 	}
 	a.command = "destroy"
-	res, err := eng.Destroy(a.ctx, c, a.runOptions(f, c, receipt.OpDestroy))
+	o := a.runOptions(f, c, receipt.OpDestroy)
+	if f.close {
+		o.Close = &receipt.Tombstone{By: a.actor(), At: time.Now().UTC(), HeadSHA: c.Git.SHA}
+	}
+	res, err := eng.Destroy(a.ctx, c, o)
 	if res != nil {
 		a.setResult(res, res.Warnings, func(w io.Writer) { engine.RenderRun(w, "destroy", res) })
 	}

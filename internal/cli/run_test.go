@@ -184,3 +184,33 @@ func TestReceiptsPush(t *testing.T) {
 		t.Errorf("adopt-missing did not add the entry: %d entries", len(after.Ledger))
 	}
 }
+
+// A destroyed pull request's scope can be closed; apply then refuses it
+// (SCOPE_CLOSED, exit 2) until told --reopen.
+func TestDestroyCloseAndReopen(t *testing.T) {
+	env, cloud, _ := fakeWorld(t)
+	if r := runCLI(t, env, "apply", "--pr", "6", "--receipts", "local"); r.code != 0 {
+		t.Fatalf("apply: %s%s", r.out, r.err)
+	}
+	r := runCLI(t, env, "destroy", "--close", "--json", "--pr", "6", "--sha", "0123456789abcdef0123456789abcdef01234567", "--receipts", "local")
+	if r.code != 0 {
+		t.Fatalf("destroy --close: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	closed := oneDocument(t, r)["receipt"].(map[string]any)["closed"].(map[string]any)
+	if closed["head_sha"] != "0123456789abcdef0123456789abcdef01234567" || closed["by"] == "" {
+		t.Errorf("tombstone %v", closed)
+	}
+	r = runCLI(t, env, "apply", "--pr", "6", "--receipts", "local")
+	if r.code != 2 || !strings.Contains(r.err, "SCOPE_CLOSED") {
+		t.Fatalf("apply of a closed scope: exit %d\n%s", r.code, r.err)
+	}
+	if len(cloud.Keys()) != 0 {
+		t.Fatalf("a closed scope was rebuilt: %v", cloud.Keys())
+	}
+	if r := runCLI(t, env, "apply", "--reopen", "--pr", "6", "--receipts", "local"); r.code != 0 {
+		t.Fatalf("apply --reopen: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if len(cloud.Keys()) == 0 {
+		t.Error("--reopen applied nothing")
+	}
+}
