@@ -1,10 +1,13 @@
 package cli_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/gitstore"
 )
 
 // The CLI on a real git remote: receipts and leases on branches of it.
@@ -56,5 +59,48 @@ func TestGitStoreNeedsARemote(t *testing.T) {
 	r := runCLI(t, env, "locks", "--receipts", "git-branch")
 	if r.code != 2 || !strings.Contains(r.err, "needs a remote") {
 		t.Errorf("exit %d\n%s", r.code, r.err)
+	}
+}
+
+// receipts push takes a side ref of the git store as well as a file.
+func TestReceiptsPushFromAGitSideRef(t *testing.T) {
+	dir, url := gittest.NewBareRepo(t)
+	env, _, _ := fakeWorld(t)
+	vars := map[string]string{"APP_KEY": appKey, "SPONSON_RECEIPTS_REMOTE": url}
+	env.LookupEnv = func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	if r := runCLI(t, env, "apply", "--pr", "4"); r.code != 0 {
+		t.Fatalf("apply: %s%s", r.out, r.err)
+	}
+	ctx := context.Background()
+	st, err := gitstore.New(ctx, gitstore.Options{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _, err := st.Read(ctx, "preview", "pr-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsaved, _ := stored.Clone()
+	extra := unsaved.Ledger[0]
+	extra.Key = fakeop.ObjectKey("default", "kept-on-a-side-ref")
+	unsaved.Ledger = append(unsaved.Ledger, extra)
+	unsaved.RunID = "r-side"
+	ref, err := st.SaveUnsaved(ctx, unsaved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := gittest.Refs(t, dir, "refs/heads/sponson-receipts/_unsaved/")["refs/heads/"+strings.TrimPrefix(ref, "refs/heads/")]; !ok {
+		t.Fatalf("no side ref %s", ref)
+	}
+	r := runCLI(t, env, "receipts", "push", ref)
+	if r.code != 0 || !strings.Contains(r.out, "kept-on-a-side-ref") {
+		t.Fatalf("push (show) from %s: exit %d\n%s%s", ref, r.code, r.out, r.err)
+	}
+	if r := runCLI(t, env, "receipts", "push", ref, "--adopt-missing"); r.code != 0 {
+		t.Fatalf("push --adopt-missing: %s%s", r.out, r.err)
+	}
+	after, _, _ := st.Read(ctx, "preview", "pr-4")
+	if len(after.Ledger) != len(stored.Ledger)+1 {
+		t.Errorf("the entry was not adopted: %d entries", len(after.Ledger))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -253,7 +254,11 @@ whole. Both take the scope's lease. Divergent receipts are never merged silently
 				return err
 			}
 			o := a.runOptions(f, scope.Ctx{}, receipt.OpPush)
-			res, err := eng.PushUnsaved(a.ctx, a.env.Path(args[0]), mode, o)
+			path, err := a.unsavedPath(st, args[0])
+			if err != nil {
+				return err
+			}
+			res, err := eng.PushUnsaved(a.ctx, path, mode, o)
 			if res != nil {
 				a.result = jsonFields(res)
 				a.text = func(w io.Writer) { engine.RenderPush(w, res) }
@@ -393,4 +398,24 @@ func (l lineWriter) Write(p []byte) (int, error) {
 	n, err := l.w.Write(p)
 	flush(l.w)
 	return n, err
+}
+
+// unsavedPath is the file of an unsaved receipt: the argument itself, or,
+// for a store's side ref (sponson-receipts/_unsaved/...), a copy of it in
+// the local unsaved folder.
+func (a *app) unsavedPath(st *openedStore, arg string) (string, error) {
+	name := strings.TrimPrefix(arg, "refs/heads/")
+	if !strings.HasPrefix(name, "sponson-receipts/_unsaved/") {
+		return a.env.Path(arg), nil
+	}
+	rs, ok := st.Store.(engine.UnsavedRefs)
+	if !ok {
+		return "", errs.New(errs.USAGE, "%s names a ref of the git-branch store, but receipts are in the %s store", arg, st.Kind).
+			WithHint("Pass --receipts-remote with the repository that holds the ref.")
+	}
+	r, err := rs.LoadUnsaved(a.ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return receipt.SaveUnsaved(a.env.Path(receipt.DefaultUnsavedDir), r)
 }

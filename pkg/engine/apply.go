@@ -1015,14 +1015,31 @@ func (a *applier) result(runErr error) (*RunResult, error) {
 
 // saveUnsaved keeps a receipt the store refused and names what it holds
 // that the stored ledger lacks.
+// UnsavedRefs is a store that can keep unsaved receipts itself (the git
+// store: sponson-receipts/_unsaved/<env>/<scope>/<run>, create-only).
+type UnsavedRefs interface {
+	SaveUnsaved(ctx context.Context, r *receipt.Receipt) (ref string, err error)
+	LoadUnsaved(ctx context.Context, ref string) (*receipt.Receipt, error)
+}
+
 func (e *Engine) saveUnsaved(ctx context.Context, r *receipt.Receipt) *Unsaved {
 	u := &Unsaved{Resources: []string{}}
 	path, err := receipt.SaveUnsaved(e.unsavedDir(), r)
-	if err != nil {
-		u.Command = "the receipt could not be saved either: " + e.redactor().String(err.Error())
-	} else {
+	// A store that can keep it too (the git store: a create-only side ref
+	// nobody else writes) does, so a CI run that ends now loses nothing.
+	if rs, ok := e.Store.(UnsavedRefs); ok {
+		if ref, rerr := rs.SaveUnsaved(ctx, r); rerr == nil {
+			u.Ref = ref
+		}
+	}
+	switch {
+	case err == nil:
 		u.Path = path
 		u.Command = "sponson receipts push " + path + " --adopt-missing"
+	case u.Ref != "":
+		u.Command = "sponson receipts push " + u.Ref + " --adopt-missing"
+	default:
+		u.Command = "the receipt could not be saved either: " + e.redactor().String(err.Error())
 	}
 	stored, _, rerr := e.Store.Read(ctx, r.Env, r.Scope)
 	if rerr != nil {

@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/receipt/memstore"
 )
 
 // externalOnlyByAwait is fake.object as a real provider behaves: Read does
@@ -100,5 +103,43 @@ changes:
 				t.Errorf("the stored ledger records the console's object: %+v", e)
 			}
 		}
+	}
+}
+
+// refStore is a memory store that also keeps unsaved receipts, as the git
+// store does on side refs.
+type refStore struct {
+	*memstore.Store
+	saved map[string]*receipt.Receipt
+}
+
+func (s *refStore) SaveUnsaved(ctx context.Context, r *receipt.Receipt) (string, error) {
+	ref := "sponson-receipts/_unsaved/" + r.Env + "/" + r.Scope + "/" + r.RunID
+	s.saved[ref] = r
+	return ref, nil
+}
+
+func (s *refStore) LoadUnsaved(ctx context.Context, ref string) (*receipt.Receipt, error) {
+	return s.saved[ref], nil
+}
+
+// A store that can keep unsaved receipts gets a copy too, and the run says
+// where: a CI job that ends now loses nothing.
+func TestUnsavedReceiptKeptInTheStore(t *testing.T) {
+	w, _ := basic(t)
+	st := &refStore{Store: w.store, saved: map[string]*receipt.Receipt{}}
+	w.eng.Store = st
+	w.store.Inject(memstore.Fault{Method: memstore.MethodWrite, Skip: 3, Err: errs.New(errs.STORE_UNAVAILABLE, "remote hung up")})
+	res, err := w.apply(mustPlan(t, basicPlan), prCtx(12), Options{})
+	if errs.CodeOf(err) != errs.STORE_UNAVAILABLE || res.Unsaved == nil {
+		t.Fatalf("err %v unsaved %v", err, res)
+	}
+	kept := st.saved[res.Unsaved.Ref]
+	if res.Unsaved.Ref == "" || kept == nil || len(kept.Ledger) == 0 {
+		t.Fatalf("the store kept no copy: %s", dump(res.Unsaved))
+	}
+	var b bytes.Buffer
+	if err := RenderRun(&b, "apply", res); err != nil || !strings.Contains(b.String(), "kept in the store as "+res.Unsaved.Ref) {
+		t.Errorf("the output does not say where: %v\n%s", err, b.String())
 	}
 }

@@ -176,6 +176,9 @@ func RenderRun(w io.Writer, command string, r *RunResult) error {
 		if u.Path != "" {
 			fmt.Fprintf(&b, "saved to %s\n", u.Path)
 		}
+		if u.Ref != "" {
+			fmt.Fprintf(&b, "kept in the store as %s\n", u.Ref)
+		}
 		fmt.Fprintf(&b, "finish the job with: %s\n", u.Command)
 	}
 	return writeTrimmed(w, b.Bytes())

@@ -167,7 +167,8 @@ type RunResult struct {
 // Unsaved says what was applied but not recorded.
 type Unsaved struct {
 	Path      string   `json:"path"`
-	Resources []string `json:"resources"` // "adapter.op key" of entries the stored ledger lacks or records differently
+	Ref       string   `json:"ref,omitempty"` // the store's copy (git: a side ref), when it keeps one
+	Resources []string `json:"resources"`     // "adapter.op key" of entries the stored ledger lacks or records differently
 	Command   string   `json:"command"`
 }
 
