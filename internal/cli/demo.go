@@ -177,6 +177,7 @@ func (a *app) runDemo(keep bool) error {
 	pr1, pr2 := newDemoPR(1, "feat/one"), newDemoPR(2, "feat/two")
 	fmt.Fprintf(d.out, "Sponson demo: two pull requests, one shared Auth0 application.\n")
 	fmt.Fprintf(d.out, "The fake cloud runs at %s; receipts go to branches of the git repository %s.\n", srv.URL, remote)
+	fmt.Fprintf(d.out, "Every command runs with SPONSON_LOCK_WAIT=30s: two pull requests writing one Auth0 list take turns on its lock.\n")
 	fmt.Fprintf(d.out, "\nrelease.plan.yaml:\n\n%s", indent(plan))
 
 	err = d.run(
