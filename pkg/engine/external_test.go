@@ -143,3 +143,37 @@ func TestUnsavedReceiptKeptInTheStore(t *testing.T) {
 		t.Errorf("the output does not say where: %v\n%s", err, b.String())
 	}
 }
+
+// A secret already written is unchanged in plan; a secret whose value
+// changed is an update, shown by its state, never its value.
+func TestPlanKnowsAWrittenSecret(t *testing.T) {
+	w, apply := basic(t)
+	apply()
+	before := writes(w.cloud)
+	p := mustPlan(t, basicPlan)
+	res, err := w.eng.Plan(context.Background(), p, prCtx(12), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range res.Lines {
+		if l.Status != PlanUnchanged {
+			t.Errorf("line %s is %s after apply", l.ID, l.Status)
+		}
+	}
+	w.env["API_KEY"] = "sk-a-rotated-api-key-value-5678"
+	res, err = w.eng.Plan(context.Background(), p, prCtx(12), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	RenderPlan(&b, res)
+	if !strings.Contains(b.String(), "update     app") || !strings.Contains(b.String(), "(secret ← env://API_KEY)") {
+		t.Errorf("a rotated secret is not an update:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "rotated") || strings.Contains(dump(res), "rotated") {
+		t.Error("the plan shows the secret's value")
+	}
+	if n := writes(w.cloud); n != before {
+		t.Errorf("plan wrote %d times (I4)", n-before)
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -169,6 +170,12 @@ func (r *run) learn(pl *pline, outs map[string]any) {
 // else the marker. It also returns the references still pending and the
 // first secret that could not be resolved.
 func (r *run) resolve(pl *pline) (map[string]any, []pendingRef, error) {
+	return r.resolveWith(pl, r.apply)
+}
+
+// resolveWith is resolve, handing secret values in place of their markers
+// when withSecrets.
+func (r *run) resolveWith(pl *pline, withSecrets bool) (map[string]any, []pendingRef, error) {
 	var pend []pendingRef
 	var secErr error
 	seen := map[string]bool{}
@@ -190,7 +197,7 @@ func (r *run) resolve(pl *pline) (map[string]any, []pendingRef, error) {
 					if secErr == nil {
 						secErr = err
 					}
-				} else if r.apply {
+				} else if withSecrets {
 					return r.secrets[m.Ref]
 				}
 			}
@@ -303,6 +310,9 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 	if err != nil {
 		r.readFailed(ls, err)
 		return
+	}
+	if !r.apply {
+		diffs = r.secretsUnchanged(ls, live, diffs)
 	}
 	ls.diffs = diffs
 	var block *errs.Error
@@ -534,5 +544,42 @@ func sortedKeys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// secretsUnchanged settles, for plan, the resources whose diff holds a
+// secret marker: plan sends no secret to a provider, but without the value
+// a diff cannot tell a secret that is already written from one that
+// changed, and every line with a secret would show "update" forever. Diff
+// is pure and runs in this process, so plan asks it once more with the
+// values; a resource it then finds unchanged is shown unchanged. Any other
+// diff keeps its markers, so what is displayed and returned as JSON still
+// holds states, never values.
+func (r *run) secretsUnchanged(ls *lineState, live *adapter.Live, diffs []adapter.ResourceDiff) []adapter.ResourceDiff {
+	if !adapter.HasMarker(ls.req.Params, adapter.Secret) {
+		return diffs
+	}
+	params, _, err := r.resolveWith(ls.pl, true)
+	if err != nil || adapter.HasMarker(params, adapter.Secret) {
+		return diffs
+	}
+	req := ls.req
+	req.Params = params
+	valued, err := ls.pl.op.Diff(live, req)
+	if err != nil {
+		return diffs
+	}
+	same := map[string]adapter.ResourceDiff{}
+	for _, d := range valued {
+		if d.Action == adapter.Unchanged {
+			same[d.Key] = d
+		}
+	}
+	out := slices.Clone(diffs)
+	for i, d := range out {
+		if v, ok := same[d.Key]; ok && d.Action != adapter.Unchanged {
+			out[i] = v
+		}
+	}
 	return out
 }
