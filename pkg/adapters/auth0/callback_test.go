@@ -2,54 +2,31 @@ package auth0_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
-	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/auth0"
+	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/sim"
 )
 
 type world struct {
-	cloud  *sim.Cloud
-	env    map[string]string
-	client *httpclient.Client
-	id     string
+	*simtest.World
+	id string
 }
 
 func newWorld(t *testing.T, lists map[string][]string) *world {
 	t.Helper()
-	c := sim.New(sim.Options{Seed: 4})
-	srv := httptest.NewServer(c.Handler())
-	t.Cleanup(srv.Close)
-	w := &world{cloud: c, env: map[string]string{}}
-	for _, kv := range c.Env(srv.URL) {
-		k, v, _ := strings.Cut(kv, "=")
-		w.env[k] = v
-	}
-	w.client = httpclient.New(httpclient.Config{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
-	w.id = c.SeedAuth0Client(sim.Auth0Client{Name: "web", Lists: lists})
+	w := &world{World: simtest.New(t, sim.Options{Seed: 4})}
+	w.id = w.Cloud.SeedAuth0Client(sim.Auth0Client{Name: "web", Lists: lists})
 	return w
 }
 
-func (w *world) with(changes map[string]string) httpclient.Env {
-	return func(k string) (string, bool) {
-		if v, ok := changes[k]; ok {
-			return v, v != ""
-		}
-		v, ok := w.env[k]
-		return v, ok
-	}
-}
-
-func (w *world) op() *auth0.CallbackOp { return auth0.NewCallback(w.with(nil), w.client) }
-func (w *world) writes() int           { return len(w.cloud.Writes()) }
+func (w *world) op() *auth0.CallbackOp { return auth0.NewCallback(w.With(nil), w.Client) }
 func (w *world) provider() adapter.Provider {
 	return adapter.Provider{"domain": "example.eu.auth0.com", "client": w.id}
 }
@@ -58,7 +35,7 @@ func (w *world) request(params map[string]any) adapter.Request {
 	return adapter.Request{Line: "login", Params: params, Provider: w.provider()}
 }
 
-func (w *world) list(name string) []string { return w.cloud.State().Auth0[0].Lists[name] }
+func (w *world) list(name string) []string { return w.Cloud.State().Auth0[0].Lists[name] }
 
 func TestConformance(t *testing.T) {
 	seeded := map[string][]string{"callbacks": {"https://app.example.dev/callback"}, "web_origins": {"https://app.example.dev"}}
@@ -67,9 +44,9 @@ func TestConformance(t *testing.T) {
 		Op:            w.op(),
 		Request:       w.request(map[string]any{"url": "https://pr-7.example.dev/callback"}),
 		Other:         w.request(map[string]any{"url": "https://pr-7.example.dev/callback", "list": "allowed_logout_urls"}),
-		World:         adaptertest.World{Writes: w.writes, Secrets: []string{w.env[auth0.TokenVar], "wrong-token-123"}},
-		Unauthorized:  auth0.NewCallback(w.with(map[string]string{auth0.TokenVar: "wrong-token-123"}), w.client),
-		NoCredential:  auth0.NewCallback(w.with(map[string]string{auth0.TokenVar: ""}), w.client),
+		World:         adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[auth0.TokenVar], "wrong-token-123"}},
+		Unauthorized:  auth0.NewCallback(w.With(map[string]string{auth0.TokenVar: "wrong-token-123"}), w.Client),
+		NoCredential:  auth0.NewCallback(w.With(map[string]string{auth0.TokenVar: ""}), w.Client),
 		CredentialVar: auth0.TokenVar,
 	})
 	if got := w.list("callbacks"); !slices.Equal(got, seeded["callbacks"]) {
@@ -138,7 +115,7 @@ func TestUnknownClient(t *testing.T) {
 
 func TestRateLimited(t *testing.T) {
 	w := newWorld(t, nil)
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindRateLimit, Provider: "auth0", Count: 3})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindRateLimit, Provider: "auth0", Count: 3})
 	if _, err := w.op().Apply(context.Background(), w.request(map[string]any{"url": "https://x.example.dev"}), nil, func(...string) error { return nil }); err != nil {
 		t.Fatalf("through 429: %v", err)
 	}
@@ -154,19 +131,19 @@ func TestInterleavedWritersLoseWithoutTheLock(t *testing.T) {
 	w := newWorld(t, nil)
 	op := w.op()
 	ctx := context.Background()
-	hold := w.cloud.MustAddRule(sim.Rule{Kind: sim.KindHold, Provider: "auth0", Method: "PATCH", Count: 1})
+	hold := w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindHold, Provider: "auth0", Method: "PATCH", Count: 1})
 	done := make(chan error, 1)
 	go func() {
 		_, err := op.Apply(ctx, w.request(map[string]any{"url": "https://pr-1.example.dev"}), nil, func(...string) error { return nil })
 		done <- err
 	}()
-	if err := w.cloud.WaitHeld(ctx, hold, 1); err != nil {
+	if err := w.Cloud.WaitHeld(ctx, hold, 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := op.Apply(ctx, w.request(map[string]any{"url": "https://pr-2.example.dev"}), nil, func(...string) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	w.cloud.Release(hold)
+	w.Cloud.Release(hold)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

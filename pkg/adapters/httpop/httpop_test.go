@@ -2,50 +2,27 @@ package httpop_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/httpop"
+	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/sim"
 )
 
 type world struct {
-	cloud  *sim.Cloud
-	env    map[string]string
-	client *httpclient.Client
+	*simtest.World
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	c := sim.New(sim.Options{Seed: 5})
-	srv := httptest.NewServer(c.Handler())
-	t.Cleanup(srv.Close)
-	w := &world{cloud: c, env: map[string]string{}}
-	for _, kv := range c.Env(srv.URL) {
-		k, v, _ := strings.Cut(kv, "=")
-		w.env[k] = v
-	}
-	w.client = httpclient.New(httpclient.Config{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+	w := &world{World: simtest.New(t, sim.Options{Seed: 5})}
 	return w
 }
-
-func (w *world) with(changes map[string]string) httpclient.Env {
-	return func(k string) (string, bool) {
-		if v, ok := changes[k]; ok {
-			return v, v != ""
-		}
-		v, ok := w.env[k]
-		return v, ok
-	}
-}
-
-func (w *world) writes() int { return len(w.cloud.Writes()) }
 
 // provider is providers.http as the engine passes it: every api.
 var provider = adapter.Provider{
@@ -64,12 +41,12 @@ func thing(name string) adapter.Request {
 
 func (w *world) resourceCase(t *testing.T) adaptertest.Case {
 	return adaptertest.Case{
-		Op:                 httpop.NewResource(w.with(nil), w.client),
+		Op:                 httpop.NewResource(w.With(nil), w.Client),
 		Request:            thing("t-pr-7"),
 		Other:              thing("t-pr-8"),
-		World:              adaptertest.World{Writes: w.writes, Secrets: []string{w.env[sim.HTTPTokenVar], "wrong-token-123"}},
-		Unauthorized:       httpop.NewResource(w.with(map[string]string{sim.HTTPTokenVar: "wrong-token-123"}), w.client),
-		NoCredential:       httpop.NewResource(w.with(map[string]string{sim.HTTPTokenVar: ""}), w.client),
+		World:              adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[sim.HTTPTokenVar], "wrong-token-123"}},
+		Unauthorized:       httpop.NewResource(w.With(map[string]string{sim.HTTPTokenVar: "wrong-token-123"}), w.Client),
+		NoCredential:       httpop.NewResource(w.With(map[string]string{sim.HTTPTokenVar: ""}), w.Client),
 		CredentialVar:      sim.HTTPTokenVar,
 		LookupWithoutValue: true,
 	}
@@ -78,11 +55,11 @@ func (w *world) resourceCase(t *testing.T) adaptertest.Case {
 func TestResourceConformance(t *testing.T) {
 	w := newWorld(t)
 	// An object of the same collection that the line does not manage.
-	if _, err := w.cloud.SeedHTTPObject("things", map[string]any{"name": "seeded"}); err != nil {
+	if _, err := w.Cloud.SeedHTTPObject("things", map[string]any{"name": "seeded"}); err != nil {
 		t.Fatal(err)
 	}
 	adaptertest.Run(t, w.resourceCase(t))
-	if n := len(w.cloud.State().HTTP); n != 1 {
+	if n := len(w.Cloud.State().HTTP); n != 1 {
 		t.Errorf("%d objects left, want only the seeded one", n)
 	}
 }
@@ -110,19 +87,19 @@ func TestListItemConformance(t *testing.T) {
 			w := newWorld(t)
 			seed := map[string]any{"id": "app", "redirects": []any{"https://seed.example.dev"}, "origins": "https://a.example.dev, https://b.example.dev",
 				"hosts": "a.example.dev;b.example.dev", "headers": map[string]any{"x-seed": "1"}}
-			if _, err := w.cloud.SeedHTTPObject("settings", seed); err != nil {
+			if _, err := w.Cloud.SeedHTTPObject("settings", seed); err != nil {
 				t.Fatal(err)
 			}
 			adaptertest.Run(t, adaptertest.Case{
-				Op:            httpop.NewListItem(w.with(nil), w.client),
+				Op:            httpop.NewListItem(w.With(nil), w.Client),
 				Request:       item(c.shape, c.path, "https://pr-7.example.dev", c.extra),
 				Other:         item(c.shape, c.path, "https://pr-8.example.dev", c.extra),
-				World:         adaptertest.World{Writes: w.writes, Secrets: []string{w.env[sim.HTTPTokenVar], "wrong-token-123"}},
-				Unauthorized:  httpop.NewListItem(w.with(map[string]string{sim.HTTPTokenVar: "wrong-token-123"}), w.client),
-				NoCredential:  httpop.NewListItem(w.with(map[string]string{sim.HTTPTokenVar: ""}), w.client),
+				World:         adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[sim.HTTPTokenVar], "wrong-token-123"}},
+				Unauthorized:  httpop.NewListItem(w.With(map[string]string{sim.HTTPTokenVar: "wrong-token-123"}), w.Client),
+				NoCredential:  httpop.NewListItem(w.With(map[string]string{sim.HTTPTokenVar: ""}), w.Client),
 				CredentialVar: sim.HTTPTokenVar,
 			})
-			got := w.cloud.State().HTTP[0].Fields
+			got := w.Cloud.State().HTTP[0].Fields
 			for _, k := range []string{"redirects", "headers"} {
 				if !adapter.Equal(got[k], seed[k]) {
 					t.Errorf("%s after the suite = %v, want %v", k, got[k], seed[k])
@@ -144,7 +121,7 @@ func defaults(t *testing.T, op adapter.Op, req adapter.Request) adapter.Request 
 
 func TestResourceUpdateKeepAndOutputs(t *testing.T) {
 	w := newWorld(t)
-	op := httpop.NewResource(w.with(nil), w.client)
+	op := httpop.NewResource(w.With(nil), w.Client)
 	ctx := context.Background()
 	res, err := op.Apply(ctx, thing("t-1"), nil, func(...string) error { return nil })
 	if err != nil {
@@ -160,10 +137,10 @@ func TestResourceUpdateKeepAndOutputs(t *testing.T) {
 	if d[0].Action != adapter.Update || len(d[0].Fields) != 1 || d[0].Fields[0].Path != "fields.tags" {
 		t.Fatalf("diff = %+v", d)
 	}
-	before := w.writes()
+	before := w.Writes()
 	res, err = op.Apply(ctx, changed, live, func(...string) error { t.Error("an update intends"); return nil })
-	if err != nil || len(res.Created) != 0 || w.writes() != before+1 {
-		t.Fatalf("update: %+v, %v, %d writes", res, err, w.writes()-before)
+	if err != nil || len(res.Created) != 0 || w.Writes() != before+1 {
+		t.Fatalf("update: %+v, %v, %d writes", res, err, w.Writes()-before)
 	}
 	v := res.Resources[0].Value.(map[string]any)
 	if !adapter.Equal(v["tags"], []any{"c"}) || !adapter.Equal(v["size"], 3) {
@@ -182,7 +159,7 @@ func TestResourceUpdateKeepAndOutputs(t *testing.T) {
 
 func TestResourceFixedPath(t *testing.T) {
 	w := newWorld(t)
-	op := httpop.NewResource(w.with(nil), w.client)
+	op := httpop.NewResource(w.With(nil), w.Client)
 	ctx := context.Background()
 	req := adapter.Request{Provider: provider, Params: map[string]any{
 		"api": "api", "create": map[string]any{"path": "/settings", "body": map[string]any{"id": "main", "theme": "dark"}},
@@ -207,16 +184,16 @@ func TestResourceFixedPath(t *testing.T) {
 
 func TestResourceLostCreateAnswer(t *testing.T) {
 	w := newWorld(t)
-	op := httpop.NewResource(w.with(nil), w.client)
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindDrop, Provider: "http", Method: "POST", Count: 1})
+	op := httpop.NewResource(w.With(nil), w.Client)
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindDrop, Provider: "http", Method: "POST", Count: 1})
 	res, err := op.Apply(context.Background(), thing("t-1"), nil, func(...string) error { return nil })
 	if err != nil || len(res.Created) != 1 {
 		t.Fatalf("lost answer: %+v, %v", res, err)
 	}
-	if n := len(w.cloud.State().HTTP); n != 1 {
+	if n := len(w.Cloud.State().HTTP); n != 1 {
 		t.Errorf("%d objects, want 1 (a create is never repeated)", n)
 	}
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "http", Method: "POST", Status: 502, Count: 1})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "http", Method: "POST", Status: 502, Count: 1})
 	if _, err := op.Apply(context.Background(), thing("t-2"), nil, func(...string) error { return nil }); !httpclient.IsAmbiguous(err) {
 		t.Errorf("a failed create that did not happen: %v", err)
 	}
@@ -224,26 +201,26 @@ func TestResourceLostCreateAnswer(t *testing.T) {
 
 func TestResourceRecreatedOutsideIsNotDestroyed(t *testing.T) {
 	w := newWorld(t)
-	op := httpop.NewResource(w.with(nil), w.client)
+	op := httpop.NewResource(w.With(nil), w.Client)
 	ctx := context.Background()
 	res, err := op.Apply(ctx, thing("t-1"), nil, func(...string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := res.Resources[0]
-	if _, err := w.cloud.Drift(sim.Drift{Provider: sim.ProviderHTTP, Action: sim.DriftRecreate, Project: "things", ID: r.ID}); err != nil {
+	if _, err := w.Cloud.Drift(sim.Drift{Provider: sim.ProviderHTTP, Action: sim.DriftRecreate, Project: "things", ID: r.ID}); err != nil {
 		t.Fatal(err)
 	}
-	before := w.writes()
-	if err := op.Destroy(ctx, provider, adapter.RunCtx{}, r); err != nil || w.writes() != before {
-		t.Errorf("destroy of a re-created object: %v, %d writes", err, w.writes()-before)
+	before := w.Writes()
+	if err := op.Destroy(ctx, provider, adapter.RunCtx{}, r); err != nil || w.Writes() != before {
+		t.Errorf("destroy of a re-created object: %v, %d writes", err, w.Writes()-before)
 	}
 }
 
 func TestParams(t *testing.T) {
 	w := newWorld(t)
-	res := httpop.NewResource(w.with(nil), w.client)
-	li := httpop.NewListItem(w.with(nil), w.client)
+	res := httpop.NewResource(w.With(nil), w.Client)
+	li := httpop.NewListItem(w.With(nil), w.Client)
 	for _, c := range []struct {
 		op     adapter.Op
 		params map[string]any
@@ -278,7 +255,7 @@ func TestParams(t *testing.T) {
 	if id := li.LockOn(req.Params, provider); !strings.HasPrefix(id, "http:http://127.0.0.1") || !strings.HasSuffix(id, "/http/settings/app") {
 		t.Errorf("LockOn with base_url_env = %q", id)
 	}
-	unset := httpop.NewListItem(w.with(map[string]string{sim.HTTPURLVar: ""}), w.client)
+	unset := httpop.NewListItem(w.With(map[string]string{sim.HTTPURLVar: ""}), w.Client)
 	if id := unset.LockOn(req.Params, provider); id != "http:$"+sim.HTTPURLVar+"/settings/app" {
 		t.Errorf("LockOn with base_url_env unset = %q", id)
 	}
@@ -295,10 +272,10 @@ func TestParams(t *testing.T) {
 
 func TestListItemMapValueAndPut(t *testing.T) {
 	w := newWorld(t)
-	if _, err := w.cloud.SeedHTTPObject("settings", map[string]any{"id": "app", "headers": map[string]any{"a": "1"}, "keep": "me"}); err != nil {
+	if _, err := w.Cloud.SeedHTTPObject("settings", map[string]any{"id": "app", "headers": map[string]any{"a": "1"}, "keep": "me"}); err != nil {
 		t.Fatal(err)
 	}
-	op := httpop.NewListItem(w.with(nil), w.client)
+	op := httpop.NewListItem(w.With(nil), w.Client)
 	ctx := context.Background()
 	req := item("map", "/headers", "x-pr", map[string]any{"value": "7", "parent": map[string]any{"path": "/settings/app", "update_method": "PUT"}})
 	if _, err := op.Apply(ctx, req, nil, func(...string) error { return nil }); err != nil {
@@ -314,7 +291,7 @@ func TestListItemMapValueAndPut(t *testing.T) {
 	if err != nil || len(res.Created) != 0 {
 		t.Fatalf("update: %+v %v", res, err)
 	}
-	got := w.cloud.State().HTTP[0].Fields
+	got := w.Cloud.State().HTTP[0].Fields
 	if !adapter.Equal(got["headers"], map[string]any{"a": "1", "x-pr": "8"}) || got["keep"] != "me" {
 		t.Errorf("parent after PUT = %v", got)
 	}

@@ -2,55 +2,32 @@ package neon_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/adapters/neon"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/sim"
 )
 
 type world struct {
-	cloud   *sim.Cloud
-	env     map[string]string
-	client  *httpclient.Client
+	*simtest.World
 	project string
 }
 
 func newWorld(t *testing.T, opts sim.Options) *world {
 	t.Helper()
-	c := sim.New(opts)
-	srv := httptest.NewServer(c.Handler())
-	t.Cleanup(srv.Close)
-	w := &world{cloud: c, env: map[string]string{}}
-	for _, kv := range c.Env(srv.URL) {
-		k, v, _ := strings.Cut(kv, "=")
-		w.env[k] = v
-	}
-	w.client = httpclient.New(httpclient.Config{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
-	w.project = c.SeedNeonProject(sim.NeonProject{}).ID
+	w := &world{World: simtest.New(t, opts)}
+	w.project = w.Cloud.SeedNeonProject(sim.NeonProject{}).ID
 	return w
 }
 
-func (w *world) with(changes map[string]string) httpclient.Env {
-	return func(k string) (string, bool) {
-		if v, ok := changes[k]; ok {
-			return v, v != ""
-		}
-		v, ok := w.env[k]
-		return v, ok
-	}
-}
-
-func (w *world) op() *neon.BranchOp { return neon.NewBranch(w.with(nil), w.client) }
-
-func (w *world) writes() int { return len(w.cloud.Writes()) }
+func (w *world) op() *neon.BranchOp { return neon.NewBranch(w.With(nil), w.Client) }
 
 var run = adapter.RunCtx{Env: "preview", Scope: "pr-7", Branch: "feat/x"}
 
@@ -64,9 +41,9 @@ func TestConformance(t *testing.T) {
 		Op:            w.op(),
 		Request:       w.request(map[string]any{}),
 		Other:         w.request(map[string]any{"name": "sponson/preview/pr-8"}),
-		World:         adaptertest.World{Writes: w.writes, Secrets: []string{w.env[neon.TokenVar], "wrong-key-123"}},
-		Unauthorized:  neon.NewBranch(w.with(map[string]string{neon.TokenVar: "wrong-key-123"}), w.client),
-		NoCredential:  neon.NewBranch(w.with(map[string]string{neon.TokenVar: ""}), w.client),
+		World:         adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[neon.TokenVar], "wrong-key-123"}},
+		Unauthorized:  neon.NewBranch(w.With(map[string]string{neon.TokenVar: "wrong-key-123"}), w.Client),
+		NoCredential:  neon.NewBranch(w.With(map[string]string{neon.TokenVar: ""}), w.Client),
 		CredentialVar: neon.TokenVar,
 	})
 }
@@ -131,7 +108,7 @@ func TestOutputs(t *testing.T) {
 
 func TestParentChangeIsReplace(t *testing.T) {
 	w := newWorld(t, sim.Options{Seed: 4})
-	if _, err := w.cloud.SeedNeonBranch(w.project, sim.NeonBranch{Name: "staging"}); err != nil {
+	if _, err := w.Cloud.SeedNeonBranch(w.project, sim.NeonBranch{Name: "staging"}); err != nil {
 		t.Fatal(err)
 	}
 	op := w.op()
@@ -170,13 +147,13 @@ func TestLockedIsRetried(t *testing.T) {
 	w := newWorld(t, sim.Options{Seed: 5})
 	op := w.op()
 	ctx := context.Background()
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "neon", Method: "POST", Status: 423, Count: 2})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "neon", Method: "POST", Status: 423, Count: 2})
 	req := defaults(t, op, w.request(map[string]any{}))
 	res, err := op.Apply(ctx, req, nil, func(...string) error { return nil })
 	if err != nil {
 		t.Fatalf("create through 423: %v", err)
 	}
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "neon", Method: "DELETE", Status: 423, Count: 2})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "neon", Method: "DELETE", Status: 423, Count: 2})
 	if err := op.Destroy(ctx, req.Provider, run, res.Resources[0]); err != nil {
 		t.Fatalf("delete through 423: %v", err)
 	}
@@ -194,7 +171,7 @@ func TestAsynchronousCreateIsAwaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range w.cloud.State().Neon[0].Operations {
+	for _, o := range w.Cloud.State().Neon[0].Operations {
 		if o.BranchID == res.Resources[0].ID && o.Status != "finished" {
 			t.Errorf("operation %s is %s after Apply returned", o.Action, o.Status)
 		}
@@ -205,14 +182,14 @@ func TestLostCreateAnswer(t *testing.T) {
 	w := newWorld(t, sim.Options{Seed: 7})
 	op := w.op()
 	ctx := context.Background()
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindDrop, Provider: "neon", Method: "POST", Count: 1})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindDrop, Provider: "neon", Method: "POST", Count: 1})
 	req := defaults(t, op, w.request(map[string]any{}))
 	res, err := op.Apply(ctx, req, nil, func(...string) error { return nil })
 	if err != nil || len(res.Created) != 1 {
 		t.Fatalf("lost answer: %+v, %v", res, err)
 	}
 	posts := 0
-	for _, e := range w.cloud.Writes() {
+	for _, e := range w.Cloud.Writes() {
 		if e.Method == "POST" {
 			posts++
 		}
@@ -220,7 +197,7 @@ func TestLostCreateAnswer(t *testing.T) {
 	if posts != 1 {
 		t.Errorf("%d creates sent, want 1 (a create is never repeated)", posts)
 	}
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "neon", Method: "POST", Status: 500, Count: 1})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "neon", Method: "POST", Status: 500, Count: 1})
 	other := defaults(t, op, w.request(map[string]any{"name": "other"}))
 	_, err = op.Apply(ctx, other, nil, func(...string) error { return nil })
 	if errs.CodeOf(err) != errs.PROVIDER_TRANSIENT || !httpclient.IsAmbiguous(err) {
@@ -238,12 +215,12 @@ func TestRecreatedOutsideIsNotDestroyed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Resources[0]
-	if _, err := w.cloud.Drift(sim.Drift{Provider: sim.ProviderNeon, Action: sim.DriftRecreate, Project: w.project, ID: r.ID}); err != nil {
+	if _, err := w.Cloud.Drift(sim.Drift{Provider: sim.ProviderNeon, Action: sim.DriftRecreate, Project: w.project, ID: r.ID}); err != nil {
 		t.Fatal(err)
 	}
-	before := w.writes()
-	if err := op.Destroy(ctx, req.Provider, run, r); err != nil || w.writes() != before {
-		t.Errorf("destroy of a re-created branch: %v, %d writes", err, w.writes()-before)
+	before := w.Writes()
+	if err := op.Destroy(ctx, req.Provider, run, r); err != nil || w.Writes() != before {
+		t.Errorf("destroy of a re-created branch: %v, %d writes", err, w.Writes()-before)
 	}
 	listed, err := op.ListScope(ctx, req)
 	if err != nil || len(listed) != 1 || listed[0].ID == r.ID {

@@ -2,38 +2,26 @@ package supabase_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
-	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/adapters/supabase"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/sim"
 )
 
 type world struct {
-	cloud  *sim.Cloud
-	env    map[string]string
-	client *httpclient.Client
-	ref    string
+	*simtest.World
+	ref string
 }
 
 func newWorld(t *testing.T, seed string) *world {
 	t.Helper()
-	c := sim.New(sim.Options{Seed: 3})
-	srv := httptest.NewServer(c.Handler())
-	t.Cleanup(srv.Close)
-	w := &world{cloud: c, env: map[string]string{}}
-	for _, kv := range c.Env(srv.URL) {
-		k, v, _ := strings.Cut(kv, "=")
-		w.env[k] = v
-	}
-	w.client = httpclient.New(httpclient.Config{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
-	ref, err := c.SeedSupabaseProject(sim.SupabaseProject{Name: "app", Auth: sim.SupabaseAuthConfig{SiteURL: "https://app.example.dev", URIAllowList: seed}})
+	w := &world{World: simtest.New(t, sim.Options{Seed: 3})}
+	ref, err := w.Cloud.SeedSupabaseProject(sim.SupabaseProject{Name: "app", Auth: sim.SupabaseAuthConfig{SiteURL: "https://app.example.dev", URIAllowList: seed}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,24 +29,13 @@ func newWorld(t *testing.T, seed string) *world {
 	return w
 }
 
-func (w *world) with(changes map[string]string) httpclient.Env {
-	return func(k string) (string, bool) {
-		if v, ok := changes[k]; ok {
-			return v, v != ""
-		}
-		v, ok := w.env[k]
-		return v, ok
-	}
-}
-
-func (w *world) op() *supabase.RedirectOp { return supabase.NewRedirect(w.with(nil), w.client) }
-func (w *world) writes() int              { return len(w.cloud.Writes()) }
+func (w *world) op() *supabase.RedirectOp { return supabase.NewRedirect(w.With(nil), w.Client) }
 
 func (w *world) request(u string) adapter.Request {
 	return adapter.Request{Line: "redirect", Params: map[string]any{"url": u}, Provider: adapter.Provider{"project": w.ref}}
 }
 
-func (w *world) allowList() string { return w.cloud.State().Supabase[0].Auth.URIAllowList }
+func (w *world) allowList() string { return w.Cloud.State().Supabase[0].Auth.URIAllowList }
 
 func TestConformance(t *testing.T) {
 	w := newWorld(t, "https://app.example.dev/cb, http://localhost:3000/**")
@@ -66,9 +43,9 @@ func TestConformance(t *testing.T) {
 		Op:            w.op(),
 		Request:       w.request("https://pr-7.example.dev/auth/callback"),
 		Other:         w.request("https://pr-8.example.dev/auth/callback"),
-		World:         adaptertest.World{Writes: w.writes, Secrets: []string{w.env[supabase.TokenVar], "sbp_wrong_token_123"}},
-		Unauthorized:  supabase.NewRedirect(w.with(map[string]string{supabase.TokenVar: "sbp_wrong_token_123"}), w.client),
-		NoCredential:  supabase.NewRedirect(w.with(map[string]string{supabase.TokenVar: ""}), w.client),
+		World:         adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[supabase.TokenVar], "sbp_wrong_token_123"}},
+		Unauthorized:  supabase.NewRedirect(w.With(map[string]string{supabase.TokenVar: "sbp_wrong_token_123"}), w.Client),
+		NoCredential:  supabase.NewRedirect(w.With(map[string]string{supabase.TokenVar: ""}), w.Client),
 		CredentialVar: supabase.TokenVar,
 	})
 	// Entries that were there before are kept, in order.
@@ -130,7 +107,7 @@ func TestOnlyTheEntryChanges(t *testing.T) {
 		t.Errorf("after apply: %q", got)
 	}
 	// A console edit removes it: the next read sees it missing.
-	if _, err := w.cloud.Drift(sim.Drift{Provider: sim.ProviderSupabase, Action: sim.DriftRemove, Project: w.ref, Value: "https://pr-1.example.dev"}); err != nil {
+	if _, err := w.Cloud.Drift(sim.Drift{Provider: sim.ProviderSupabase, Action: sim.DriftRemove, Project: w.ref, Value: "https://pr-1.example.dev"}); err != nil {
 		t.Fatal(err)
 	}
 	live, _ := op.Read(ctx, req)
@@ -150,7 +127,7 @@ func TestOnlyTheEntryChanges(t *testing.T) {
 
 func TestRateLimited(t *testing.T) {
 	w := newWorld(t, "")
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindRateLimit, Provider: "supabase", Count: 2})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindRateLimit, Provider: "supabase", Count: 2})
 	if _, err := w.op().Apply(context.Background(), w.request("https://x.example.dev"), nil, func(...string) error { return nil }); err != nil {
 		t.Fatalf("through 429: %v", err)
 	}

@@ -2,14 +2,13 @@ package vercel_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/adapters/vercel"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/sim"
@@ -18,34 +17,19 @@ import (
 // world is the fake cloud served over HTTP, with the environment the
 // adapter reads.
 type world struct {
-	cloud  *sim.Cloud
-	env    map[string]string
-	client *httpclient.Client
+	*simtest.World
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	c := sim.New(sim.Options{Seed: 1})
-	srv := httptest.NewServer(c.Handler())
-	t.Cleanup(srv.Close)
-	w := &world{cloud: c, env: map[string]string{}}
-	for _, kv := range c.Env(srv.URL) {
-		k, v, _ := strings.Cut(kv, "=")
-		w.env[k] = v
-	}
-	// Waits are instant: retries and polls never sleep for real.
-	w.client = httpclient.New(httpclient.Config{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+	w := &world{World: simtest.New(t, sim.Options{Seed: 1})}
 	return w
 }
-
-func (w *world) lookup(k string) (string, bool) { v, ok := w.env[k]; return v, ok }
-
-func (w *world) writes() int { return len(w.cloud.Writes()) }
 
 // with returns an environment lookup with changes (an empty value unsets).
 func (w *world) with(changes map[string]string) httpclient.Env {
 	m := map[string]string{}
-	for k, v := range w.env {
+	for k, v := range w.Env {
 		m[k] = v
 	}
 	for k, v := range changes {
@@ -58,7 +42,7 @@ func (w *world) with(changes map[string]string) httpclient.Env {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-func (w *world) op() *vercel.EnvOp { return vercel.NewEnv(w.lookup, w.client) }
+func (w *world) op() *vercel.EnvOp { return vercel.NewEnv(w.Lookup, w.Client) }
 
 var run = adapter.RunCtx{Env: "preview", Scope: "pr-7", Branch: "feat/login", SHA: "0123456789abcdef0123456789abcdef01234567"}
 
@@ -68,7 +52,7 @@ func request(project string, params map[string]any) adapter.Request {
 
 func TestConformance(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
 	other := request("web", map[string]any{"values": map[string]any{"DATABASE_URL": "postgres://other"}, "branch": "feat/other"})
 	adaptertest.Run(t, adaptertest.Case{
 		Op: w.op(),
@@ -76,9 +60,9 @@ func TestConformance(t *testing.T) {
 			"DATABASE_URL": "postgres://u@h/db", "API_BASE": "https://api.example.dev", "RETRIES": int64(3),
 		}}),
 		Other:         other,
-		World:         adaptertest.World{Writes: w.writes, Secrets: []string{w.env[vercel.TokenVar], "wrong-token-123"}},
-		Unauthorized:  vercel.NewEnv(w.with(map[string]string{vercel.TokenVar: "wrong-token-123"}), w.client),
-		NoCredential:  vercel.NewEnv(w.with(map[string]string{vercel.TokenVar: ""}), w.client),
+		World:         adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[vercel.TokenVar], "wrong-token-123"}},
+		Unauthorized:  vercel.NewEnv(w.With(map[string]string{vercel.TokenVar: "wrong-token-123"}), w.Client),
+		NoCredential:  vercel.NewEnv(w.With(map[string]string{vercel.TokenVar: ""}), w.Client),
 		CredentialVar: vercel.TokenVar,
 	})
 }
@@ -183,17 +167,17 @@ func diff(t *testing.T, op adapter.Op, req adapter.Request) []adapter.ResourceDi
 
 func TestUpdateAndMarkers(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
 	apply(t, op, request("web", map[string]any{"values": map[string]any{"A": "1"}}))
 	d := diff(t, op, request("web", map[string]any{"values": map[string]any{"A": "2"}}))
 	if len(d) != 1 || d[0].Action != adapter.Update || d[0].Fields[0].Before != nil || d[0].Fields[0].After != nil {
 		t.Errorf("changed value: %+v (values must not be shown)", d)
 	}
-	before := w.writes()
+	before := w.Writes()
 	res := apply(t, op, request("web", map[string]any{"values": map[string]any{"A": "2"}}))
-	if len(res.Created) != 0 || w.writes() != before+1 || res.Resources[0].Value != "2" {
-		t.Errorf("update: created %v, %d writes, value %v", res.Created, w.writes()-before, res.Resources[0].Value)
+	if len(res.Created) != 0 || w.Writes() != before+1 || res.Resources[0].Value != "2" {
+		t.Errorf("update: created %v, %d writes, value %v", res.Created, w.Writes()-before, res.Resources[0].Value)
 	}
 	for _, m := range []adapter.Marker{{Kind: adapter.Pending, Ref: "db.url"}, {Kind: adapter.Secret, Ref: "env://X"}} {
 		d := diff(t, op, request("web", map[string]any{"values": map[string]any{"A": m, "B": m}}))
@@ -209,8 +193,8 @@ func TestUpdateAndMarkers(t *testing.T) {
 
 func TestKeepAdoptsAndListScope(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	if _, err := w.cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "LEGACY", Value: "v", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	if _, err := w.Cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "LEGACY", Value: "v", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
 		t.Fatal(err)
 	}
 	op := w.op()
@@ -219,10 +203,10 @@ func TestKeepAdoptsAndListScope(t *testing.T) {
 	if d[0].Action != adapter.Unchanged || d[0].Desired != "v" {
 		t.Errorf("keep: %+v", d)
 	}
-	before := w.writes()
+	before := w.Writes()
 	res := apply(t, op, req)
-	if w.writes() != before || len(res.Created) != 0 || res.Resources[0].Value != "v" {
-		t.Errorf("keep apply: %d writes, %+v", w.writes()-before, res)
+	if w.Writes() != before || len(res.Created) != 0 || res.Resources[0].Value != "v" {
+		t.Errorf("keep apply: %d writes, %+v", w.Writes()-before, res)
 	}
 	listed, err := op.ListScope(context.Background(), request("web", map[string]any{"values": map[string]any{"X": "1"}}))
 	if err != nil || len(listed) != 1 || listed[0].Key != "env:preview:feat/login:LEGACY" {
@@ -239,25 +223,25 @@ func TestKeepAdoptsAndListScope(t *testing.T) {
 
 func TestSharedVariableIsNotChanged(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	id, _ := w.cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "SHARED", Value: "old", Target: []string{"preview", "production"}})
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	id, _ := w.Cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "SHARED", Value: "old", Target: []string{"preview", "production"}})
 	op := w.op()
 	req := request("web", map[string]any{"values": map[string]any{"SHARED": "new"}, "branch": "*"})
 	p, _ := op.Defaults(req.Params, req.Provider, req.Run)
 	req.Params = p
-	before := w.writes()
+	before := w.Writes()
 	if _, err := op.Apply(context.Background(), req, nil, func(...string) error { return nil }); errs.CodeOf(err) != errs.PROVIDER_CONFLICT {
 		t.Errorf("update of a shared variable: %v", err)
 	}
 	err := op.Destroy(context.Background(), req.Provider, run, adapter.Resource{Key: "env:preview:*:SHARED", ID: id})
-	if errs.CodeOf(err) != errs.PROVIDER_CONFLICT || w.writes() != before {
-		t.Errorf("destroy of a shared variable: %v, %d writes", err, w.writes()-before)
+	if errs.CodeOf(err) != errs.PROVIDER_CONFLICT || w.Writes() != before {
+		t.Errorf("destroy of a shared variable: %v, %d writes", err, w.Writes()-before)
 	}
 }
 
 func TestTeamProject(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web", TeamID: "team_9"})
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web", TeamID: "team_9"})
 	op := w.op()
 	req := adapter.Request{Params: map[string]any{"values": map[string]any{"A": "1"}}, Provider: adapter.Provider{"project": "web", "team": "team_9"}, Run: run}
 	res := apply(t, op, req)
@@ -274,16 +258,16 @@ func TestTeamProject(t *testing.T) {
 
 func TestRecreatedOutsideIsNotDestroyed(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
 	res := apply(t, op, request("web", map[string]any{"values": map[string]any{"A": "1"}}))
 	r := res.Resources[0]
-	if _, err := w.cloud.Drift(sim.Drift{Provider: sim.ProviderVercel, Action: sim.DriftRecreate, Project: "web", ID: r.ID}); err != nil {
+	if _, err := w.Cloud.Drift(sim.Drift{Provider: sim.ProviderVercel, Action: sim.DriftRecreate, Project: "web", ID: r.ID}); err != nil {
 		t.Fatal(err)
 	}
-	before := w.writes()
-	if err := op.Destroy(context.Background(), adapter.Provider{"project": "web"}, run, r); err != nil || w.writes() != before {
-		t.Errorf("destroy of a re-created variable: %v, %d writes", err, w.writes()-before)
+	before := w.Writes()
+	if err := op.Destroy(context.Background(), adapter.Provider{"project": "web"}, run, r); err != nil || w.Writes() != before {
+		t.Errorf("destroy of a re-created variable: %v, %d writes", err, w.Writes()-before)
 	}
 	got, err := op.Lookup(context.Background(), adapter.Provider{"project": "web"}, run, r.Key)
 	if err != nil || got == nil || got.ID == r.ID {
@@ -293,11 +277,11 @@ func TestRecreatedOutsideIsNotDestroyed(t *testing.T) {
 
 func TestChaos(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "vercel", Method: "GET", Status: 503, Count: 2})
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindRateLimit, Provider: "vercel", Method: "POST", Count: 1})
-	w.cloud.MustAddRule(sim.Rule{Kind: sim.KindDrop, Provider: "vercel", Method: "POST", Count: 1})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "vercel", Method: "GET", Status: 503, Count: 2})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindRateLimit, Provider: "vercel", Method: "POST", Count: 1})
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindDrop, Provider: "vercel", Method: "POST", Count: 1})
 	res := apply(t, op, request("web", map[string]any{"values": map[string]any{"A": "1"}}))
 	if len(res.Created) != 1 {
 		t.Fatalf("apply through chaos: %+v", res)
@@ -310,7 +294,7 @@ func TestChaos(t *testing.T) {
 
 func TestAwaitExternal(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
 	req := request("web", map[string]any{"values": map[string]any{"A": "1"}})
 	p, _ := op.Defaults(req.Params, req.Provider, req.Run)
@@ -319,7 +303,7 @@ func TestAwaitExternal(t *testing.T) {
 	if out, err := op.AwaitExternal(ctx, req, nil); out != nil || err != nil {
 		t.Errorf("no deployment yet: %v, %v", out, err)
 	}
-	uids, err := w.cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Branch: run.Branch})
+	uids, err := w.Cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Branch: run.Branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,8 +324,8 @@ func TestAwaitExternal(t *testing.T) {
 	}
 	for _, b := range []string{sim.DeployFail, sim.DeployCancel} {
 		w2 := newWorld(t)
-		w2.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-		if _, err := w2.cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: b}); err != nil {
+		w2.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+		if _, err := w2.Cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: b}); err != nil {
 			t.Fatal(err)
 		}
 		var err error
@@ -353,8 +337,8 @@ func TestAwaitExternal(t *testing.T) {
 		}
 	}
 	w3 := newWorld(t)
-	w3.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	uids, _ = w3.cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: sim.DeployDouble})
+	w3.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	uids, _ = w3.Cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: sim.DeployDouble})
 	out, err = w3.op().AwaitExternal(ctx, req, nil)
 	if out != nil || err != nil {
 		t.Errorf("double: the newest is still building, but got %v, %v", out, err)
@@ -377,8 +361,8 @@ func TestAwaitExternal(t *testing.T) {
 
 func TestUnreadableValueIsRewrittenEncrypted(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	if _, err := w.cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "S", Value: "x", Type: "sensitive", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	if _, err := w.Cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "S", Value: "x", Type: "sensitive", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
 		t.Fatal(err)
 	}
 	op := w.op()
@@ -390,7 +374,7 @@ func TestUnreadableValueIsRewrittenEncrypted(t *testing.T) {
 	if d := diff(t, op, req); d[0].Action != adapter.Unchanged {
 		t.Errorf("after rewriting it encrypted: %+v", d)
 	}
-	for _, e := range w.cloud.State().Vercel[0].Envs {
+	for _, e := range w.Cloud.State().Vercel[0].Envs {
 		if e.Key == "S" && e.Type != "encrypted" {
 			t.Errorf("type = %s, want encrypted", e.Type)
 		}
