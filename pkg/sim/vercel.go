@@ -334,6 +334,20 @@ type vercelEnvInput struct {
 	Comment   *string          `json:"comment"`
 }
 
+// setScalars copies the key, type, git branch and comment the request
+// gives onto e (value and target are checked by the caller: create requires
+// them, edit does not).
+func (in vercelEnvInput) setScalars(e *VercelEnv) {
+	for _, f := range []struct {
+		from *string
+		to   *string
+	}{{in.Key, &e.Key}, {in.Type, &e.Type}, {in.GitBranch, &e.GitBranch}, {in.Comment, &e.Comment}} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
+	}
+}
+
 var vercelTargets = []string{"production", "preview", "development"}
 var vercelTypes = []string{"system", "secret", "encrypted", "plain", "sensitive"}
 
@@ -434,18 +448,7 @@ func (c *Cloud) vercelCreateEnv(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		e := &VercelEnv{}
-		if in.Key != nil {
-			e.Key = *in.Key
-		}
-		if in.Type != nil {
-			e.Type = *in.Type
-		}
-		if in.GitBranch != nil {
-			e.GitBranch = *in.GitBranch
-		}
-		if in.Comment != nil {
-			e.Comment = *in.Comment
-		}
+		in.setScalars(e)
 		var err error
 		switch {
 		case in.Value == nil:
@@ -531,20 +534,9 @@ func (c *Cloud) vercelEditEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	next := *e
 	next.Target = append([]string(nil), e.Target...)
-	if in.Key != nil {
-		next.Key = *in.Key
-	}
+	in.setScalars(&next)
 	if in.Value != nil {
 		next.Value = *in.Value
-	}
-	if in.Type != nil {
-		next.Type = *in.Type
-	}
-	if in.GitBranch != nil {
-		next.GitBranch = *in.GitBranch
-	}
-	if in.Comment != nil {
-		next.Comment = *in.Comment
 	}
 	if in.Target != nil {
 		t, err := parseTarget(*in.Target)
