@@ -200,7 +200,7 @@ func TestCrashAndCrashAfter(t *testing.T) {
 
 	// CrashAfter never matches a read; nil fn is allowed.
 	c.CrashAfter(fakeop.Match{}, nil)
-	live, _ = inspect(t, op, req)
+	inspect(t, op, req)
 	got, _ := op.Lookup(bg, nil, adapter.RunCtx{}, key)
 	err = op.Destroy(bg, nil, adapter.RunCtx{}, *got)
 	if !errors.Is(err, context.Canceled) || c.Exists(key) {

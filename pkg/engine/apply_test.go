@@ -135,6 +135,10 @@ func TestPlanWritesNothing(t *testing.T) {
 	if pres.Lines[1].WaitingOn[0] != "db.url" || pres.Lines[1].WaitingFor[0] != "apply" {
 		t.Errorf("waiting %v %v", pres.Lines[1].WaitingOn, pres.Lines[1].WaitingFor)
 	}
+	if after := w.store.Raw("preview", "pr-12"); string(after) != string(before) || len(w.cloud.Keys()) != 0 ||
+		w.store.Calls(memstore.MethodWrite) != 0 || w.store.Calls(memstore.MethodAcquire) != 0 {
+		t.Error("the first plan wrote to the store or the provider, or took a lease")
+	}
 	apply()
 	w.cloud.Edit(keyDB, map[string]any{"size": 9})
 	w.cloud.Delete(keyCB)
@@ -337,7 +341,7 @@ changes:
   - { id: db, adapter: fake, op: object, name: "db-${ctx.scope}", fields: { size: 1 } }
   - { id: cb, adapter: fake, op: item, list: callbacks, item: { from: db.url } }
 `)
-	res := w.mustApply(p, prCtx(12), Options{})
+	w.mustApply(p, prCtx(12), Options{})
 	st := w.stored(prCtx(12))
 	if st.Ledger[0].CreatedBy != receipt.CreatedByAdopted {
 		t.Fatalf("keep did not adopt: %s", dump(st.Ledger))

@@ -202,14 +202,6 @@ func keysOf(diffs []adapter.ResourceDiff) []string {
 	return out
 }
 
-func actions(diffs []adapter.ResourceDiff) map[string]adapter.Action {
-	out := map[string]adapter.Action{}
-	for _, d := range diffs {
-		out[d.Key] = d.Action
-	}
-	return out
-}
-
 func wantAll(t *testing.T, diffs []adapter.ResourceDiff, want adapter.Action, when string) {
 	t.Helper()
 	for _, d := range diffs {

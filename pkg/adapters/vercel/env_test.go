@@ -7,7 +7,6 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
-	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/adapters/vercel"
 	"github.com/sponson/apply/pkg/errs"
@@ -24,22 +23,6 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{World: simtest.New(t, sim.Options{Seed: 1})}
 	return w
-}
-
-// with returns an environment lookup with changes (an empty value unsets).
-func (w *world) with(changes map[string]string) httpclient.Env {
-	m := map[string]string{}
-	for k, v := range w.Env {
-		m[k] = v
-	}
-	for k, v := range changes {
-		if v == "" {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 func (w *world) op() *vercel.EnvOp { return vercel.NewEnv(w.Lookup, w.Client) }

@@ -25,10 +25,9 @@ type PlantFunc func(t *testing.T, s receipt.Store, env, scope string, raw []byte
 type Option func(*config)
 
 type config struct {
-	plant       PlantFunc
-	racers      int
-	raceRounds  int
-	concurrency bool
+	plant      PlantFunc
+	racers     int
+	raceRounds int
 }
 
 // WithPlant lets the suite plant raw receipt bytes, enabling the corrupt and
