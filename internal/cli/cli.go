@@ -20,6 +20,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/redact"
+	"github.com/sponson/apply/pkg/scope"
 )
 
 // IO is where a command reads and writes.
@@ -96,6 +97,11 @@ type app struct {
 	redactor *redact.Redactor // every byte out passes through it
 	ctx      context.Context  // cancelled on SIGINT/SIGTERM
 	written  bool             // the JSON document was already written
+	local    struct {         // the checkout, read once (localGit)
+		git  *scope.LocalGit
+		err  error
+		read bool
+	}
 }
 
 // Main runs the sponson command line and returns the process exit code.

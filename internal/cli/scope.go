@@ -49,7 +49,7 @@ func (a *app) computeCtx() (scope.Ctx, error) {
 		return scope.Ctx{}, err
 	}
 	in.Event = event
-	local, err := scope.ReadLocalGit(a.env.Dir)
+	local, err := a.localGit()
 	if err != nil {
 		return scope.Ctx{}, err
 	}
@@ -114,4 +114,14 @@ func writeCtx(w io.Writer, c scope.Ctx) {
 	for _, n := range c.Notes {
 		row("note", n)
 	}
+}
+
+// localGit reads the checkout once per command (the scope and the receipts
+// remote both need it).
+func (a *app) localGit() (*scope.LocalGit, error) {
+	if !a.local.read {
+		a.local.git, a.local.err = scope.ReadLocalGit(a.env.Dir)
+		a.local.read = true
+	}
+	return a.local.git, a.local.err
 }

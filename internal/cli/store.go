@@ -14,7 +14,6 @@ import (
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/localstore"
-	"github.com/sponson/apply/pkg/scope"
 )
 
 // storeFlags choose where receipts and leases live.
@@ -97,7 +96,7 @@ func (a *app) receiptsRemote() (url, from string, err error) {
 			return strings.TrimRight(server, "/") + "/" + repo + ".git", "GITHUB_REPOSITORY", nil
 		}
 	}
-	local, err := scope.ReadLocalGit(a.env.Dir)
+	local, err := a.localGit()
 	if err != nil || local == nil || local.Origin == "" {
 		return "", "", nil
 	}
