@@ -178,7 +178,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
 	a.loadForeign(stored)
 	if reopened != nil {
-		a.warn("", "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,
+		a.warn(errs.SCOPE_REOPENED, "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,
 			reopened.By, reopened.At.UTC().Format(time.RFC3339), headOf(reopened))
 	}
 	// A stale run writes nothing, a hand-over included: decided on the
@@ -195,7 +195,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	if a.w.SupersededBy != "" && len(a.ledger) == 0 {
 		// Everything was handed over; applying the scope again starts it
 		// anew (what it creates now is its own, not in transit).
-		a.warn("", "scope %s was superseded by %s, which owns what it had created; this run starts it anew", pr.scope, a.w.SupersededBy)
+		a.warn(errs.SUCCESSION, "scope %s was superseded by %s, which owns what it had created; this run starts it anew", pr.scope, a.w.SupersededBy)
 		a.w.SupersededBy = ""
 	}
 	if a.hashKey == "" {
@@ -280,16 +280,16 @@ func (a *applier) stale(prev *receipt.Receipt) bool {
 		return false
 	}
 	if a.e.Ancestry == nil {
-		a.warn("", "cannot tell whether commit %s is older than %s, the last one applied to the scope: applying", short(sha), short(last))
+		a.warn(errs.STALE_UNDECIDED, "cannot tell whether commit %s is older than %s, the last one applied to the scope: applying", short(sha), short(last))
 		return false
 	}
 	anc, err := a.e.Ancestry(sha, last)
 	if err != nil {
-		a.warn("", "cannot tell whether commit %s is older than %s, the last one applied to the scope (%v): applying", short(sha), short(last), a.e.redactor().Error(err))
+		a.warn(errs.STALE_UNDECIDED, "cannot tell whether commit %s is older than %s, the last one applied to the scope (%v): applying", short(sha), short(last), a.e.redactor().Error(err))
 		return false
 	}
 	if anc {
-		a.warn("", "commit %s is an ancestor of %s, already applied to the scope: this run is stale and writes nothing", short(sha), short(last))
+		a.warn(errs.STALE_RUN, "commit %s is an ancestor of %s, already applied to the scope: this run is stale and writes nothing", short(sha), short(last))
 	}
 	return anc
 }
@@ -875,7 +875,7 @@ func (a *applier) settle(ctx context.Context) {
 		}
 		switch en.CreatedBy {
 		case receipt.CreatedByAdopted:
-			a.warn("", "%s (%s.%s) was adopted and no line declares it now: forgotten, left as it is", en.Key, en.Adapter, en.Op)
+			a.warn(errs.ADOPTED_FORGOTTEN, "%s (%s.%s) was adopted and no line declares it now: forgotten, left as it is", en.Key, en.Adapter, en.Op)
 			continue
 		case receipt.CreatedByIntent:
 			if op, ok := a.e.Ops.Lookup(en.Adapter, en.Op); ok {

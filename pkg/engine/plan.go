@@ -39,7 +39,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 		return nil, e.redactor().Error(err)
 	} else if l != nil && !l.Expired(e.now()) {
 		res.Lock = lockInfo(*l, e.now())
-		r.warn("", "an %s is running on %s (run %s, since %s): this plan may be out of date when it finishes",
+		r.warn(errs.APPLY_RUNNING, "an %s is running on %s (run %s, since %s): this plan may be out of date when it finishes",
 			firstOf(string(l.Operation), "operation"), target, l.Holder, l.AcquiredAt.UTC().Format("15:04"))
 	}
 	prev, _, err := e.Store.Read(ctx, pr.env, pr.scope)

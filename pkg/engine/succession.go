@@ -224,7 +224,7 @@ func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, erro
 	}
 	if in.reopen && newSucc.Closed != nil {
 		newSucc.Closed = nil
-		newSucc.Warnings = append(newSucc.Warnings, Warning{Message: "the scope was closed; reopened by this succession"})
+		newSucc.Warnings = append(newSucc.Warnings, Warning{Code: errs.SCOPE_REOPENED, Message: "the scope was closed; reopened by this succession"})
 	}
 	rehash := false
 	if newSucc.HashKey == "" {
@@ -387,10 +387,10 @@ func (a *applier) succeed(ctx context.Context, prev *receipt.Receipt, stored []r
 		if !pending {
 			switch {
 			case rec.SupersededBy != "":
-				a.warn("", "scope %s is being handed over to %s: its resources are not inherited here", from, rec.SupersededBy)
+				a.warn(errs.SUCCESSION, "scope %s is being handed over to %s: its resources are not inherited here", from, rec.SupersededBy)
 				continue
 			case rec.Branch != "" && rec.Branch != a.pr.ctx.Git.Branch:
-				a.warn("", "scope %s belongs to branch %q, not %q: its resources are not inherited here", from, rec.Branch, a.pr.ctx.Git.Branch)
+				a.warn(errs.SUCCESSION, "scope %s belongs to branch %q, not %q: its resources are not inherited here", from, rec.Branch, a.pr.ctx.Git.Branch)
 				continue
 			}
 		}
@@ -453,7 +453,7 @@ func (a *applier) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt) 
 	for _, en := range out.moved {
 		a.foreign[en.Ref().Identity()] = to
 	}
-	a.warn("", "finished handing %d resource(s) of scope %s over to %s (a succession had stopped part-way)", len(out.moved), a.pr.scope, to)
+	a.warn(errs.SUCCESSION, "finished handing %d resource(s) of scope %s over to %s (a succession had stopped part-way)", len(out.moved), a.pr.scope, to)
 	return out.pred, nil
 }
 
@@ -511,7 +511,7 @@ func (r *run) previewSuccession(stored []receipt.Stored) {
 			ledger = append(ledger, en)
 			have[id] = len(ledger) - 1
 		}
-		r.warn("", "apply will inherit %d resource(s) from scope %s (succession)", len(rec.Ledger), s.Scope)
+		r.warn(errs.SUCCESSION, "apply will inherit %d resource(s) from scope %s (succession)", len(rec.Ledger), s.Scope)
 	}
 	r.ledger = ledger
 }

@@ -72,6 +72,12 @@ const (
 	LOCAL_RECEIPTS     Code = "LOCAL_RECEIPTS"
 	FORK_NO_SECRETS    Code = "FORK_NO_SECRETS"
 	LEASE_NOT_RELEASED Code = "LEASE_NOT_RELEASED"
+	SCOPE_REOPENED     Code = "SCOPE_REOPENED"
+	STALE_RUN          Code = "STALE_RUN"
+	STALE_UNDECIDED    Code = "STALE_UNDECIDED"
+	ADOPTED_FORGOTTEN  Code = "ADOPTED_FORGOTTEN"
+	APPLY_RUNNING      Code = "APPLY_RUNNING"
+	SUCCESSION         Code = "SUCCESSION"
 )
 
 // Info is one row of the table.
@@ -144,6 +150,12 @@ var Table = []Info{
 	{UNKNOWN_KEY, ExitOK, true, "warning", "The plan has a top-level key that format version 1 does not know.", "Remove the key or fix its spelling; the JSON schema rejects it."},
 	{LOCAL_RECEIPTS, ExitOK, true, "warning", "No git remote is known, so receipts are kept in the local store.", "Pass --receipts-remote or run in a checkout with an `origin`, so CI runs share one record."},
 	{LEASE_NOT_RELEASED, ExitOK, true, "warning", "A lease could not be released after the run; it stays held until it expires.", "Wait for it to expire, or release it with the `sponson unlock` command the message names."},
+	{SCOPE_REOPENED, ExitOK, true, "warning", "A closed scope was reopened by this run (--reopen).", "Nothing to do; destroy it again with --close when its pull request closes for good."},
+	{STALE_RUN, ExitOK, true, "warning", "This commit is older than one already applied to the scope: the run writes nothing.", "Nothing to do: the newer commit's run owns the scope. Push a new commit to apply again."},
+	{STALE_UNDECIDED, ExitOK, true, "warning", "Whether this commit is older than the last one applied cannot be decided here (no local history): the run goes on.", "Fetch the history (actions/checkout with fetch-depth: 0) so stale runs can be recognised."},
+	{ADOPTED_FORGOTTEN, ExitOK, true, "warning", "A resource Sponson adopted is no longer declared by any line: it is forgotten and left as it is.", "Nothing to do; add the line back with {keep: true} to manage it again."},
+	{APPLY_RUNNING, ExitOK, true, "warning", "An apply holds the scope's lease: this plan may be out of date when it finishes.", "Plan again once the apply has finished (`sponson locks` shows it)."},
+	{SUCCESSION, ExitOK, true, "warning", "Resources moved, or could not move, between a branch's scope and its pull request's (succession).", "Nothing to do in most cases; the message says which scope owns what."},
 	{FORK_NO_SECRETS, ExitOK, true, "warning", "The pull request comes from a fork; its workflow has no secrets and is never handed any.", "Nothing to do: Sponson does not apply from forks."},
 }
 
