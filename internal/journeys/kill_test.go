@@ -24,13 +24,24 @@ import (
 	"github.com/sponson/apply/internal/gittest"
 )
 
-// binary builds the sponson CLI once per test binary.
-var binary = sync.OnceValues(func() (string, error) {
+// binDir holds the sponson CLI the journeys build; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sponson-journeys-")
 	if err != nil {
-		return "", err
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	bin := filepath.Join(dir, "sponson")
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// binary builds the sponson CLI once per test binary.
+var binary = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binDir, "sponson")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/sponson/apply/cmd/sponson").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
