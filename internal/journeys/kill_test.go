@@ -250,8 +250,9 @@ func args(n int, cmd ...string) []string {
 }
 
 // TestKilledApplyIsRecovered: `sponson apply` is SIGKILLed at a random
-// point; the next run takes over the expired lease and knows every
-// resource that was created (I11); a destroy then leaves nothing (I8).
+// point while two other scopes apply on the same remote; the next run
+// takes over the expired lease and knows every resource that was created
+// (I11); a destroy then leaves nothing (I8).
 func TestKilledApplyIsRecovered(t *testing.T) {
 	w := newWorld(t)
 	// Every write takes a while, so a kill lands in the middle of runs.
@@ -263,6 +264,18 @@ func TestKilledApplyIsRecovered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	preempted := 0
 	for n := 1; n <= rounds; n++ {
+		// Two other scopes apply on the same remote, and the same Auth0
+		// list, while this one is killed; they complete untouched.
+		var others sync.WaitGroup
+		for _, m := range []int{100 + n, 200 + n} {
+			others.Add(1)
+			go func() {
+				defer others.Done()
+				if code, out := w.run(args(m, "apply", "--lock-wait", "60s")...); code != 0 {
+					t.Errorf("round %d: pr-%d beside the killed run: exit %d\n%s", n, m, code, out)
+				}
+			}()
+		}
 		killed := w.cmd(args(n, "apply")...)
 		if err := killed.Start(); err != nil {
 			t.Fatal(err)
@@ -270,6 +283,12 @@ func TestKilledApplyIsRecovered(t *testing.T) {
 		time.Sleep(time.Duration(100+rng.IntN(700)) * time.Millisecond)
 		killed.Process.Kill()
 		killed.Wait()
+		others.Wait()
+		for _, m := range []int{100 + n, 200 + n} {
+			if got := w.live(m); len(got) != 5 {
+				t.Errorf("round %d: pr-%d has %v at the cloud", n, m, got)
+			}
+		}
 
 		code, out := w.run(args(n, "apply", "--wait", "--wait-timeout", "60s")...)
 		if code != 0 || !strings.Contains(out, ": complete") {
