@@ -9,6 +9,7 @@ require (
 	github.com/sethvargo/go-githubactions v1.3.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.47.0
 	pgregory.net/rapid v1.3.0

@@ -78,6 +78,8 @@ const (
 	ADOPTED_FORGOTTEN  Code = "ADOPTED_FORGOTTEN"
 	APPLY_RUNNING      Code = "APPLY_RUNNING"
 	SUCCESSION         Code = "SUCCESSION"
+	LEASE_TAKEN_OVER   Code = "LEASE_TAKEN_OVER"
+	NO_OPEN_PR         Code = "NO_OPEN_PR"
 )
 
 // Info is one row of the table.
@@ -157,6 +159,8 @@ var Table = []Info{
 	{APPLY_RUNNING, ExitOK, true, "warning", "An apply holds the scope's lease: this plan may be out of date when it finishes.", "Plan again once the apply has finished (`sponson locks` shows it)."},
 	{SUCCESSION, ExitOK, true, "warning", "Resources moved, or could not move, between a branch's scope and its pull request's (succession).", "Nothing to do in most cases; the message says which scope owns what."},
 	{FORK_NO_SECRETS, ExitOK, true, "warning", "The pull request comes from a fork; its workflow has no secrets and is never handed any.", "Nothing to do: Sponson does not apply from forks."},
+	{LEASE_TAKEN_OVER, ExitOK, true, "warning", "The lease was taken over before its TTL because the GitHub run holding it has completed or was cancelled.", "Nothing to do; the receipt records whose lease it was and why it was taken over."},
+	{NO_OPEN_PR, ExitOK, true, "warning", "A deployment succeeded for a commit that no open pull request has as its head: there is no preview to finish.", "Nothing to do: a closed pull request's preview is never rebuilt. Open a pull request for the branch to get one."},
 }
 
 var byCode = func() map[Code]Info {

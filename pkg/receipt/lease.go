@@ -91,7 +91,11 @@ type Owner struct {
 	PID              int       `json:"pid,omitempty"`
 	GitHubRunID      int64     `json:"github_run_id,omitempty"`
 	GitHubRunAttempt int       `json:"github_run_attempt,omitempty"`
-	Actor            string    `json:"actor,omitempty"`
+	// Repository is the owner/name of the repository whose workflow run
+	// GitHubRunID is (a lease is only known stale before its TTL when that
+	// run can be looked up).
+	Repository string `json:"repository,omitempty"`
+	Actor      string `json:"actor,omitempty"`
 }
 
 // describe renders the owner for messages: "run r1 (action, actor octocat,
