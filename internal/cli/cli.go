@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/redact"
@@ -97,6 +98,7 @@ type app struct {
 	redactor *redact.Redactor // every byte out passes through it
 	ctx      context.Context  // cancelled on SIGINT/SIGTERM
 	written  bool             // the JSON document was already written
+	run      *wire.Run        // the run built for plan, apply, destroy, push
 	local    struct {         // the checkout, read once (localGit)
 		git  *scope.LocalGit
 		err  error
@@ -126,6 +128,11 @@ func Main(args []string, env Env, stdio IO) (code int) {
 	}
 	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx}
 	a.g.json = wantsJSON(args)
+	defer func() {
+		if a.run != nil {
+			a.run.Close()
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stdio.Err, "sponson: panic: %v\n%s", r, debug.Stack())

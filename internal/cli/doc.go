@@ -1,6 +1,9 @@
-// Package cli is the sponson command line: flag parsing, wiring and the
-// mapping of errors to exit codes and the JSON envelope. cmd/sponson's main
-// is two lines over Main.
+// Package cli is the sponson command line: flag parsing, rendering and the
+// mapping of errors to exit codes and the JSON envelope. Building a run
+// (store, remote and token, lease settings, owner, engine) is
+// internal/wire's, shared with the Action and the bot; the CLI gives it its
+// flags, environment and checkout. cmd/sponson's main is two lines over
+// Main.
 //
 // Invariants:
 //   - Main never reads the process environment, the working directory or

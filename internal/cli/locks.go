@@ -155,7 +155,11 @@ func ownerText(o receipt.Owner) string {
 		parts = append(parts, "by "+o.Actor)
 	}
 	if o.GitHubRunID != 0 {
-		parts = append(parts, fmt.Sprintf("GitHub run %d/%d", o.GitHubRunID, o.GitHubRunAttempt))
+		run := fmt.Sprintf("GitHub run %d/%d", o.GitHubRunID, o.GitHubRunAttempt)
+		if o.Repository != "" {
+			run += " of " + o.Repository
+		}
+		parts = append(parts, run)
 	}
 	if o.Host != "" {
 		parts = append(parts, fmt.Sprintf("on %s pid %d", o.Host, o.PID))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters"
@@ -17,7 +18,6 @@ import (
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
-	"github.com/sponson/apply/pkg/secret"
 )
 
 // runFlags are the flags of plan, apply and destroy.
@@ -187,7 +187,7 @@ func (a *app) receiptCommand() *cobra.Command {
 
 // history lists a scope's runs (one per run that wrote a receipt) and
 // force-releases, from the store's history (a git branch's commits).
-func (a *app) history(st *openedStore, c scope.Ctx) error {
+func (a *app) history(st *wire.Store, c scope.Ctx) error {
 	target := receipt.ScopeTarget(c.Env, c.Scope)
 	events, err := st.History(a.ctx, target)
 	if err != nil {
@@ -314,30 +314,32 @@ func (a *app) planReceipts() string {
 	return p.Receipts
 }
 
-// engine wires the engine to the store, the built-in adapters, the secret
-// sources and this command's redactor.
-func (a *app) engine(st *openedStore) (*engine.Engine, error) {
-	cfg, err := httpclient.ConfigFromEnv(a.env.LookupEnv)
+// engine builds the run (internal/wire) on the store: the built-in
+// adapters (or Env.Ops), the secret sources, this command's redactor, the
+// lease TTL and lock wait from the environment, progress on stderr and the
+// local checkout's ancestry.
+func (a *app) engine(st *wire.Store) (*engine.Engine, error) {
+	var lockWait time.Duration
+	if d, err := time.ParseDuration(a.env.Getenv("SPONSON_LOCK_WAIT")); err == nil && d > 0 {
+		lockWait = d
+	}
+	run, err := wire.Build(st, wire.Config{
+		Identity:  a.identity(),
+		LookupEnv: a.env.LookupEnv,
+		ReadFile:  a.env.ReadFile,
+		Dir:       a.env.Dir,
+		Ops:       a.env.Ops,
+		Redactor:  a.redactor,
+		LockWait:  lockWait,
+		Progress:  lineWriter{a.io.Err},
+		Hooks:     wire.Hooks{Ancestry: wire.LocalAncestry(a.env.Dir)},
+		Clock:     receipt.SystemClock{},
+	})
 	if err != nil {
 		return nil, err
 	}
-	var ttl time.Duration
-	if v := a.env.Getenv("SPONSON_LEASE_TTL"); v != "" {
-		if ttl, err = time.ParseDuration(v); err != nil || ttl < 500*time.Millisecond {
-			return nil, errs.New(errs.USAGE, "SPONSON_LEASE_TTL=%q is not a duration of at least 500ms (such as 15m)", v)
-		}
-	}
-	return &engine.Engine{
-		LeaseTTL:   ttl,
-		Store:      st.Store,
-		Ops:        a.ops(httpclient.New(cfg)),
-		Secrets:    secret.New(secret.Config{LookupEnv: a.env.LookupEnv, ReadFile: a.env.ReadFile, BaseDir: a.env.Dir}),
-		Redactor:   a.redactor,
-		Clock:      receipt.SystemClock{},
-		Progress:   lineWriter{a.io.Err},
-		Ancestry:   a.ancestry,
-		UnsavedDir: a.env.Path(receipt.DefaultUnsavedDir),
-	}, nil
+	a.run = run
+	return run.Engine, nil
 }
 
 // ops is the registry of runnable ops: Env.Ops when a test injects one,
@@ -349,21 +351,23 @@ func (a *app) ops(client *httpclient.Client) *adapter.Registry {
 	return adapters.Registry(a.env.LookupEnv, client)
 }
 
+// runOptions are the engine options of this command: the run's owner and
+// defaults (wire.Run.Options), then the flags.
 func (a *app) runOptions(f runFlags, c scope.Ctx, op receipt.Operation) engine.Options {
+	o := engine.Options{Owner: a.owner(op)}
+	if a.run != nil {
+		o = a.run.Options(op)
+	}
 	approver := f.approvedBy
 	if approver == "" {
 		approver = a.env.Getenv("SPONSON_APPROVED_BY")
 	}
-	lockWait := f.lockWait
-	if lockWait == 0 {
-		if d, err := time.ParseDuration(a.env.Getenv("SPONSON_LOCK_WAIT")); err == nil && d > 0 {
-			lockWait = d
-		}
+	if f.lockWait > 0 {
+		o.LockWait = f.lockWait
 	}
-	return engine.Options{
-		Env: c.Env, ApprovedBy: approver, Reconcile: f.reconcile, Wait: f.wait, WaitTimeout: f.waitTimeout, LockWait: lockWait,
-		Parallelism: f.parallelism, Reopen: f.reopen, Owner: a.owner(op),
-	}
+	o.Env, o.ApprovedBy, o.Reconcile, o.Wait, o.WaitTimeout = c.Env, approver, f.reconcile, f.wait, f.waitTimeout
+	o.Parallelism, o.Reopen = f.parallelism, f.reopen
+	return o
 }
 
 // setResult makes an engine result the command's answer: its fields in the
@@ -403,7 +407,7 @@ func (l lineWriter) Write(p []byte) (int, error) {
 // unsavedPath is the file of an unsaved receipt: the argument itself, or,
 // for a store's side ref (sponson-receipts/_unsaved/...), a copy of it in
 // the local unsaved folder.
-func (a *app) unsavedPath(st *openedStore, arg string) (string, error) {
+func (a *app) unsavedPath(st *wire.Store, arg string) (string, error) {
 	name := strings.TrimPrefix(arg, "refs/heads/")
 	if !strings.HasPrefix(name, "sponson-receipts/_unsaved/") {
 		return a.env.Path(arg), nil
