@@ -59,7 +59,7 @@ type Store struct {
 	// Warnings are the StoreConfig's, for the caller to report.
 	Warnings []*errs.Error `json:"-"`
 
-	git  *gitstore.Store
+	git   *gitstore.Store
 	auth  *tokenAuth // nil unless a changing token authenticates the remote
 	token string     // the fixed token that authenticates the remote, if any
 }
