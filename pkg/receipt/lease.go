@@ -116,6 +116,9 @@ func (o Owner) describe() string {
 		if o.GitHubRunAttempt != 0 {
 			s += fmt.Sprintf(" attempt %d", o.GitHubRunAttempt)
 		}
+		if o.Repository != "" {
+			s += " of " + o.Repository
+		}
 		parts = append(parts, s)
 	}
 	if o.Host != "" {
