@@ -66,7 +66,15 @@
 // every matching branch, whatever their number; a fenced write is one
 // advertisement plus one push request. RoundTrips counts them. Prune deletes
 // tombstoned scopes' branches after a retention, so the ref count tracks
-// open work. docs/performance.md has the measurements.
+// open work. New's one exchange (the receive-pack advertisement: the
+// capabilities) also lists the refs, and over HTTP the store's first read
+// uses that listing instead of asking again; any push discards it. The
+// receipt.Sessions methods let a run meet its floor (docs/adr/0006): View
+// reads the scope and its environment in one fetch, AcquireAt takes the
+// lease on the tip View read (one push, no second read), WriteRelease is
+// the final receipt and the release in one commit, and WriteAt records a
+// run that wrote nothing to a provider with one push and no lease.
+// docs/performance.md has the measurements.
 //
 // Concurrency: a Store is safe for concurrent use; operations share only the
 // immutable-object cache and the memory of last tips. Between processes and

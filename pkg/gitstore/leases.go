@@ -77,11 +77,22 @@ func (s *Store) Acquire(ctx context.Context, target receipt.Target, owner receip
 	if err := receipt.CheckAcquire(target, owner); err != nil {
 		return receipt.Lease{}, nil, err
 	}
+	return s.acquire(ctx, target, owner, ttl, nil)
+}
+
+// acquire is Acquire's compare-and-swap; check, when not nil, is a further
+// condition on the tip (AcquireAt's version), decided with the lease.
+func (s *Store) acquire(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, check func(*tipState) error) (receipt.Lease, *receipt.Lease, error) {
 	landed, err := s.update(ctx, "acquire "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		t := ts[0]
 		cur, err := leaseOf(t, target)
 		if err != nil {
 			return nil, err
+		}
+		if check != nil {
+			if err := check(t); err != nil {
+				return nil, err
+			}
 		}
 		now := s.clock.Now()
 		if cur != nil && !cur.Expired(now) {

@@ -84,15 +84,22 @@ type Store struct {
 	atomicPush bool // the remote's receive-pack advertises "atomic"
 	deleteRefs bool // ... and "delete-refs"
 
+	// first is the ref listing of New's exchange with the remote, kept for
+	// the store's first operation (see takeFirst); nil once taken.
+	firstMu sync.Mutex
+	first   *listing
+
 	roundTrips atomic.Int64
 }
 
 var _ receipt.Store = (*Store)(nil)
 
-// New returns the store of the repository at opts.URL. It probes the remote
-// once (the receive-pack advertisement, one round trip) to learn what it
-// supports: Capabilities().AtomicMulti is true only when the remote
-// advertises atomic pushes. A remote that refuses pushes to these
+// New returns the store of the repository at opts.URL. It talks to the
+// remote once (the receive-pack advertisement, one round trip) to learn
+// what it supports — Capabilities().AtomicMulti is true only when the
+// remote advertises atomic pushes — and keeps the refs that exchange
+// listed for the store's first read, which then needs no listing of its
+// own (over HTTP: one request instead of two). A remote that refuses pushes to these
 // credentials still makes a store (reads work; writes fail with
 // STORE_PERMISSION). USAGE for a URL that is not file://, http:// or
 // https://; STORE_UNAVAILABLE / STORE_PERMISSION when the remote cannot be
@@ -201,6 +208,12 @@ func (s *Store) probe(ctx context.Context) error {
 	if err == nil {
 		s.atomicPush = ar.Capabilities.Supports(capability.Atomic)
 		s.deleteRefs = ar.Capabilities.Supports(capability.DeleteRefs)
+		if strings.HasPrefix(s.url, "http") {
+			// Over file:// an upload-pack session always starts with its
+			// own advertisement: nothing to save.
+			s.first = &listing{refs: ar.References, sideband64k: ar.Capabilities.Supports(capability.Sideband64k),
+				ofsDelta: ar.Capabilities.Supports(capability.OFSDelta)}
+		}
 		return nil
 	}
 	if f, _ := classify(err); f != failPermission {
@@ -209,6 +222,25 @@ func (s *Store) probe(ctx context.Context) error {
 	// Pushes refused: check that reading works, so plan still can.
 	_, err = s.fetch(ctx, func(string) bool { return false }, fetchNone)
 	return err
+}
+
+// listing is the refs of a ref advertisement and what the request that
+// follows it may ask for.
+type listing struct {
+	refs                  map[string]plumbing.Hash
+	sideband64k, ofsDelta bool
+}
+
+// takeFirst returns the listing of New's exchange to the store's first
+// operation, and nil ever after: it is as fresh as a listing of the first
+// operation's own (nothing of this store ran in between), and only the
+// first. A mutation discards it.
+func (s *Store) takeFirst() *listing {
+	s.firstMu.Lock()
+	defer s.firstMu.Unlock()
+	l := s.first
+	s.first = nil
+	return l
 }
 
 func (s *Store) client() (transport.Transport, *transport.Endpoint, error) {

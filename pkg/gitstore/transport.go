@@ -54,17 +54,41 @@ func (s *Store) fetch(ctx context.Context, match func(name string) bool, mode fe
 		return nil, s.transportError(err, "", "connect to %s", s.safeURL)
 	}
 	defer sess.Close()
-	s.roundTrips.Add(1)
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
-		return snap, nil
-	}
-	if err != nil {
-		return nil, s.transportError(err, "", "list the refs of %s", s.safeURL)
+	var (
+		refs map[string]plumbing.Hash
+		req  *packp.UploadPackRequest
+	)
+	if first := s.takeFirst(); first != nil {
+		// New's exchange listed the refs: go straight to the packfile
+		// request, asking only for what it advertised and every git
+		// server's upload-pack supports.
+		refs = first.refs
+		req = packp.NewUploadPackRequest()
+		if first.sideband64k {
+			_ = req.Capabilities.Set(capability.Sideband64k)
+		}
+		if first.ofsDelta {
+			_ = req.Capabilities.Set(capability.OFSDelta)
+		}
+		_ = req.Capabilities.Set(capability.NoProgress)
+	} else {
+		s.roundTrips.Add(1)
+		ar, err := sess.AdvertisedReferencesContext(ctx)
+		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+			return snap, nil
+		}
+		if err != nil {
+			return nil, s.transportError(err, "", "list the refs of %s", s.safeURL)
+		}
+		refs = ar.References
+		req = packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+		if ar.Capabilities.Supports(capability.NoProgress) {
+			_ = req.Capabilities.Set(capability.NoProgress)
+		}
 	}
 	var wants []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
-	for name, h := range ar.References {
+	for name, h := range refs {
 		if !match(name) {
 			continue
 		}
@@ -80,16 +104,12 @@ func (s *Store) fetch(ctx context.Context, match func(name string) bool, mode fe
 	if len(wants) == 0 {
 		return snap, nil
 	}
-	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
 	req.Wants = wants
 	if mode == fetchTips {
 		req.Depth = packp.DepthCommits(1)
 		if err := req.Capabilities.Set(capability.Shallow); err != nil {
 			return nil, errs.Wrap(err, errs.INTERNAL, "request a shallow fetch")
 		}
-	}
-	if ar.Capabilities.Supports(capability.NoProgress) {
-		_ = req.Capabilities.Set(capability.NoProgress)
 	}
 	s.roundTrips.Add(1)
 	resp, err := sess.UploadPack(ctx, req)
@@ -171,6 +191,7 @@ func (s *Store) push(ctx context.Context, st *opStorage, updates []refUpdate, at
 	}
 	var progress bytes.Buffer
 	opts.Progress = &progress // turns on side-band: hook output comes back
+	s.takeFirst()             // a listing from before a push must not serve a read after it
 	remote := git.NewRemote(st, &config.RemoteConfig{Name: "origin", URLs: []string{s.url}})
 	err := remote.PushContext(ctx, opts)
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {

@@ -1,0 +1,187 @@
+package gitstore
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+var _ receipt.Sessions = (*Store)(nil)
+
+// View implements receipt.Viewer: the scope's branch and every other scope
+// branch of env in one fetch (one ref listing — none when it is the
+// store's first operation over HTTP, see New — and at most one packfile).
+// The scope's tip is remembered, so an AcquireAt or WriteAt that follows
+// pushes on it without reading again.
+func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, error) {
+	if err := receipt.Interrupted(ctx, "read "+env+"/"+scope); err != nil {
+		return nil, err
+	}
+	target := receipt.ScopeTarget(env, scope)
+	if err := target.Validate(); err != nil {
+		return nil, err
+	}
+	own := refOf(target)
+	snap, err := s.fetch(ctx, func(name string) bool {
+		if name == own.String() {
+			return true
+		}
+		kind, t, _ := parseRef(name)
+		return kind == refScope && t.Env == env
+	}, fetchTips)
+	if err != nil {
+		return nil, err
+	}
+	v := &receipt.View{}
+	for ref, h := range snap.refs {
+		_, t, _ := parseRef(ref.String())
+		ts, err := stateAt(snap.st, ref, h, true)
+		if err != nil {
+			return nil, err
+		}
+		if ref == own {
+			if v.Receipt, v.Version, err = receiptOf(ts, target); err != nil {
+				return nil, err
+			}
+			if v.Lease, err = leaseOf(ts, target); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		r, ver, err := receiptOf(ts, t)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			v.Others = append(v.Others, receipt.Stored{Env: env, Scope: t.Scope, Receipt: r, Version: ver})
+		}
+	}
+	s.remember(own, snap.refs[own])
+	sort.Slice(v.Others, func(i, j int) bool { return v.Others[i].Scope < v.Others[j].Scope })
+	return v, nil
+}
+
+// moved is the refusal of AcquireAt and WriteAt when the scope is not as
+// the caller read it.
+func moved(target receipt.Target, what string) error {
+	return errs.New(errs.STORE_CONTENDED, "%s: the scope %s changed since it was read", what, target).
+		With("detail", receipt.DetailMoved).
+		WithHint("Read the scope again and retry.")
+}
+
+// AcquireAt implements receipt.Sessions: Acquire's compare-and-swap, whose
+// check also requires the tip's receipt to be at version v. It starts from
+// the tip the store last saw (View's), so after a View it is one push.
+func (s *Store) AcquireAt(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, v receipt.Version) (receipt.Lease, *receipt.Lease, error) {
+	if err := receipt.Interrupted(ctx, "acquire "+target.String()); err != nil {
+		return receipt.Lease{}, nil, err
+	}
+	if err := receipt.CheckAcquire(target, owner); err != nil {
+		return receipt.Lease{}, nil, err
+	}
+	return s.acquire(ctx, target, owner, ttl, func(t *tipState) error {
+		if versionOf(t) != v {
+			return moved(target, "acquire "+target.String())
+		}
+		return nil
+	})
+}
+
+// versionOf is the version of the receipt in a tip's tree ("" for none).
+func versionOf(t *tipState) receipt.Version {
+	if _, ok := t.tree[receipt.ReceiptFile]; !ok || !t.exists() {
+		return ""
+	}
+	return receiptVersion(t.commit)
+}
+
+// WriteRelease implements receipt.Sessions: one commit that replaces
+// receipt.json and removes lock.json (the generation file stays), pushed
+// only if the branch's tip still holds the lease.
+func (s *Store) WriteRelease(ctx context.Context, r *receipt.Receipt, lease receipt.Lease) error {
+	if err := receipt.Interrupted(ctx, "write receipts"); err != nil {
+		return err
+	}
+	if err := receipt.CheckWrite(r, lease); err != nil {
+		return err
+	}
+	data, err := receipt.Encode(r)
+	if err != nil {
+		return err
+	}
+	target := lease.Target
+	what := "write the receipt of " + target.String() + " and release its lease"
+	_, err = s.update(ctx, what, []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+		cur, err := leaseOf(ts[0], target)
+		if err != nil {
+			return nil, err
+		}
+		if err := receipt.CheckFence(lease, cur); err != nil {
+			return nil, err
+		}
+		last, err := generationOf(ts[0])
+		if err != nil {
+			return nil, err
+		}
+		ed, err := s.receiptEdit(r, data, lease.Generation)
+		if err != nil {
+			return nil, err
+		}
+		ed.set[GenerationFile] = generationFile(max(last, cur.Generation))
+		ed.remove = []string{receipt.LockFile}
+		ed.trailers = append(ed.trailers, trailerLease+"release")
+		return []*edit{ed}, nil
+	})
+	return err
+}
+
+// WriteAt implements receipt.Sessions: one commit that replaces
+// receipt.json, pushed only if the tip's receipt is at version v and no
+// lock.json is in its tree — checked on the tip the push requires, so a
+// lease taken since makes it fail.
+func (s *Store) WriteAt(ctx context.Context, r *receipt.Receipt, v receipt.Version) error {
+	if err := receipt.Interrupted(ctx, "write receipts"); err != nil {
+		return err
+	}
+	if r == nil || r.Env == "" || r.Scope == "" {
+		return errs.New(errs.INTERNAL, "write: the receipt names no scope")
+	}
+	data, err := receipt.Encode(r)
+	if err != nil {
+		return err
+	}
+	target := r.Target()
+	what := "write the receipt of " + target.String()
+	_, err = s.update(ctx, what, []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+		if _, locked := ts[0].tree[receipt.LockFile]; locked || versionOf(ts[0]) != v {
+			return nil, moved(target, what)
+		}
+		ed, err := s.receiptEdit(r, data, 0)
+		if err != nil {
+			return nil, err
+		}
+		return []*edit{ed}, nil
+	})
+	return err
+}
+
+// receiptEdit is the edit that writes receipt r (encoded as data) by the
+// lease of generation g (0: none).
+func (s *Store) receiptEdit(r *receipt.Receipt, data []byte, g int64) (*edit, error) {
+	ev := receipt.Event{At: s.clock.Now(), Target: r.Target(), Operation: r.Operation, RunID: r.RunID, Status: r.Status, Generation: g}
+	line, err := eventTrailer(ev)
+	if err != nil {
+		return nil, err
+	}
+	return &edit{
+		set:      map[string][]byte{receipt.ReceiptFile: data, ReadmeFile: readme(r.Target())},
+		subject:  subject(string(r.Operation), r.Target(), r.RunID, string(r.Status)),
+		trailers: []string{line},
+		run:      r.RunID,
+	}, nil
+}

@@ -1,0 +1,55 @@
+package receipt
+
+import (
+	"context"
+	"time"
+)
+
+// View is one consistent read of a scope and its environment: the scope's
+// own receipt, version and stored lease, and every other scope of the
+// environment that has a receipt (what List returns, without the scope
+// itself).
+type View struct {
+	Receipt *Receipt
+	Version Version
+	// Lease is the scope's stored lease, live or expired; nil when none.
+	Lease  *Lease
+	Others []Stored
+}
+
+// Viewer is a store that can read a scope, its lease and its
+// environment's other receipts in one exchange (the git store: one ref
+// listing and one packfile). Errors as Read and List.
+type Viewer interface {
+	View(ctx context.Context, env, scope string) (*View, error)
+}
+
+// Sessions are the optional store operations that let a run meet its
+// floor of round trips (docs/adr/0006): a store that implements them does
+// in one step what the engine would otherwise do in two.
+type Sessions interface {
+	Viewer
+
+	// AcquireAt is Acquire, granted only while the scope's receipt is
+	// still at version v ("" when it had none): the read that v came from
+	// is then the run's read, and no second read is needed under the
+	// lease. STORE_CONTENDED with the detail "receipt_moved" when the
+	// receipt changed since (read again and retry); otherwise as Acquire.
+	AcquireAt(ctx context.Context, target Target, owner Owner, ttl time.Duration, v Version) (Lease, *Lease, error)
+
+	// WriteRelease is Write followed by Release in one atomic step (the git
+	// store: one commit): the final receipt of a run and the end of its
+	// lease. Errors as Write; when it fails the lease is still held.
+	WriteRelease(ctx context.Context, r *Receipt, lease Lease) error
+
+	// WriteAt records r without a lease, only if the scope's receipt is
+	// still at version v and no lease (live or expired) is stored: the
+	// receipt of a run that wrote nothing to a provider. STORE_CONTENDED
+	// with the detail "receipt_moved" when the receipt changed or a lease
+	// is stored; the caller then runs again under the lease.
+	WriteAt(ctx context.Context, r *Receipt, v Version) error
+}
+
+// DetailMoved is the detail a Sessions method sets on STORE_CONTENDED when
+// the scope changed since the version it was given.
+const DetailMoved = "receipt_moved"
