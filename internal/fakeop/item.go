@@ -33,15 +33,20 @@ var (
 	_ adapter.ScopeLister  = (*ItemOp)(nil)
 )
 
-var itemParams = []string{"list", "item", "prefix"}
-
 // Spec declares fake.item.
-func (op *ItemOp) Spec() adapter.Spec {
-	return adapter.Spec{
-		Adapter: "fake", Op: "item", ListItem: true,
-		Summary: "an entry in a list of the in-memory fake cloud, read-modify-write (engine tests only)",
-		Outputs: []adapter.OutputSpec{{Name: "item", When: adapter.Immediate}},
-	}
+func (op *ItemOp) Spec() adapter.Spec { return itemSpec }
+
+var itemSpec = adapter.Spec{
+	Adapter: "fake", Op: "item", ListItem: true,
+	Summary: "an entry in a list of the in-memory fake cloud, read-modify-write (engine tests only)",
+	Params: []adapter.ParamSpec{
+		{Name: "list", Type: adapter.TypeString, Required: true, Doc: "the parent object's name (no ':')"},
+		{Name: "item", Type: adapter.TypeString, Required: true, Doc: "the entry"},
+		{Name: "prefix", Type: adapter.TypeString, Doc: "what ListScope lists"},
+	},
+	Outputs: []adapter.OutputSpec{{Name: "item", When: adapter.Immediate}},
+	Key:     "item:<project>:<list>:<item>",
+	Lock:    "fake:<project>:list:<list>",
 }
 
 type itemReq struct {
@@ -53,7 +58,7 @@ type itemReq struct {
 func parseItem(params map[string]any, provider adapter.Provider, allowPending bool) (itemReq, error) {
 	var r itemReq
 	var err error
-	if err = checkKnown(OpItem, params, itemParams...); err != nil {
+	if err = checkKnown(OpItem, params, itemSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.project, err = project(provider); err != nil {

@@ -38,21 +38,28 @@ var (
 	_ adapter.ProductionWriter = (*ObjectOp)(nil)
 )
 
-var objectParams = []string{"name", "fields", "create_only", "deploy", "production", "prefix"}
-
 // Spec declares fake.object.
-func (op *ObjectOp) Spec() adapter.Spec {
-	return adapter.Spec{
-		Adapter: "fake", Op: "object",
-		Summary: "an object of the in-memory fake cloud (engine tests only)",
-		Outputs: []adapter.OutputSpec{
-			{Name: "id", When: adapter.Immediate},
-			{Name: "url", When: adapter.Immediate},
-			{Name: "token", When: adapter.Immediate, Sensitive: true},
-			{Name: "deploy_url", When: adapter.External, Event: "deploy"},
-			{Name: "deploy_id", When: adapter.External, Event: "deploy"},
-		},
-	}
+func (op *ObjectOp) Spec() adapter.Spec { return objectSpec }
+
+var objectSpec = adapter.Spec{
+	Adapter: "fake", Op: "object",
+	Summary: "an object of the in-memory fake cloud (engine tests only)",
+	Params: []adapter.ParamSpec{
+		{Name: "name", Type: adapter.TypeString, Required: true, Doc: "the object's name"},
+		{Name: "fields", Type: adapter.TypeMap, Doc: "the desired state, all of it"},
+		{Name: "create_only", Type: adapter.TypeMap, CreateOnly: true, Doc: "fields set at create only; a change replaces"},
+		{Name: "deploy", Type: adapter.TypeBool, CreateOnly: true, Doc: "the object gets a deployment (external outputs)"},
+		{Name: "production", Type: adapter.TypeBool, Doc: "WritesEnvironment answers production"},
+		{Name: "prefix", Type: adapter.TypeString, Doc: "what ListScope lists"},
+	},
+	Outputs: []adapter.OutputSpec{
+		{Name: "id", When: adapter.Immediate},
+		{Name: "url", When: adapter.Immediate},
+		{Name: "token", When: adapter.Immediate, Sensitive: true},
+		{Name: "deploy_url", When: adapter.External, Event: "deploy"},
+		{Name: "deploy_id", When: adapter.External, Event: "deploy"},
+	},
+	Key: "object:<project>:<name>",
 }
 
 type objectReq struct {
@@ -66,7 +73,7 @@ type objectReq struct {
 func parseObject(params map[string]any, provider adapter.Provider, allowPending bool) (objectReq, error) {
 	var r objectReq
 	var err error
-	if err = checkKnown(OpObject, params, objectParams...); err != nil {
+	if err = checkKnown(OpObject, params, objectSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.project, err = project(provider); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapters"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -411,7 +412,7 @@ func TestRegistryAndSpecs(t *testing.T) {
 	if !s.ListItem || len(c.Ops()) != 2 {
 		t.Fatalf("item spec = %+v", s)
 	}
-	if _, ok := adapter.Builtin().Lookup("fake", "object"); ok {
-		t.Fatal("fake.object is in the user-facing catalogue")
+	if _, ok := adapters.Registry(func(string) (string, bool) { return "", false }, nil).Lookup("fake", "object"); ok {
+		t.Fatal("fake.object is in the user-facing registry")
 	}
 }

@@ -9,8 +9,9 @@
 //     not when the registry is built: plan and validate need no credentials.
 //   - All ops share one HTTP client (timeouts, retries, budget); the CLI
 //     builds it from SPONSON_HTTP_TIMEOUT.
-//   - The registry holds exactly the ops of adapter.Builtin(): a test keeps
-//     the two in agreement.
+//   - This registry is the one list of the user-facing ops: the catalogue
+//     plans are checked against, docs/adapters.md and the JSON schema's op
+//     parameters are derived from it (go generate ./pkg/adapters).
 package adapters
 
 import (

@@ -2,35 +2,88 @@ package adapters_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapters"
 )
 
-func TestRegistryMatchesTheCatalogue(t *testing.T) {
-	r := adapters.Registry(func(string) (string, bool) { return "", false }, nil)
-	want := adapter.Builtin().Specs()
-	got := r.Catalog().Specs()
-	if len(got) != len(want) {
-		t.Fatalf("registry has %d ops, catalogue %d", len(got), len(want))
+func registry() *adapter.Registry {
+	return adapters.Registry(func(string) (string, bool) { return "", false }, nil)
+}
+
+func TestRegistryHoldsTheBuiltinOps(t *testing.T) {
+	var got []string
+	for _, s := range registry().Specs() {
+		got = append(got, s.Name())
 	}
-	for i := range want {
-		if got[i].Name() != want[i].Name() || got[i].ListItem != want[i].ListItem || !slices.Equal(names(got[i]), names(want[i])) {
-			t.Errorf("op %s: registry %+v, catalogue %+v", want[i].Name(), got[i], want[i])
-		}
-		op, _ := r.Lookup(want[i].Adapter, want[i].Op)
-		_, locks := op.(adapter.ParentLocker)
-		if locks != want[i].ListItem {
-			t.Errorf("%s: ParentLocker %v, ListItem %v", want[i].Name(), locks, want[i].ListItem)
+	for _, want := range []string{"auth0.callback", "http.list_item", "http.resource", "neon.branch", "supabase.auth_redirect", "vercel.env"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("registry lacks %s (has %v)", want, got)
 		}
 	}
 }
 
-func names(s adapter.Spec) []string {
-	var out []string
-	for _, o := range s.Outputs {
-		out = append(out, o.Name+":"+o.When)
+// TestSpecsAgreeWithTheOps checks what a Spec says against what the op is:
+// a list op locks its parent, an op with external outputs can await them,
+// every provider op names its credential and base-URL variables.
+func TestSpecsAgreeWithTheOps(t *testing.T) {
+	for _, op := range registry().Ops() {
+		s := op.Spec()
+		t.Run(s.Name(), func(t *testing.T) {
+			if err := s.Check(); err != nil {
+				t.Fatal(err)
+			}
+			if _, locks := op.(adapter.ParentLocker); locks != s.ListItem {
+				t.Errorf("ParentLocker %v, ListItem %v", locks, s.ListItem)
+			}
+			external := slices.ContainsFunc(s.Outputs, func(o adapter.OutputSpec) bool { return o.When == adapter.External })
+			if _, awaits := op.(adapter.Awaiter); external && !awaits {
+				t.Error("declares external outputs but is no Awaiter")
+			}
+			if s.Key == "" {
+				t.Error("no key form")
+			}
+			if s.Adapter != "http" && !s.Manual && (len(s.Credentials) == 0 || s.BaseURLVar == "" || s.BaseURL == "") {
+				t.Errorf("credentials %v, base URL %s (%s): a provider op names both", s.Credentials, s.BaseURLVar, s.BaseURL)
+			}
+			if !s.Manual && len(s.Sources) == 0 {
+				t.Error("no documentation sources")
+			}
+		})
 	}
-	return out
+}
+
+// TestParsersTakeTheDeclaredParams: every op refuses a parameter its Spec
+// does not declare and does not refuse one it declares as unknown.
+func TestParsersTakeTheDeclaredParams(t *testing.T) {
+	for _, op := range registry().Ops() {
+		s := op.Spec()
+		d, ok := op.(adapter.Defaulter)
+		if !ok {
+			continue
+		}
+		t.Run(s.Name(), func(t *testing.T) {
+			_, err := d.Defaults(map[string]any{"no_such_parameter": "x"}, adapter.Provider{}, adapter.RunCtx{Env: "preview", Scope: "pr-1"})
+			if err == nil || !containsAll(err, "no_such_parameter") {
+				t.Errorf("an undeclared parameter: %v", err)
+			}
+			for _, p := range s.Params {
+				_, err := d.Defaults(map[string]any{p.Name: adapter.Marker{Kind: adapter.Pending, Ref: "a.b"}}, adapter.Provider{}, adapter.RunCtx{Env: "preview", Scope: "pr-1"})
+				if err != nil && containsAll(err, "has no parameter") {
+					t.Errorf("declared parameter %s refused as unknown: %v", p.Name, err)
+				}
+			}
+		})
+	}
+}
+
+func containsAll(err error, subs ...string) bool {
+	for _, s := range subs {
+		if !strings.Contains(err.Error(), s) {
+			return false
+		}
+	}
+	return true
 }

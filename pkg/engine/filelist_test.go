@@ -35,7 +35,7 @@ var (
 )
 
 func (fileItem) Spec() adapter.Spec {
-	return adapter.Spec{Adapter: "filelist", Op: "item", ListItem: true, Summary: "an entry of a list in a JSON file (tests only)",
+	return adapter.Spec{Adapter: "filelist", Op: "item", ListItem: true, Lock: "filelist:<dir>:<list>", Summary: "an entry of a list in a JSON file (tests only)",
 		Outputs: []adapter.OutputSpec{{Name: "item", When: adapter.Immediate}}}
 }
 

@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"slices"
-	"sort"
-
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
@@ -72,7 +69,7 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 		op, ok := e.Ops.Lookup(ln.Adapter, ln.Op)
 		if !ok {
 			list = append(list, errs.At(ln.OpPos, errs.NOT_IMPLEMENTED,
-				"op %s.%s is catalogued but not built into this Sponson", ln.Adapter, ln.Op))
+				"op %s.%s is not registered in this Sponson", ln.Adapter, ln.Op))
 			continue
 		}
 		il, err := ln.Interpolate(vars)
@@ -178,22 +175,21 @@ func firstOf[S ~string](ss ...S) S {
 	return ""
 }
 
-// Catalog is what plans are checked against: the built-in catalogue and
-// every registered op (a test's fake ops included), with per-line outputs.
-// An op that is only catalogued is refused later, per line, with
-// NOT_IMPLEMENTED.
+// Catalog is what plans are checked against: the registered ops (the
+// registry is the one list of ops; a test's fake ops included), with
+// per-line outputs.
 func (e *Engine) Catalog() plan.Catalog {
-	return unionCatalog{a: e.Ops.Catalog(), b: adapter.Builtin(), ops: e.Ops}
+	return lineCatalog{Catalog: e.Ops.Catalog(), ops: e.Ops}
 }
 
-type unionCatalog struct {
-	a, b *adapter.Catalog
-	ops  *adapter.Registry
+type lineCatalog struct {
+	*adapter.Catalog
+	ops *adapter.Registry
 }
 
 // OutputsOf implements plan.LineOutputs: an op whose outputs depend on the
 // line is asked with the line's parameters as written.
-func (u unionCatalog) OutputsOf(name, op string, params *plan.Value) []string {
+func (u lineCatalog) OutputsOf(name, op string, params *plan.Value) []string {
 	if o, ok := u.ops.Lookup(name, op); ok {
 		if lo, ok := o.(adapter.LineOutputser); ok {
 			m, _ := params.Data().(map[string]any)
@@ -201,27 +197,4 @@ func (u unionCatalog) OutputsOf(name, op string, params *plan.Value) []string {
 		}
 	}
 	return u.Outputs(name, op)
-}
-
-func (u unionCatalog) Adapters() []string {
-	out := append(u.a.Adapters(), u.b.Adapters()...)
-	sort.Strings(out)
-	return slices.Compact(out)
-}
-
-func (u unionCatalog) Ops(name string) []string {
-	x, y := u.a.Ops(name), u.b.Ops(name)
-	if x == nil && y == nil {
-		return nil
-	}
-	out := append(append([]string{}, x...), y...)
-	sort.Strings(out)
-	return slices.Compact(out)
-}
-
-func (u unionCatalog) Outputs(name, op string) []string {
-	if _, ok := u.a.Lookup(name, op); ok {
-		return u.a.Outputs(name, op)
-	}
-	return u.b.Outputs(name, op)
 }

@@ -56,11 +56,11 @@ version: 1
 changes:
   - { id: a, adapter: fake, op: object, name: x, colour: red }
 `, nil, Options{}, errs.PARAM_INVALID},
-		{"catalogued, not built", `
+		{"an op the registry lacks", `
 version: 1
 changes:
   - { id: a, adapter: neon, op: branch }
-`, nil, Options{}, errs.NOT_IMPLEMENTED},
+`, nil, Options{}, errs.ADAPTER_UNKNOWN},
 		{"production env without approver (I7)", `
 version: 1
 changes:

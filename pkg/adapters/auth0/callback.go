@@ -8,6 +8,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapter/listentry"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -41,10 +42,9 @@ func NewCallback(env httpclient.Env, client *httpclient.Client) *CallbackOp {
 	return &CallbackOp{env: env, client: client}
 }
 
-// Spec declares auth0.callback as the built-in catalogue does.
+// Spec declares auth0.callback (spec.go).
 func (op *CallbackOp) Spec() adapter.Spec {
-	s, _ := adapter.Builtin().Lookup("auth0", "callback")
-	return s
+	return callbackSpec
 }
 
 // Key is the ledger key of one entry.
@@ -100,7 +100,7 @@ type callbackReq struct {
 func parse(params map[string]any, p adapter.Provider, allowPending bool) (callbackReq, error) {
 	var r callbackReq
 	var err error
-	if err = param.Known(opName, params, "url", "list"); err != nil {
+	if err = param.Known(opName, params, callbackSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -161,77 +161,71 @@ func (op *CallbackOp) api(b block) (httpclient.API, error) {
 
 func clientPath(client string) string { return "/clients/" + url.PathEscape(client) }
 
-// read returns the application's list.
-func (op *CallbackOp) read(ctx context.Context, a httpclient.API, client, list string) ([]string, error) {
+// parent is one list of one application: GET of the application (the four
+// lists only), PATCH of the one array.
+type parent struct {
+	a            httpclient.API
+	client, list string
+}
+
+func (p parent) Load(ctx context.Context) (listentry.List, error) {
 	q := url.Values{"fields": {strings.Join(Lists, ",")}, "include_fields": {"true"}}
 	var app map[string]any
-	if err := a.Get(ctx, clientPath(client), q, &app); err != nil {
+	if err := p.a.Get(ctx, clientPath(p.client), q, &app); err != nil {
 		return nil, err
 	}
-	raw, ok := app[list]
+	raw, ok := app[p.list]
 	if !ok || raw == nil {
-		return nil, nil
+		return listentry.Strings(nil), nil
 	}
 	items, ok := raw.([]any)
 	if !ok {
-		return nil, errs.New(errs.PROVIDER_RESPONSE, "auth0: %s of application %s is not a list", list, client)
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "auth0: %s of application %s is not a list", p.list, p.client)
 	}
-	out := make([]string, 0, len(items))
+	out := make(listentry.Strings, 0, len(items))
 	for _, it := range items {
 		s, ok := it.(string)
 		if !ok {
-			return nil, errs.New(errs.PROVIDER_RESPONSE, "auth0: %s of application %s holds a non-string entry", list, client)
+			return nil, errs.New(errs.PROVIDER_RESPONSE, "auth0: %s of application %s holds a non-string entry", p.list, p.client)
 		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-func (op *CallbackOp) write(ctx context.Context, a httpclient.API, client, list string, entries []string) error {
-	if entries == nil {
-		entries = []string{}
-	}
-	return a.Send(ctx, http.MethodPatch, clientPath(client), nil, map[string]any{list: entries}, true, nil)
+func (p parent) Put(ctx context.Context, l listentry.List, item string, _ any) error {
+	return p.write(ctx, l.(listentry.Strings).With(item))
 }
 
-func contains(list []string, u string) bool {
-	for _, x := range list {
-		if x == u {
-			return true
-		}
-	}
-	return false
+func (p parent) Remove(ctx context.Context, l listentry.List, item string) error {
+	return p.write(ctx, l.(listentry.Strings).Without(item))
 }
 
-func resource(list, u string) adapter.Resource {
-	return adapter.Resource{Key: Key(list, u), Value: u, Outputs: map[string]any{"url": u}}
+// write PATCHes the whole array: an absolute value, so idempotent.
+func (p parent) write(ctx context.Context, entries []string) error {
+	return p.a.Send(ctx, http.MethodPatch, clientPath(p.client), nil, map[string]any{p.list: entries}, true, nil)
 }
 
-func (op *CallbackOp) known(params map[string]any, p adapter.Provider) (callbackReq, httpclient.API, error) {
+func entry(list, u string) listentry.Entry {
+	return listentry.Entry{Op: opName, Key: Key(list, u), Item: u, Field: list, Outputs: map[string]any{"url": u}}
+}
+
+func (op *CallbackOp) known(params map[string]any, p adapter.Provider) (callbackReq, parent, error) {
 	r, err := parse(params, p, false)
 	if err != nil {
-		return r, httpclient.API{}, err
+		return r, parent{}, err
 	}
 	a, err := op.api(r.block)
-	return r, a, err
+	return r, parent{a: a, client: r.client, list: r.list}, err
 }
 
 // Read returns the entry when the list holds it.
 func (op *CallbackOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, a, err := op.known(req.Params, req.Provider)
+	r, par, err := op.known(req.Params, req.Provider)
 	if err != nil {
 		return nil, err
 	}
-	list, err := op.read(ctx, a, r.client, r.list)
-	if err != nil {
-		return nil, err
-	}
-	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
-	if contains(list, r.url) {
-		live.Resources = append(live.Resources, resource(r.list, r.url))
-		live.Outputs = map[string]any{"url": r.url}
-	}
-	return live, nil
+	return listentry.Read(ctx, par, entry(r.list, r.url))
 }
 
 // Diff: create when the entry is missing, unchanged when present.
@@ -240,83 +234,47 @@ func (op *CallbackOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 	if err != nil {
 		return nil, err
 	}
-	d := adapter.ResourceDiff{Key: Key(r.list, r.url), Desired: r.url, Action: adapter.Unchanged}
-	if live.Resource(d.Key) == nil {
-		d.Action = adapter.Create
-		d.Fields = []adapter.FieldDiff{{Path: r.list, After: r.url}}
-	}
-	return []adapter.ResourceDiff{d}, nil
+	return []adapter.ResourceDiff{listentry.Diff(live, entry(r.list, r.url))}, nil
 }
 
 // Apply adds the URL to the list (intend first): GET, then PATCH of the
 // whole array; nothing when it is there.
 func (op *CallbackOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, a, err := op.known(req.Params, req.Provider)
+	r, par, err := op.known(req.Params, req.Provider)
 	if err != nil {
 		return nil, err
 	}
-	list, err := op.read(ctx, a, r.client, r.list)
-	if err != nil {
-		return nil, err
-	}
-	res := &adapter.Result{Resources: []adapter.Resource{resource(r.list, r.url)}, Outputs: map[string]any{"url": r.url}}
-	if contains(list, r.url) {
-		return res, nil
-	}
-	key := Key(r.list, r.url)
-	if err := intend(key); err != nil {
-		return nil, err
-	}
-	if err := op.write(ctx, a, r.client, r.list, append(list, r.url)); err != nil {
-		return nil, err
-	}
-	res.Created = []string{key}
-	return res, nil
+	return listentry.Apply(ctx, par, entry(r.list, r.url), intend)
 }
 
-func (op *CallbackOp) fromKey(p adapter.Provider, key string) (block, string, string, httpclient.API, error) {
+func (op *CallbackOp) fromKey(p adapter.Provider, key string) (parent, listentry.Entry, error) {
 	list, u, ok := ParseKey(key)
 	if !ok {
-		return block{}, "", "", httpclient.API{}, errs.New(errs.PARAM_INVALID, "%s: %q is not an auth0.callback key (<list>:<url>)", opName, key)
+		return parent{}, listentry.Entry{}, errs.New(errs.PARAM_INVALID, "%s: %q is not an auth0.callback key (<list>:<url>)", opName, key)
 	}
 	b, err := readBlock(p)
 	if err != nil {
-		return b, "", "", httpclient.API{}, err
+		return parent{}, listentry.Entry{}, err
 	}
 	a, err := op.api(b)
-	return b, list, u, a, err
+	return parent{a: a, client: b.client, list: list}, entry(list, u), err
 }
 
 // Lookup reports whether the application's list holds the key's URL.
 func (op *CallbackOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.RunCtx, key string) (*adapter.Resource, error) {
-	b, list, u, a, err := op.fromKey(p, key)
+	par, e, err := op.fromKey(p, key)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := op.read(ctx, a, b.client, list)
-	if err != nil || !contains(entries, u) {
-		return nil, err
-	}
-	res := resource(list, u)
-	return &res, nil
+	return listentry.Lookup(ctx, par, e)
 }
 
 // Destroy removes the key's URL from the list (every occurrence); absent is
 // success and writes nothing.
 func (op *CallbackOp) Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
-	b, list, u, a, err := op.fromKey(p, r.Key)
+	par, e, err := op.fromKey(p, r.Key)
 	if err != nil {
 		return err
 	}
-	entries, err := op.read(ctx, a, b.client, list)
-	if err != nil || !contains(entries, u) {
-		return err
-	}
-	kept := make([]string, 0, len(entries))
-	for _, x := range entries {
-		if x != u {
-			kept = append(kept, x)
-		}
-	}
-	return op.write(ctx, a, b.client, list, kept)
+	return listentry.Destroy(ctx, par, e.Item)
 }

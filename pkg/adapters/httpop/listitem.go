@@ -7,6 +7,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapter/listentry"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -39,13 +40,10 @@ func NewListItem(env httpclient.Env, client *httpclient.Client) *ListItemOp {
 	return &ListItemOp{env: env, client: client}
 }
 
-// Spec declares http.list_item as the built-in catalogue does.
+// Spec declares http.list_item (spec.go).
 func (op *ListItemOp) Spec() adapter.Spec {
-	s, _ := adapter.Builtin().Lookup("http", "list_item")
-	return s
+	return listItemSpec
 }
-
-var listParams = []string{"api", "parent", "list_path", "shape", "delimiter", "item", "value"}
 
 type listReq struct {
 	api          api
@@ -85,7 +83,7 @@ func ParseListKey(key string) (apiName, parentPath, listPath, item string, ok bo
 func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (listReq, error) {
 	var r listReq
 	var err error
-	if err = param.Known(listOp, params, listParams...); err != nil {
+	if err = param.Known(listOp, params, listItemSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	name, _, err := param.Required(listOp, params, "api", false)
@@ -202,6 +200,7 @@ func (op *ListItemOp) LockOn(params map[string]any, p adapter.Provider) string {
 
 // list is the list as found in the parent.
 type list struct {
+	path    string         // the parent's path, for messages
 	doc     map[string]any // the parent object; nil when it does not exist
 	shape   string
 	array   []any
@@ -317,14 +316,6 @@ func (l *list) has(item string) (bool, any) {
 	return false, nil
 }
 
-// entryValue is the canonical value of an entry.
-func entryValue(shape, item string, v any) any {
-	if shape == ShapeMap {
-		return map[string]any{item: v}
-	}
-	return item
-}
-
 // with returns the list's new JSON value with item added (or, map, set).
 func (l *list) with(item string, v any) any {
 	switch l.shape {
@@ -390,34 +381,75 @@ func write(ctx context.Context, a httpclient.API, l *list, parentPath string, pt
 	return a.Send(ctx, method, parentPath, nil, body, true, nil)
 }
 
-func (op *ListItemOp) connect(req adapter.Request) (listReq, httpclient.API, error) {
-	r, err := op.parse(req.Params, req.Provider, false, true)
-	if err != nil {
-		return r, httpclient.API{}, err
+// Has reports whether the list holds item, and its value (map shape).
+func (l *list) Has(item string) (bool, any) { return l.has(item) }
+
+// Valued: the entries of a map carry values.
+func (l *list) Valued() bool { return l.shape == ShapeMap }
+
+// Writable refuses to add to a parent that does not exist.
+func (l *list) Writable() error {
+	if l.doc == nil {
+		return errs.New(errs.PROVIDER_NOT_FOUND, "%s: the parent %s does not exist", listOp, l.path).With("param", "parent.path")
 	}
-	a, err := r.api.client(op.env, op.client)
-	return r, a, err
+	return nil
 }
 
-func (r listReq) resource(v any) adapter.Resource {
-	return adapter.Resource{Key: r.key(), Value: entryValue(r.shape, r.item, v), Outputs: map[string]any{}}
+// parent is the parent object of a line or a key. shape and delim "" are
+// read from the JSON type (a key carries no parameters).
+type parent struct {
+	a            httpclient.API
+	path         string
+	ptr          pointer
+	shape, delim string
+	item         string // picks the delimiter when delim is ""
+	method       string // the update method of Put
+}
+
+func (p parent) Load(ctx context.Context) (listentry.List, error) {
+	l, err := readList(ctx, p.a, p.path, p.ptr, p.shape, p.delim, p.item)
+	if err != nil {
+		return nil, err
+	}
+	l.path = p.path
+	return l, nil
+}
+
+func (p parent) Put(ctx context.Context, ll listentry.List, item string, v any) error {
+	l := ll.(*list)
+	return write(ctx, p.a, l, p.path, p.ptr, p.method, l.with(item, v), map[string]any{item: v})
+}
+
+// Remove is always a merge-patch PATCH; a parent gone meanwhile is success.
+func (p parent) Remove(ctx context.Context, ll listentry.List, item string) error {
+	l := ll.(*list)
+	err := write(ctx, p.a, l, p.path, p.ptr, http.MethodPatch, l.without(item), map[string]any{item: nil})
+	if httpclient.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (r listReq) entry() listentry.Entry {
+	return listentry.Entry{Op: listOp, Key: r.key(), Item: r.item, Valued: r.shape == ShapeMap, Value: r.value, Field: r.listPath}
+}
+
+func (op *ListItemOp) connect(req adapter.Request) (listReq, parent, error) {
+	r, err := op.parse(req.Params, req.Provider, false, true)
+	if err != nil {
+		return r, parent{}, err
+	}
+	a, err := r.api.client(op.env, op.client)
+	return r, parent{a: a, path: r.parentPath, ptr: r.ptr, shape: r.shape, delim: r.delimiter, item: r.item, method: r.updateMethod}, err
 }
 
 // Read returns the entry when the parent's list holds it.
 func (op *ListItemOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, a, err := op.connect(req)
+	r, par, err := op.connect(req)
 	if err != nil {
 		return nil, err
 	}
-	l, err := readList(ctx, a, r.parentPath, r.ptr, r.shape, r.delimiter, r.item)
-	if err != nil {
-		return nil, err
-	}
-	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
-	if ok, v := l.has(r.item); ok {
-		live.Resources = append(live.Resources, r.resource(v))
-	}
-	return live, nil
+	return listentry.Read(ctx, par, r.entry())
 }
 
 // Diff: create when the entry is missing; for a map, update when its value
@@ -427,120 +459,54 @@ func (op *ListItemOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 	if err != nil {
 		return nil, err
 	}
-	d := adapter.ResourceDiff{Key: r.key()}
-	lr := live.Resource(d.Key)
-	want := r.value
-	if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep && lr != nil {
-		want = lr.Value.(map[string]any)[r.item]
-	}
-	if !adapter.HasMarker(want) {
-		d.Desired = entryValue(r.shape, r.item, want)
-	}
-	switch {
-	case lr == nil:
-		d.Action = adapter.Create
-		d.Fields = []adapter.FieldDiff{{Path: r.listPath, After: r.item}}
-	case r.shape == ShapeMap && (d.Desired == nil || !adapter.Equal(d.Desired, lr.Value)):
-		d.Action = adapter.Update
-		d.Fields = []adapter.FieldDiff{{Path: r.listPath + "/" + r.item}}
-	default:
-		d.Action = adapter.Unchanged
-		d.Desired = lr.Value
-	}
-	return []adapter.ResourceDiff{d}, nil
+	return []adapter.ResourceDiff{listentry.Diff(live, r.entry())}, nil
 }
 
 // Apply adds the entry (intend first) by read-modify-write of the parent,
 // or sets a map entry's value; nothing when it is as planned.
 func (op *ListItemOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, a, err := op.connect(req)
+	r, par, err := op.connect(req)
 	if err != nil {
 		return nil, err
 	}
 	if err := param.Concrete(listOp, "value", r.value); err != nil {
 		return nil, err
 	}
-	l, err := readList(ctx, a, r.parentPath, r.ptr, r.shape, r.delimiter, r.item)
-	if err != nil {
-		return nil, err
-	}
-	if l.doc == nil {
-		return nil, errs.New(errs.PROVIDER_NOT_FOUND, "%s: the parent %s does not exist", a.Provider, r.parentPath).With("param", "parent.path")
-	}
-	present, cur := l.has(r.item)
-	v := r.value
-	if m, ok := adapter.MarkerOf(v); ok && m.Kind == adapter.Keep {
-		if !present {
-			return nil, param.Invalid(listOp, "value", "is {keep: true}, but the entry %s does not exist to keep", r.item)
-		}
-		v = cur
-	}
-	var created []string
-	switch {
-	case !present:
-		if err := intend(r.key()); err != nil {
-			return nil, err
-		}
-		if err := write(ctx, a, l, r.parentPath, r.ptr, r.updateMethod, l.with(r.item, v), map[string]any{r.item: v}); err != nil {
-			return nil, err
-		}
-		created = []string{r.key()}
-	case r.shape == ShapeMap && !adapter.Equal(cur, v):
-		if err := write(ctx, a, l, r.parentPath, r.ptr, r.updateMethod, l.with(r.item, v), map[string]any{r.item: v}); err != nil {
-			return nil, err
-		}
-	default:
-		v = cur
-	}
-	return &adapter.Result{Resources: []adapter.Resource{r.resource(v)}, Created: created, Outputs: map[string]any{}}, nil
+	return listentry.Apply(ctx, par, r.entry(), intend)
 }
 
-// fromKey reads the parent of a key with the shape its JSON type says.
-func (op *ListItemOp) fromKey(ctx context.Context, p adapter.Provider, key string) (httpclient.API, *list, string, pointer, string, error) {
+// fromKey is the parent of a key, with the shape its JSON type says.
+func (op *ListItemOp) fromKey(p adapter.Provider, key string) (parent, listentry.Entry, error) {
 	apiName, parentPath, listPath, item, ok := ParseListKey(key)
 	ptr, pok := parsePointer(listPath)
 	if !ok || !pok {
-		return httpclient.API{}, nil, "", nil, "", errs.New(errs.PARAM_INVALID, "%s: %q is not an http.list_item key (<api>:<parent path>#<list_path>=<item>)", listOp, key)
+		return parent{}, listentry.Entry{}, errs.New(errs.PARAM_INVALID, "%s: %q is not an http.list_item key (<api>:<parent path>#<list_path>=<item>)", listOp, key)
 	}
 	ap, err := resolveAPI(p, apiName, op.env, true)
 	if err != nil {
-		return httpclient.API{}, nil, "", nil, "", err
+		return parent{}, listentry.Entry{}, err
 	}
 	a, err := ap.client(op.env, op.client)
-	if err != nil {
-		return a, nil, "", nil, "", err
-	}
-	l, err := readList(ctx, a, parentPath, ptr, "", "", item)
-	return a, l, parentPath, ptr, item, err
+	return parent{a: a, path: parentPath, ptr: ptr, item: item, method: http.MethodPatch},
+		listentry.Entry{Op: listOp, Key: key, Item: item, Field: listPath}, err
 }
 
 // Lookup reports whether the parent's list holds the key's entry.
 func (op *ListItemOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.RunCtx, key string) (*adapter.Resource, error) {
-	_, l, _, _, item, err := op.fromKey(ctx, p, key)
+	par, e, err := op.fromKey(p, key)
 	if err != nil {
 		return nil, err
 	}
-	ok, v := l.has(item)
-	if !ok {
-		return nil, nil
-	}
-	return &adapter.Resource{Key: key, Value: entryValue(l.shape, item, v), Outputs: map[string]any{}}, nil
+	return listentry.Lookup(ctx, par, e)
 }
 
 // Destroy removes the key's entry (every occurrence) with a merge-patch
 // PATCH of the parent; absent, or the parent gone, is success and writes
 // nothing.
 func (op *ListItemOp) Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
-	a, l, parentPath, ptr, item, err := op.fromKey(ctx, p, r.Key)
+	par, e, err := op.fromKey(p, r.Key)
 	if err != nil {
 		return err
 	}
-	if ok, _ := l.has(item); !ok {
-		return nil
-	}
-	err = write(ctx, a, l, parentPath, ptr, http.MethodPatch, l.without(item), map[string]any{item: nil})
-	if httpclient.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return listentry.Destroy(ctx, par, e.Item)
 }

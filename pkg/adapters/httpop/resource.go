@@ -34,14 +34,11 @@ func NewResource(env httpclient.Env, client *httpclient.Client) *ResourceOp {
 	return &ResourceOp{env: env, client: client}
 }
 
-// Spec declares http.resource as the built-in catalogue does (id; the
+// Spec declares http.resource (spec.go) (id; the
 // outputs a line declares come on top).
 func (op *ResourceOp) Spec() adapter.Spec {
-	s, _ := adapter.Builtin().Lookup("http", "resource")
-	return s
+	return resourceSpec
 }
-
-var resourceParams = []string{"api", "create", "read", "update", "delete", "list", "id_path", "fields", "match", "outputs"}
 
 // resourceReq is a parsed http.resource line.
 type resourceReq struct {
@@ -61,7 +58,7 @@ type resourceReq struct {
 func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (resourceReq, error) {
 	var r resourceReq
 	var err error
-	if err = param.Known(resourceOp, params, resourceParams...); err != nil {
+	if err = param.Known(resourceOp, params, resourceSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	name, _, err := param.Required(resourceOp, params, "api", false)

@@ -49,10 +49,9 @@ func NewBranch(env httpclient.Env, client *httpclient.Client) *BranchOp {
 	return &BranchOp{env: env, client: client}
 }
 
-// Spec declares neon.branch as the built-in catalogue does.
+// Spec declares neon.branch (spec.go).
 func (op *BranchOp) Spec() adapter.Spec {
-	s, _ := adapter.Builtin().Lookup("neon", "branch")
-	return s
+	return branchSpec
 }
 
 // Key is the ledger key of a branch.
@@ -93,7 +92,7 @@ type branchReq struct {
 func parse(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, bool, error) {
 	var r branchReq
 	var err error
-	if err = param.Known(opName, params, "name", "parent"); err != nil {
+	if err = param.Known(opName, params, branchSpec.ParamNames()...); err != nil {
 		return r, false, err
 	}
 	if r.block, err = readBlock(p); err != nil {

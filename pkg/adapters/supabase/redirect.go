@@ -8,6 +8,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapter/listentry"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -39,10 +40,9 @@ func NewRedirect(env httpclient.Env, client *httpclient.Client) *RedirectOp {
 	return &RedirectOp{env: env, client: client}
 }
 
-// Spec declares supabase.auth_redirect as the built-in catalogue does.
+// Spec declares supabase.auth_redirect (spec.go).
 func (op *RedirectOp) Spec() adapter.Spec {
-	s, _ := adapter.Builtin().Lookup("supabase", "auth_redirect")
-	return s
+	return redirectSpec
 }
 
 // Key is the ledger key of one allow-list entry.
@@ -68,7 +68,7 @@ type redirectReq struct {
 
 func parse(params map[string]any, p adapter.Provider, allowPending bool) (redirectReq, error) {
 	var r redirectReq
-	if err := param.Known(opName, params, "url", "project"); err != nil {
+	if err := param.Known(opName, params, redirectSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	u, known, err := param.Required(opName, params, "url", allowPending)
@@ -147,18 +147,38 @@ func configPath(project string) string {
 	return "/v1/projects/" + url.PathEscape(project) + "/config/auth"
 }
 
-// list reads the allow-list as entries, trimmed, empty ones dropped.
-func (op *RedirectOp) list(ctx context.Context, a httpclient.API, project string) ([]string, error) {
+// parent is a project's allow-list: uri_allow_list, ONE comma-separated
+// string on the auth config, read whole and written whole.
+type parent struct {
+	a       httpclient.API
+	project string
+}
+
+// Load reads the allow-list as entries, trimmed, empty ones dropped.
+func (p parent) Load(ctx context.Context) (listentry.List, error) {
 	var cfg struct {
 		URIAllowList *string `json:"uri_allow_list"`
 	}
-	if err := a.Get(ctx, configPath(project), nil, &cfg); err != nil {
+	if err := p.a.Get(ctx, configPath(p.project), nil, &cfg); err != nil {
 		return nil, err
 	}
 	if cfg.URIAllowList == nil {
-		return nil, nil
+		return listentry.Strings(nil), nil
 	}
-	return split(*cfg.URIAllowList), nil
+	return listentry.Strings(split(*cfg.URIAllowList)), nil
+}
+
+func (p parent) Put(ctx context.Context, l listentry.List, item string, _ any) error {
+	return p.write(ctx, l.(listentry.Strings).With(item))
+}
+
+func (p parent) Remove(ctx context.Context, l listentry.List, item string) error {
+	return p.write(ctx, l.(listentry.Strings).Without(item))
+}
+
+// write PATCHes only uri_allow_list: an absolute value, so idempotent.
+func (p parent) write(ctx context.Context, entries []string) error {
+	return p.a.Send(ctx, http.MethodPatch, configPath(p.project), nil, map[string]any{"uri_allow_list": strings.Join(entries, ",")}, true, nil)
 }
 
 func split(s string) []string {
@@ -171,44 +191,26 @@ func split(s string) []string {
 	return out
 }
 
-func (op *RedirectOp) write(ctx context.Context, a httpclient.API, project string, entries []string) error {
-	return a.Send(ctx, http.MethodPatch, configPath(project), nil, map[string]any{"uri_allow_list": strings.Join(entries, ",")}, true, nil)
+func entry(project, u string) listentry.Entry {
+	return listentry.Entry{Op: opName, Key: Key(project, u), Item: u, Field: "uri_allow_list", Outputs: map[string]any{"url": u}}
 }
 
-func contains(list []string, u string) bool {
-	for _, x := range list {
-		if x == u {
-			return true
-		}
+func (op *RedirectOp) connect(params map[string]any, p adapter.Provider) (redirectReq, parent, error) {
+	r, err := parse(params, p, false)
+	if err != nil {
+		return r, parent{}, err
 	}
-	return false
-}
-
-func resource(project, u string) adapter.Resource {
-	return adapter.Resource{Key: Key(project, u), Value: u, Outputs: map[string]any{"url": u}}
+	a, err := op.api()
+	return r, parent{a: a, project: r.project}, err
 }
 
 // Read returns the entry when the allow-list holds it.
 func (op *RedirectOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parse(req.Params, req.Provider, false)
+	r, par, err := op.connect(req.Params, req.Provider)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
-	if err != nil {
-		return nil, err
-	}
-	list, err := op.list(ctx, a, r.project)
-	if err != nil {
-		return nil, err
-	}
-	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
-	if contains(list, r.url) {
-		res := resource(r.project, r.url)
-		live.Resources = append(live.Resources, res)
-		live.Outputs = map[string]any{"url": r.url}
-	}
-	return live, nil
+	return listentry.Read(ctx, par, entry(r.project, r.url))
 }
 
 // Diff: create when the entry is missing, unchanged when present.
@@ -217,82 +219,43 @@ func (op *RedirectOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 	if err != nil {
 		return nil, err
 	}
-	d := adapter.ResourceDiff{Key: Key(r.project, r.url), Desired: r.url, Action: adapter.Unchanged}
-	if live.Resource(d.Key) == nil {
-		d.Action = adapter.Create
-		d.Fields = []adapter.FieldDiff{{Path: "uri_allow_list", After: r.url}}
-	}
-	return []adapter.ResourceDiff{d}, nil
+	return []adapter.ResourceDiff{listentry.Diff(live, entry(r.project, r.url))}, nil
 }
 
 // Apply adds the URL to the allow-list (intend first) by read-modify-write
 // of the whole string; nothing when it is there.
 func (op *RedirectOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parse(req.Params, req.Provider, false)
+	r, par, err := op.connect(req.Params, req.Provider)
 	if err != nil {
 		return nil, err
+	}
+	return listentry.Apply(ctx, par, entry(r.project, r.url), intend)
+}
+
+func (op *RedirectOp) fromKey(key string) (parent, listentry.Entry, error) {
+	project, u, ok := ParseKey(key)
+	if !ok {
+		return parent{}, listentry.Entry{}, errs.New(errs.PARAM_INVALID, "%s: %q is not a supabase.auth_redirect key (redirect:<project>:<url>)", opName, key)
 	}
 	a, err := op.api()
-	if err != nil {
-		return nil, err
-	}
-	list, err := op.list(ctx, a, r.project)
-	if err != nil {
-		return nil, err
-	}
-	res := &adapter.Result{Resources: []adapter.Resource{resource(r.project, r.url)}, Outputs: map[string]any{"url": r.url}}
-	if contains(list, r.url) {
-		return res, nil
-	}
-	key := Key(r.project, r.url)
-	if err := intend(key); err != nil {
-		return nil, err
-	}
-	if err := op.write(ctx, a, r.project, append(list, r.url)); err != nil {
-		return nil, err
-	}
-	res.Created = []string{key}
-	return res, nil
+	return parent{a: a, project: project}, entry(project, u), err
 }
 
 // Lookup reports whether the allow-list holds the key's URL.
 func (op *RedirectOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.RunCtx, key string) (*adapter.Resource, error) {
-	project, u, ok := ParseKey(key)
-	if !ok {
-		return nil, errs.New(errs.PARAM_INVALID, "%s: %q is not a supabase.auth_redirect key (redirect:<project>:<url>)", opName, key)
-	}
-	a, err := op.api()
+	par, e, err := op.fromKey(key)
 	if err != nil {
 		return nil, err
 	}
-	list, err := op.list(ctx, a, project)
-	if err != nil || !contains(list, u) {
-		return nil, err
-	}
-	res := resource(project, u)
-	return &res, nil
+	return listentry.Lookup(ctx, par, e)
 }
 
 // Destroy removes the key's URL from the allow-list (every occurrence);
 // absent is success and writes nothing.
 func (op *RedirectOp) Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
-	project, u, ok := ParseKey(r.Key)
-	if !ok {
-		return errs.New(errs.PARAM_INVALID, "%s: %q is not a supabase.auth_redirect key (redirect:<project>:<url>)", opName, r.Key)
-	}
-	a, err := op.api()
+	par, e, err := op.fromKey(r.Key)
 	if err != nil {
 		return err
 	}
-	list, err := op.list(ctx, a, project)
-	if err != nil || !contains(list, u) {
-		return err
-	}
-	kept := make([]string, 0, len(list))
-	for _, x := range list {
-		if x != u {
-			kept = append(kept, x)
-		}
-	}
-	return op.write(ctx, a, project, kept)
+	return listentry.Destroy(ctx, par, e.Item)
 }

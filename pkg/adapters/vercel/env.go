@@ -58,10 +58,9 @@ func NewEnv(env httpclient.Env, client *httpclient.Client) *EnvOp {
 	return &EnvOp{env: env, client: client}
 }
 
-// Spec declares vercel.env as the built-in catalogue does.
+// Spec declares vercel.env (spec.go).
 func (op *EnvOp) Spec() adapter.Spec {
-	s, _ := adapter.Builtin().Lookup("vercel", "env")
-	return s
+	return envSpec
 }
 
 // envReq is a parsed line.
@@ -105,7 +104,7 @@ func (op *EnvOp) block(p adapter.Provider) (project, team string, err error) {
 func (op *EnvOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, "target", "branch", "values"); err != nil {
+	if err = param.Known(opName, params, envSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.project, r.team, err = op.block(p); err != nil {

@@ -1,0 +1,75 @@
+package httpop
+
+import "github.com/sponson/apply/pkg/adapter"
+
+// The provider block of both ops: providers.http.<api>.
+var apiBlock = []adapter.ParamSpec{
+	{Name: "<api>", Type: adapter.TypeObject, Doc: "one API a line names with its api parameter",
+		Fields: []adapter.ParamSpec{
+			{Name: "base_url", Type: adapter.TypeString, Doc: "the API's absolute http(s) base URL"},
+			{Name: "base_url_env", Type: adapter.TypeString, Doc: "the environment variable holding the base URL (instead of base_url)"},
+			{Name: "auth", Type: adapter.TypeObject, Doc: "how to authenticate; absent: no Authorization header",
+				Fields: []adapter.ParamSpec{{Name: "bearer_env", Type: adapter.TypeString, Doc: "the environment variable holding a bearer token"}}},
+		}},
+}
+
+var sources = []string{
+	"https://www.rfc-editor.org/rfc/rfc6901 (JSON pointer)",
+	"https://www.rfc-editor.org/rfc/rfc7386 (JSON merge patch)",
+}
+
+func requestParam(name, doc string, fields ...adapter.ParamSpec) adapter.ParamSpec {
+	return adapter.ParamSpec{Name: name, Type: adapter.TypeObject, Doc: doc, Fields: fields}
+}
+
+var (
+	methodField = func(doc string) adapter.ParamSpec {
+		return adapter.ParamSpec{Name: "method", Type: adapter.TypeString, Doc: doc}
+	}
+	pathField = adapter.ParamSpec{Name: "path", Type: adapter.TypeString, Doc: "the path under the API's base URL; {id} is the object's id"}
+	bodyField = adapter.ParamSpec{Name: "body", Type: adapter.TypeAny, Doc: "the request body; default fields"}
+)
+
+var resourceSpec = adapter.Spec{
+	Adapter: "http", Op: "resource",
+	Summary: "a generic REST object",
+	Params: []adapter.ParamSpec{
+		{Name: "api", Type: adapter.TypeString, Required: true, Doc: "the provider block providers.http.<api>"},
+		requestParam("create", "the create request (required: path)", methodField("POST (default) or PUT"), pathField, bodyField),
+		requestParam("read", "the read request; default <create.path>/{id}", pathField),
+		requestParam("update", "the update request; default PATCH of read.path", methodField("PATCH (default), PUT or POST"), pathField, bodyField),
+		requestParam("delete", "the delete request; default DELETE of read.path", pathField),
+		requestParam("list", "the collection the object is found in by match",
+			adapter.ParamSpec{Name: "path", Type: adapter.TypeString, Doc: "default create.path"},
+			adapter.ParamSpec{Name: "items", Type: adapter.TypeString, Doc: "JSON pointer to the array; default the answer, or its items, data or results"}),
+		{Name: "id_path", Type: adapter.TypeString, Default: "/id", Doc: "JSON pointer to the id in the object"},
+		{Name: "fields", Type: adapter.TypeMap, Required: true, Doc: "the desired state: top-level fields, each compared whole; a field may be {keep: true}"},
+		{Name: "match", Type: adapter.TypeMap, Default: "{name: fields.name}", Doc: "fields that identify the object in its collection"},
+		{Name: "outputs", Type: adapter.TypeMap, Doc: "output name → JSON pointer into the object"},
+	},
+	Outputs:  []adapter.OutputSpec{{Name: "id", When: adapter.Immediate, Doc: "the object's id; the names under outputs come on top"}},
+	Key:      "<api>:<read path>, or <api>:<collection path>?<match query>",
+	Provider: apiBlock,
+	Sources:  sources,
+}
+
+var listItemSpec = adapter.Spec{
+	Adapter: "http", Op: "list_item",
+	Summary: "a generic entry in a collection on a parent object",
+	Params: []adapter.ParamSpec{
+		{Name: "api", Type: adapter.TypeString, Required: true, Doc: "the provider block providers.http.<api>"},
+		requestParam("parent", "the parent object (required: path)",
+			adapter.ParamSpec{Name: "path", Type: adapter.TypeString, Doc: "the parent's path under the API's base URL"},
+			adapter.ParamSpec{Name: "update_method", Type: adapter.TypeString, Doc: "PATCH (a merge patch of the list, default) or PUT (the whole object)"}),
+		{Name: "list_path", Type: adapter.TypeString, Required: true, Doc: "JSON pointer to the list in the parent"},
+		{Name: "shape", Type: adapter.TypeString, Enum: []string{ShapeArray, ShapeDelimited, ShapeMap}, Default: ShapeArray, Doc: "how the list is held"},
+		{Name: "delimiter", Type: adapter.TypeString, Default: ",", Doc: "shape delimited: the separator"},
+		{Name: "item", Type: adapter.TypeString, Required: true, Doc: "the entry (a key, for shape map)"},
+		{Name: "value", Type: adapter.TypeAny, Default: "true", Doc: "shape map: the entry's value"},
+	},
+	Key:      "<api>:<parent path>#<list_path>=<item>",
+	ListItem: true,
+	Lock:     "http:<base url><parent path>",
+	Provider: apiBlock,
+	Sources:  sources,
+}

@@ -1,0 +1,33 @@
+package neon
+
+import "github.com/sponson/apply/pkg/adapter"
+
+var branchSpec = adapter.Spec{
+	Adapter: "neon", Op: "branch",
+	Summary: "a Neon database branch with a read-write compute",
+	Params: []adapter.ParamSpec{
+		{Name: "name", Type: adapter.TypeString, Default: "sponson/${ctx.env}/${ctx.scope}", Doc: "the branch name"},
+		{Name: "parent", Type: adapter.TypeString, Default: DefaultParent, CreateOnly: true,
+			Doc: "the parent branch (name or br-... id); a change replaces the branch"},
+	},
+	Outputs: []adapter.OutputSpec{
+		{Name: "branch_id", When: adapter.Immediate, Doc: "the branch id (br-...)"},
+		{Name: "host", When: adapter.Immediate, Doc: "the read-write endpoint's host"},
+		{Name: "connection_string", When: adapter.Immediate, Sensitive: true, Doc: "postgres:// URI for the provider block's database and role"},
+	},
+	Key: "branch:<name>",
+	Provider: []adapter.ParamSpec{
+		{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the project id"},
+		{Name: "database", Type: adapter.TypeString, Default: DefaultDatabase, Doc: "the database the connection string is made for"},
+		{Name: "role", Type: adapter.TypeString, Default: DefaultRole, Doc: "the role the connection string is made for"},
+	},
+	Credentials: []string{TokenVar},
+	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	Sources: []string{
+		"https://neon.com/docs/guides/branching-neon-api",
+		"https://api-docs.neon.tech/reference/createprojectbranch",
+		"https://neon.com/docs/reference/api/branches/list-project-branches.md",
+		"https://neon.com/docs/reference/api/projects/get-connection-uri.md",
+		"https://neon.com/docs/reference/api/operations.md",
+	},
+}
