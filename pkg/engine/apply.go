@@ -88,7 +88,7 @@ func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
 		wait, timeout = true, o.LockWait
 	}
 	return LeaseConfig{Store: e.Store, Clock: e.clock(), After: e.after(), Sleep: e.sleep, Rand: e.rand(),
-		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: timeout}
+		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: timeout, HolderGone: e.HolderGone}
 }
 
 // applier is one apply (or destroy) under the scope lease.
@@ -176,6 +176,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 		return nil, e.redactor().Error(err)
 	}
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	a.noteTakeover()
 	a.loadForeign(stored)
 	if reopened != nil {
 		a.warn(errs.SCOPE_REOPENED, "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,
@@ -250,6 +251,14 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 		runErr = runError(failure, "apply")
 	}
 	return a.result(runErr)
+}
+
+// noteTakeover records on the receipt why a live lease was taken over.
+func (a *applier) noteTakeover() {
+	if why := a.keeper.TakeoverReason(); why != "" {
+		pre := a.keeper.Preempted()
+		a.warn(errs.LEASE_TAKEN_OVER, "took over the lease on %s of %s before its TTL: %s", pre.Target, describeOwner(pre.Holder, pre.Owner), why)
+	}
 }
 
 // startReceipt is the receipt this run writes, starting from the stored

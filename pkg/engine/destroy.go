@@ -71,6 +71,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	}
 	pr := &prepared{env: c.Env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	a.noteTakeover()
 	// Hand-overs in transit to or from this scope are finished first, so
 	// destroying it can never take the other scope's resources, nor leave
 	// in transit what it should destroy.

@@ -54,6 +54,12 @@ type Engine struct {
 	// stale-run check). nil, or an error, means it cannot be decided: the
 	// run is then not stale, with a warning.
 	Ancestry func(ancestor, descendant string) (bool, error)
+	// HolderGone, when set, is asked about a live lease that blocks a run:
+	// a holder it says is gone (its GitHub run completed or was cancelled)
+	// loses the lease at once instead of after its TTL, and the receipt
+	// records the preempted lease and the reason (LEASE_TAKEN_OVER). nil:
+	// leases are honoured until they expire.
+	HolderGone HolderGone
 
 	UnsavedDir string
 	LeaseTTL   time.Duration

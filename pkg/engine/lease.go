@@ -46,7 +46,17 @@ type LeaseConfig struct {
 	// instead of failing at once with LOCK_HELD.
 	Wait        bool
 	WaitTimeout time.Duration
+	// HolderGone, when set, is asked once about each live lease that
+	// blocks (see Engine.HolderGone).
+	HolderGone HolderGone
 }
+
+// HolderGone reports whether the holder of a live lease is certainly gone
+// (the GitHub run that holds it has completed or was cancelled), with the
+// reason in one sentence; "" when it is not, or cannot be known. An error
+// counts as "not known": the lease is then honoured until its TTL. It must
+// not block for long: it is called while the acquire waits.
+type HolderGone func(ctx context.Context, held receipt.Lease) (reason string, err error)
 
 func (c *LeaseConfig) fill() {
 	if c.Clock == nil {
@@ -90,6 +100,7 @@ type LeaseKeeper struct {
 	sent      time.Time // when the last successful acquire or renew was sent
 	lost      error     // LOCK_LOST once the lease is known lost
 	renewals  int
+	takeover  string // why a live lease was taken over (HolderGone), "" when none was
 
 	renewMu  sync.Mutex // one renewal at a time (background or Check's catch-up)
 	stop     chan struct{}
@@ -111,6 +122,11 @@ type LeaseKeeper struct {
 // A LOCK_HELD whose holder is owner.RunID is this caller's own lease whose
 // answer was lost: it is kept. STORE_* errors are returned as they are
 // (retried while waiting); INTERRUPTED when ctx is done.
+//
+// With cfg.HolderGone, a live lease whose holder it says is gone is taken
+// over at once, before its TTL: force-released with the reason (recorded in
+// the target's history) if it is still that very lease, then acquired; the
+// keeper's Preempted is that lease and TakeoverReason the reason.
 func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, owner receipt.Owner) (*LeaseKeeper, error) {
 	cfg.fill()
 	start := cfg.Clock.Now()
@@ -118,16 +134,30 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 	backoff := leaseBackoffMin
 	var lastHolder string
 	var lastProgress time.Time
+	asked := map[string]bool{} // holder/generation pairs HolderGone was asked about
+	var took *receipt.Lease    // the lease force-released as gone, until our acquire lands
+	var tookReason string
 	for {
 		sent := cfg.Clock.Now()
 		l, pre, err := cfg.Store.Acquire(ctx, target, owner, cfg.TTL)
 		if err == nil {
-			return startKeeper(ctx, cfg, l, pre, sent), nil
+			k := startKeeper(ctx, cfg, l, pre, sent)
+			if took != nil && pre == nil {
+				k.preempted, k.takeover = took, tookReason
+			}
+			return k, nil
 		}
 		held, isHeld := receipt.HeldLease(err)
 		if isHeld && held.Holder == owner.RunID {
 			// Our own acquire landed and its answer was lost.
 			return startKeeper(ctx, cfg, held, nil, sent), nil
+		}
+		if key := fmt.Sprintf("%s/%d", held.Holder, held.Generation); isHeld && cfg.HolderGone != nil && !asked[key] {
+			asked[key] = true
+			if removed, reason := takeOverGone(ctx, cfg, held, owner); removed != nil {
+				took, tookReason = removed, reason
+				continue // acquire again at once
+			}
 		}
 		retryable := isHeld || errs.CodeOf(err) == errs.STORE_CONTENDED || errs.CodeOf(err) == errs.STORE_UNAVAILABLE
 		if !cfg.Wait || !retryable {
@@ -155,6 +185,31 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 		}
 		backoff = min(backoff*2, leaseBackoffMax)
 	}
+}
+
+// takeOverGone asks cfg.HolderGone about held and, when its holder is gone
+// and the stored lease is still held (same holder and generation),
+// force-releases it with the reason. It returns the lease removed and the
+// reason, or nil when nothing was released. Between the re-read and the
+// release another run could only have taken the lease if held had been
+// released first; the store's generation fences out anyone displaced.
+func takeOverGone(ctx context.Context, cfg LeaseConfig, held receipt.Lease, owner receipt.Owner) (*receipt.Lease, string) {
+	reason, err := cfg.HolderGone(ctx, held)
+	if err != nil || reason == "" {
+		return nil, ""
+	}
+	cur, err := cfg.Store.Lease(ctx, held.Target)
+	if err != nil || cur == nil || !cur.Same(held) {
+		return nil, ""
+	}
+	removed, err := cfg.Store.ForceRelease(ctx, held.Target, reason, describeOwner(owner.RunID, owner))
+	if err != nil || removed == nil {
+		return nil, ""
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(fmt.Sprintf("took over the lease on %s held by %s: %s", held.Target, describeOwner(held.Holder, held.Owner), reason))
+	}
+	return removed, reason
 }
 
 // waitingLine is the progress line of a wait: "waiting for lock on
@@ -289,6 +344,14 @@ func (k *LeaseKeeper) Preempted() *receipt.Lease {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.preempted
+}
+
+// TakeoverReason is why this acquire took over a live lease whose holder
+// was gone (Preempted is that lease), or "".
+func (k *LeaseKeeper) TakeoverReason() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.takeover
 }
 
 // Deadline is when the lease stops being this holder's for sure: the send
