@@ -10,6 +10,7 @@
 package ghfixtures
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,22 +21,32 @@ import (
 // openapi-subset.json).
 func Dir(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("SPONSON_FIXTURES_DIR"); d != "" {
-		if ok(d) {
-			return d
-		}
-		t.Fatalf("SPONSON_FIXTURES_DIR=%s does not hold github/webhooks", d)
-	}
-	wd, err := os.Getwd()
+	d, err := Locate()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+// Locate is Dir for programs that are not tests (the standalone fake
+// GitHub): the same search, an error instead of a test failure.
+func Locate() (string, error) {
+	if d := os.Getenv("SPONSON_FIXTURES_DIR"); d != "" {
+		if ok(d) {
+			return d, nil
+		}
+		return "", fmt.Errorf("SPONSON_FIXTURES_DIR=%s does not hold github/webhooks", d)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if c := filepath.Join(d, "shared", "fixtures"); ok(c) {
-			return c
+			return c, nil
 		}
 		if c := filepath.Join(d, "..", "shared", "fixtures"); ok(c) {
-			return filepath.Clean(c)
+			return filepath.Clean(c), nil
 		}
 		if filepath.Dir(d) == d {
 			break
@@ -43,10 +54,18 @@ func Dir(t testing.TB) string {
 	}
 	_, self, _, _ := runtime.Caller(0)
 	if c := filepath.Join(filepath.Dir(self), "testdata"); ok(c) {
-		return c
+		return c, nil
 	}
-	t.Fatalf("the GitHub fixtures are missing: set SPONSON_FIXTURES_DIR to a folder holding github/webhooks")
-	return ""
+	return "", fmt.Errorf("the GitHub fixtures are missing: set SPONSON_FIXTURES_DIR to a folder holding github/webhooks")
+}
+
+// OpenAPIPath is OpenAPI for programs that are not tests.
+func OpenAPIPath() (string, error) {
+	d, err := Locate()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "github", "openapi-subset.json"), nil
 }
 
 // Webhooks returns the folder of webhook payload examples, one folder per

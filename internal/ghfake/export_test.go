@@ -1,0 +1,14 @@
+package ghfake
+
+import (
+	"net/http"
+	"net/http/httptest"
+)
+
+// ValidateResponse checks a response to method path (after /api/v3)
+// against the description, as every answer of the fake is checked.
+func (f *Fake) ValidateResponse(method, path string, status int, h http.Header, body []byte) error {
+	rt, params, _ := f.match(method, path)
+	r := httptest.NewRequest(method, "/api/v3"+path, nil)
+	return f.spec.validateResponse(r, rt, params, status, h, body)
+}
