@@ -1,6 +1,8 @@
 package adapters_test
 
 import (
+	"bytes"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -86,4 +88,29 @@ func containsAll(err error, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestGeneratedFilesAreUpToDate fails when docs/adapters.md or the schema's
+// op rules differ from the registry.
+func TestGeneratedFilesAreUpToDate(t *testing.T) {
+	docs, err := os.ReadFile("../../docs/adapters.md")
+	if err != nil || !bytes.Equal(docs, adapters.Docs()) {
+		t.Errorf("docs/adapters.md is out of date (%v): run go generate ./pkg/adapters", err)
+	}
+	sch, err := os.ReadFile("../../schema/release.plan.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := adapters.Schema(sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sch, want) {
+		t.Error("schema/release.plan.schema.json is out of date: run go generate ./pkg/adapters")
+	}
+	for _, s := range registry().Specs() {
+		if !bytes.Contains(docs, []byte("## "+s.Name()+"\n")) || !bytes.Contains(sch, []byte(`"const": "`+s.Op+`"`)) {
+			t.Errorf("%s is missing from the generated files", s.Name())
+		}
+	}
 }

@@ -35,7 +35,7 @@ var resourceSpec = adapter.Spec{
 	Summary: "a generic REST object",
 	Params: []adapter.ParamSpec{
 		{Name: "api", Type: adapter.TypeString, Required: true, Doc: "the provider block providers.http.<api>"},
-		requestParam("create", "the create request (required: path)", methodField("POST (default) or PUT"), pathField, bodyField),
+		{Name: "create", Type: adapter.TypeObject, Required: true, Doc: "the create request (path required)", Fields: []adapter.ParamSpec{methodField("POST (default) or PUT"), pathField, bodyField}},
 		requestParam("read", "the read request; default <create.path>/{id}", pathField),
 		requestParam("update", "the update request; default PATCH of read.path", methodField("PATCH (default), PUT or POST"), pathField, bodyField),
 		requestParam("delete", "the delete request; default DELETE of read.path", pathField),
@@ -43,7 +43,7 @@ var resourceSpec = adapter.Spec{
 			adapter.ParamSpec{Name: "path", Type: adapter.TypeString, Doc: "default create.path"},
 			adapter.ParamSpec{Name: "items", Type: adapter.TypeString, Doc: "JSON pointer to the array; default the answer, or its items, data or results"}),
 		{Name: "id_path", Type: adapter.TypeString, Default: "/id", Doc: "JSON pointer to the id in the object"},
-		{Name: "fields", Type: adapter.TypeMap, Required: true, Doc: "the desired state: top-level fields, each compared whole; a field may be {keep: true}"},
+		{Name: "fields", Type: adapter.TypeMap, Doc: "the desired state: top-level fields, each compared whole; a field may be {keep: true}"},
 		{Name: "match", Type: adapter.TypeMap, Default: "{name: fields.name}", Doc: "fields that identify the object in its collection"},
 		{Name: "outputs", Type: adapter.TypeMap, Doc: "output name → JSON pointer into the object"},
 	},
@@ -58,9 +58,9 @@ var listItemSpec = adapter.Spec{
 	Summary: "a generic entry in a collection on a parent object",
 	Params: []adapter.ParamSpec{
 		{Name: "api", Type: adapter.TypeString, Required: true, Doc: "the provider block providers.http.<api>"},
-		requestParam("parent", "the parent object (required: path)",
-			adapter.ParamSpec{Name: "path", Type: adapter.TypeString, Doc: "the parent's path under the API's base URL"},
-			adapter.ParamSpec{Name: "update_method", Type: adapter.TypeString, Doc: "PATCH (a merge patch of the list, default) or PUT (the whole object)"}),
+		{Name: "parent", Type: adapter.TypeObject, Required: true, Doc: "the parent object (path required)", Fields: []adapter.ParamSpec{
+			{Name: "path", Type: adapter.TypeString, Doc: "the parent's path under the API's base URL"},
+			{Name: "update_method", Type: adapter.TypeString, Doc: "PATCH (a merge patch of the list, default) or PUT (the whole object)"}}},
 		{Name: "list_path", Type: adapter.TypeString, Required: true, Doc: "JSON pointer to the list in the parent"},
 		{Name: "shape", Type: adapter.TypeString, Enum: []string{ShapeArray, ShapeDelimited, ShapeMap}, Default: ShapeArray, Doc: "how the list is held"},
 		{Name: "delimiter", Type: adapter.TypeString, Default: ",", Doc: "shape delimited: the separator"},
