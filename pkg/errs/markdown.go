@@ -16,6 +16,7 @@ var groupTitles = []struct{ key, title string }{
 	{"store", "The receipt store"},
 	{"run", "Running"},
 	{"provider", "Providers"},
+	{"github", "GitHub"},
 	{"internal", "Internal"},
 	{"warning", "Warnings"},
 }

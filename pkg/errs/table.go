@@ -63,6 +63,13 @@ const (
 	PROVIDER_TIMEOUT   Code = "PROVIDER_TIMEOUT"
 	PROVIDER_RESPONSE  Code = "PROVIDER_RESPONSE"
 
+	GITHUB_AUTH         Code = "GITHUB_AUTH"
+	GITHUB_PERMISSION   Code = "GITHUB_PERMISSION"
+	GITHUB_NOT_FOUND    Code = "GITHUB_NOT_FOUND"
+	GITHUB_INVALID      Code = "GITHUB_INVALID"
+	GITHUB_RATE_LIMITED Code = "GITHUB_RATE_LIMITED"
+	GITHUB_UNAVAILABLE  Code = "GITHUB_UNAVAILABLE"
+
 	INTERNAL Code = "INTERNAL"
 
 	// Warnings: reported beside a result, never the cause of a failure.
@@ -144,6 +151,13 @@ var Table = []Info{
 	{PROVIDER_INVALID, ExitFailed, false, "provider", "The provider rejected a parameter value.", "Fix the parameter; the provider's message is shown."},
 	{PROVIDER_TIMEOUT, ExitFailed, false, "provider", "The provider did not answer in time.", "Re-run; raise SPONSON_HTTP_TIMEOUT if the provider is slow."},
 	{PROVIDER_RESPONSE, ExitFailed, false, "provider", "The provider answered with something Sponson cannot understand.", "Report it with the provider's response; the provider may have changed its API."},
+
+	{GITHUB_AUTH, ExitFailed, false, "github", "GitHub refused the credentials: the token is missing, wrong, expired or revoked, or the App's key or id is wrong.", "In a workflow pass `github_token: ${{ github.token }}`; for the bot check SPONSON_APP_ID and SPONSON_APP_PRIVATE_KEY, and that the App is installed on the repository."},
+	{GITHUB_PERMISSION, ExitFailed, false, "github", "The GitHub token lacks a permission this call needs (the message names it).", "Add the permission named to the workflow's `permissions:` block (or to the App's permissions, then accept them on the installation)."},
+	{GITHUB_NOT_FOUND, ExitFailed, false, "github", "GitHub has no such repository, pull request, run, branch or commit, or the token may not see it.", "Check the name in the message; a private repository the token cannot read also answers not found."},
+	{GITHUB_INVALID, ExitFailed, false, "github", "GitHub refused the request as invalid (422).", "The message carries GitHub's reason; report it if Sponson built the request."},
+	{GITHUB_RATE_LIMITED, ExitFailed, false, "github", "GitHub's rate limit held past the run's budget for waiting.", "Re-run later, or raise the run's time budget; the bot's metrics show time spent throttled."},
+	{GITHUB_UNAVAILABLE, ExitFailed, false, "github", "GitHub could not be reached or answered with a server error.", "Check GITHUB_API_URL and the network (https://www.githubstatus.com for github.com); re-run when GitHub answers."},
 
 	{INTERNAL, ExitFailed, false, "internal", "A bug in Sponson.", "Report it with the command and its --json output; nothing was written after the failure."},
 
