@@ -10,6 +10,7 @@ import (
 	"github.com/sponson/apply/pkg/adapters"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/redact"
 	"github.com/sponson/apply/pkg/scope"
@@ -59,8 +60,10 @@ type Config struct {
 	WaitTimeout time.Duration
 
 	// Progress receives human progress lines while a run waits; nil
-	// discards them.
+	// discards them. Events receives the same waits typed (pkg/progress):
+	// a front end that draws its own status line sets Events only.
 	Progress io.Writer
+	Events   progress.Sink
 	// Hooks are the questions the engine asks the world.
 	Hooks Hooks
 
@@ -149,6 +152,7 @@ func Build(st *Store, cfg Config) (*Run, error) {
 		Sleep:      cfg.Sleep,
 		After:      cfg.After,
 		Progress:   cfg.Progress,
+		Events:     cfg.Events,
 		Ancestry:   cfg.Hooks.Ancestry,
 		UnsavedDir: joinDir(cfg.Dir, receipt.DefaultUnsavedDir),
 		LeaseTTL:   ttl,

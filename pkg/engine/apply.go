@@ -12,6 +12,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -37,6 +38,7 @@ import (
 // (this commit is an ancestor of the last one applied: nothing written)
 // return their result and nil.
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options) (*RunResult, error) {
+	ctx = e.events(ctx)
 	if err := e.check(); err != nil {
 		return nil, err
 	}
@@ -484,18 +486,25 @@ func (a *applier) await(ctx context.Context, src *lineState, p pendingRef) error
 	deadline := start.Add(a.o.waitTimeout())
 	backoff := time.Second
 	said := false
+	ev := progress.Event{Kind: progress.External, Target: fmt.Sprintf("%s of line %q (%s)", p.waitingFor, src.pl.id, p.ref()),
+		Line: src.pl.id, Started: start, Deadline: deadline}
 	for {
 		arrived, err := a.lookExternal(ctx, src, p)
-		if err != nil {
+		if err != nil || arrived {
+			if ev.Attempt > 0 {
+				ev.Now, ev.Done, ev.OK = a.e.now(), true, arrived
+				progress.Report(ctx, ev)
+			}
 			return err
 		}
-		if arrived {
-			return nil
-		}
 		now := a.e.now()
+		ev.Now, ev.Attempt = now, ev.Attempt+1
 		if !now.Before(deadline) {
+			ev.Done = true
+			progress.Report(ctx, ev)
 			return errs.New(errs.WAIT_TIMEOUT, "%s of line %q did not arrive within %s", p.waitingFor, src.pl.id, a.o.waitTimeout())
 		}
+		progress.Report(ctx, ev)
 		if !said {
 			a.e.progress("waiting for %s of line %q (%s), up to %s", p.waitingFor, src.pl.id, p.ref(), a.o.waitTimeout())
 			said = true

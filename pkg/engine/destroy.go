@@ -25,6 +25,7 @@ import (
 // STORE_* with a nil result; DESTROY_FAILED or INTENT_UNRESOLVED with the
 // result; LOCK_LOST (exit 3) when the lease was lost part-way.
 func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (*RunResult, error) {
+	ctx = e.events(ctx)
 	if err := e.check(); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/redact"
 	"github.com/sponson/apply/pkg/secret"
@@ -50,6 +51,11 @@ type Engine struct {
 	// Progress receives human progress lines ("waiting for lock held by
 	// ..."); nil discards them. Lines pass through the redactor.
 	Progress io.Writer
+	// Events receives typed progress of every long wait (leases, parent
+	// locks, external outputs, provisioning, store contention) while a
+	// command runs; nil drops them. The engine hands it on in the context
+	// (pkg/progress), so adapters and stores report through it too.
+	Events progress.Sink
 	// Ancestry reports whether ancestor is an ancestor of descendant (the
 	// stale-run check). nil, or an error, means it cannot be decided: the
 	// run is then not stale, with a warning.
@@ -191,6 +197,14 @@ func (e *Engine) progress(format string, args ...any) {
 	e.progressMu.Lock()
 	defer e.progressMu.Unlock()
 	fmt.Fprintln(e.Progress, line)
+}
+
+// events puts the engine's progress sink in ctx, for the waits below it.
+func (e *Engine) events(ctx context.Context) context.Context {
+	if e == nil {
+		return ctx
+	}
+	return progress.With(ctx, e.Events)
 }
 
 // check returns INTERNAL when the engine is not wired.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -137,10 +138,15 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 	asked := map[string]bool{} // holder/generation pairs HolderGone was asked about
 	var took *receipt.Lease    // the lease force-released as gone, until our acquire lands
 	var tookReason string
+	waited := progressEvent(target, start, deadline)
 	for {
 		sent := cfg.Clock.Now()
 		l, pre, err := cfg.Store.Acquire(ctx, target, owner, cfg.TTL)
 		if err == nil {
+			if waited.Attempt > 0 {
+				waited.Now, waited.Done, waited.OK = cfg.Clock.Now(), true, true
+				progress.Report(ctx, waited)
+			}
 			k := startKeeper(ctx, cfg, l, pre, sent)
 			if took != nil && pre == nil {
 				k.preempted, k.takeover = took, tookReason
@@ -164,7 +170,13 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 			return nil, err
 		}
 		now := cfg.Clock.Now()
+		waited.Now, waited.Attempt = now, waited.Attempt+1
+		if isHeld {
+			waited.Holder, waited.HolderUntil = describeOwner(held.Holder, held.Owner), held.ExpiresAt
+		}
 		if !now.Before(deadline) {
+			waited.Done = true
+			progress.Report(ctx, waited)
 			e := errs.Wrap(err, errs.WAIT_TIMEOUT, "gave up waiting for the lease on %s after %s", target, cfg.WaitTimeout).
 				With("target", target.String())
 			if isHeld {
@@ -172,6 +184,7 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 			}
 			return nil, e
 		}
+		progress.Report(ctx, waited)
 		if isHeld && cfg.Progress != nil && (held.Holder != lastHolder || now.Sub(lastProgress) >= progressEvery) {
 			cfg.Progress(waitingLine(held, now))
 			lastHolder, lastProgress = held.Holder, now
@@ -210,6 +223,15 @@ func takeOverGone(ctx context.Context, cfg LeaseConfig, held receipt.Lease, owne
 		cfg.Progress(fmt.Sprintf("took over the lease on %s held by %s: %s", held.Target, describeOwner(held.Holder, held.Owner), reason))
 	}
 	return removed, reason
+}
+
+// progressEvent is the typed progress of a wait for target's lease.
+func progressEvent(target receipt.Target, start, deadline time.Time) progress.Event {
+	ev := progress.Event{Kind: progress.Lease, Target: target.String(), Started: start, Deadline: deadline}
+	if target.IsParent() {
+		ev.Kind, ev.Target = progress.ParentLock, target.Identity
+	}
+	return ev
 }
 
 // waitingLine is the progress line of a wait: "waiting for lock on

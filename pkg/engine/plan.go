@@ -22,6 +22,7 @@ import (
 // (exit 1). Secrets are resolved and registered with the redactor, never
 // handed to an op.
 func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options) (*PlanResult, error) {
+	ctx = e.events(ctx)
 	if err := e.check(); err != nil {
 		return nil, err
 	}

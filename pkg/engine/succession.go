@@ -100,6 +100,7 @@ type SuccessionResult struct {
 // RECEIPT_VERSION, STORE_* and LOCK_LOST from the store. Nothing is
 // written on a refusal.
 func (e *Engine) Succeed(ctx context.Context, env, from, to string, o Options) (*SuccessionResult, error) {
+	ctx = e.events(ctx)
 	if err := e.check(); err != nil {
 		return nil, err
 	}

@@ -43,6 +43,7 @@ type PushResult struct {
 // (the file or the stored receipt), LOCK_HELD / WAIT_TIMEOUT, LOCK_LOST,
 // STORE_*.
 func (e *Engine) PushUnsaved(ctx context.Context, path string, mode PushMode, o Options) (*PushResult, error) {
+	ctx = e.events(ctx)
 	if err := e.check(); err != nil {
 		return nil, err
 	}

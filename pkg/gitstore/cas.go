@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -377,6 +378,11 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 					"%s: other writers kept moving the branch; gave up after %d attempts in %s (budget %s)",
 					what, attempts, elapsed.Round(time.Millisecond), s.budget).
 					With("attempts", attempts).With("elapsed", elapsed.Round(time.Millisecond).String())
+			}
+			if progress.Enabled(ctx) {
+				now := s.clock.Now()
+				progress.Report(ctx, progress.Event{Kind: progress.Store, Target: what, Started: now.Add(-time.Since(start)), Now: now,
+					Deadline: now.Add(s.budget - time.Since(start)), Attempt: losses})
 			}
 			if err := s.sleep(ctx, d); err != nil {
 				return nil, errs.Wrap(err, errs.INTERRUPTED, "%s", what)

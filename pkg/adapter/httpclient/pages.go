@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/progress"
 )
 
 // MaxPages bounds every pagination loop: a provider that keeps answering
@@ -69,15 +70,24 @@ func clipCursor(s string) string {
 // limit passes first; check's error ends the poll.
 func (c *Client) Poll(ctx context.Context, what string, limit, every time.Duration, check func(ctx context.Context) (done bool, err error)) error {
 	start := c.cfg.Now()
+	ev := progress.Event{Kind: progress.Provisioning, Target: what, Started: start, Deadline: start.Add(limit)}
 	for {
 		done, err := check(ctx)
 		if err != nil || done {
+			if ev.Attempt > 0 {
+				ev.Now, ev.Done, ev.OK = c.cfg.Now(), true, done
+				progress.Report(ctx, ev)
+			}
 			return err
 		}
-		if c.cfg.Now().Sub(start)+every > limit {
+		ev.Now, ev.Attempt = c.cfg.Now(), ev.Attempt+1
+		if ev.Now.Sub(start)+every > limit {
+			ev.Done = true
+			progress.Report(ctx, ev)
 			return errs.New(errs.PROVIDER_TIMEOUT, "%s: not done after %s", what, limit).
 				WithHint("The provider is still working; re-run apply later, or raise SPONSON_HTTP_TIMEOUT.")
 		}
+		progress.Report(ctx, ev)
 		if err := c.cfg.Sleep(ctx, every); err != nil {
 			return errs.Wrap(err, errs.INTERRUPTED, "%s: interrupted while waiting", what)
 		}
