@@ -84,6 +84,10 @@ type Hooks struct {
 	// (the run is then not stale, with a warning). LocalAncestry(dir)
 	// answers from a checkout.
 	Ancestry func(ancestor, descendant string) (bool, error)
+	// HolderGone says whether the holder of a live lease that blocks a run
+	// is certainly gone (its GitHub workflow run completed or was
+	// cancelled), so the lease is taken over at once (engine.HolderGone).
+	HolderGone engine.HolderGone
 }
 
 // Run is a ready run: an engine over an opened store, with the run's
@@ -154,6 +158,7 @@ func Build(st *Store, cfg Config) (*Run, error) {
 		Progress:   cfg.Progress,
 		Events:     cfg.Events,
 		Ancestry:   cfg.Hooks.Ancestry,
+		HolderGone: cfg.Hooks.HolderGone,
 		UnsavedDir: joinDir(cfg.Dir, receipt.DefaultUnsavedDir),
 		LeaseTTL:   ttl,
 	}

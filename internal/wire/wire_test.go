@@ -212,6 +212,26 @@ func TestActionOwnerIsRecordedInTheLease(t *testing.T) {
 	if msg := err.Error(); !strings.Contains(msg, "GitHub run 99 attempt 2 of acme/shop") {
 		t.Errorf("LOCK_HELD does not name the holder's run: %s", msg)
 	}
+
+	// The Action's HolderGone hook reaches the engine: a holder whose
+	// workflow run is over is taken over at once.
+	var asked receipt.Owner
+	cfg.Hooks.HolderGone = func(_ context.Context, held receipt.Lease) (string, error) {
+		asked = held.Owner
+		return "its workflow run completed", nil
+	}
+	cfg.LookupEnv = lookup(map[string]string{"APP_KEY": appKey})
+	third, err := wire.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := third.Engine.Apply(context.Background(), mustPlan(t), prCtx(5, "feat/y"), third.Options(receipt.OpApply))
+	if err != nil {
+		t.Fatalf("apply after the holder's run ended: %v", err)
+	}
+	if asked.GitHubRunID != 99 || asked.Repository != "acme/shop" || res.Receipt.LockPreempted == nil {
+		t.Errorf("asked about %+v; preempted %+v", asked, res.Receipt.LockPreempted)
+	}
 }
 
 // The bot's wiring: the git credential is a source asked on every request,
