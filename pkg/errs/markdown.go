@@ -17,6 +17,7 @@ var groupTitles = []struct{ key, title string }{
 	{"run", "Running"},
 	{"provider", "Providers"},
 	{"github", "GitHub"},
+	{"bot", "The GitHub App bot"},
 	{"internal", "Internal"},
 	{"warning", "Warnings"},
 }

@@ -69,6 +69,8 @@ const (
 	GITHUB_INVALID      Code = "GITHUB_INVALID"
 	GITHUB_RATE_LIMITED Code = "GITHUB_RATE_LIMITED"
 	GITHUB_UNAVAILABLE  Code = "GITHUB_UNAVAILABLE"
+	CONFIG_INVALID      Code = "CONFIG_INVALID"
+	GITHUB_STATE        Code = "GITHUB_STATE"
 
 	INTERNAL Code = "INTERNAL"
 
@@ -158,6 +160,8 @@ var Table = []Info{
 	{GITHUB_INVALID, ExitFailed, false, "github", "GitHub refused the request as invalid (422).", "The message carries GitHub's reason; report it if Sponson built the request."},
 	{GITHUB_RATE_LIMITED, ExitFailed, false, "github", "GitHub's rate limit held past the run's budget for waiting.", "Re-run later, or raise the run's time budget; the bot's metrics show time spent throttled."},
 	{GITHUB_UNAVAILABLE, ExitFailed, false, "github", "GitHub could not be reached or answered with a server error.", "Check GITHUB_API_URL and the network (https://www.githubstatus.com for github.com); re-run when GitHub answers."},
+	{CONFIG_INVALID, ExitRefused, false, "bot", "The bot's configuration (its environment) is missing a variable or has a value it cannot use; it did not start.", "Set the variables the message names (each secret may also be given as a file with the _FILE variant), then start the bot again; the README's bot section lists them."},
+	{GITHUB_STATE, ExitFailed, false, "bot", "GitHub could not say the state of a pull request or branch, so the scope was left as it is.", "Nothing is destroyed while GitHub's answer is unknown; the next sweep asks again. Check the App's permissions (pull requests: read) if it keeps failing."},
 
 	{INTERNAL, ExitFailed, false, "internal", "A bug in Sponson.", "Report it with the command and its --json output; nothing was written after the failure."},
 

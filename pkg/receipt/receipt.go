@@ -25,6 +25,7 @@ const (
 	OpSuccession Operation = "succession"
 	OpUnlock     Operation = "unlock"
 	OpPush       Operation = "push"
+	OpReopen     Operation = "reopen"
 )
 
 // Status is how a run ended.

@@ -1,0 +1,401 @@
+package bot
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/pkg/engine"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// RepoGitHub is what the handlers ask of GitHub about one repository,
+// authenticated as the App's installation.
+type RepoGitHub interface {
+	sweep.GitHub
+	Comments
+}
+
+// Workspace is one repository ready to work on: its receipt store (the
+// git-branch store on the repository itself), an engine over it with the
+// providers' ops, and its GitHub.
+type Workspace struct {
+	Store  receipt.Store
+	Engine *engine.Engine
+	GitHub RepoGitHub
+}
+
+// Workspaces opens repositories (internal/wire in production).
+type Workspaces interface {
+	Open(ctx context.Context, r Repository) (*Workspace, error)
+}
+
+// Installations lists every repository the App is installed on (GitHub's
+// /app/installations and /installation/repositories), the set to sweep.
+type Installations interface {
+	Repositories(ctx context.Context) ([]Repository, error)
+}
+
+// Bot handles webhook deliveries and sweeps. Build it with the fields
+// set, then serve Handler() and Run the queue (Serve does both).
+type Bot struct {
+	Secret    []byte
+	Identity  string // "<app-slug>[bot]": the login of the bot's own comments
+	Workspace Workspaces
+	Installed Installations // nil: only repositories learnt from deliveries are swept
+
+	Clock   receipt.Clock
+	Sleep   func(ctx context.Context, d time.Duration) error
+	Log     *slog.Logger
+	Metrics *Metrics
+	Queue   *Queue
+	Dedup   *Dedup
+	Sweeper *sweep.Sweeper
+	// Ready checks what /readyz reports beyond the queue: the JWT signs
+	// and GitHub answers GET /app. nil: ready.
+	Ready func(ctx context.Context) error
+	// MaxBody bounds a delivery's body (DefaultMaxBody when 0).
+	MaxBody int64
+	// Workers is how many deliveries are handled at once.
+	Workers int
+	// LockWait is how long a handler waits for a scope lease another run
+	// holds before leaving the scope to the next sweep.
+	LockWait time.Duration
+	// StuckAfter: /readyz fails when queued work has not moved for this
+	// long (DefaultStuckAfter when 0).
+	StuckAfter time.Duration
+
+	mu    sync.Mutex
+	repos map[string]Repository // the set to sweep, by full name
+}
+
+// Defaults of the Bot.
+const (
+	DefaultMaxBody    = 25 << 20
+	DefaultLockWait   = 2 * time.Minute
+	DefaultStuckAfter = 5 * time.Minute
+)
+
+func (b *Bot) now() time.Time {
+	if b.Clock == nil {
+		return receipt.SystemClock{}.Now()
+	}
+	return b.Clock.Now()
+}
+
+func (b *Bot) log() *slog.Logger {
+	if b.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return b.Log
+}
+
+func (b *Bot) owner() receipt.Owner {
+	host, _ := os.Hostname()
+	return receipt.Owner{Kind: receipt.KindBot, Host: host, PID: os.Getpid(), Actor: b.Identity}
+}
+
+// Known returns the repositories to sweep, sorted.
+func (b *Bot) Known() []Repository {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Repository, 0, len(b.repos))
+	for _, r := range b.repos {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].FullName() < out[j].FullName() })
+	return out
+}
+
+func (b *Bot) learn(add []Repository, remove []Repository) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repos == nil {
+		b.repos = map[string]Repository{}
+	}
+	for _, r := range add {
+		if r.Owner != "" && r.Name != "" {
+			b.repos[r.FullName()] = r
+		}
+	}
+	for _, r := range remove {
+		delete(b.repos, r.FullName())
+	}
+}
+
+// Handle runs one job (the queue's workers call it). Every log line carries
+// the delivery, installation, repository, pull request and scope.
+func (b *Bot) Handle(ctx context.Context, j Job) {
+	ev := j.Event
+	log := b.log().With("delivery", j.Delivery, "event", ev.Name, "action", ev.Action, "installation", ev.Installation,
+		"repository", ev.Repo.FullName(), "pr", ev.PR, "scope", ev.Scope())
+	start := b.now()
+	err := b.handle(ctx, log, ev)
+	outcome := OutcomeHandled
+	if err != nil {
+		outcome = OutcomeFailed
+		// A redelivery of a failed delivery is handled again.
+		if b.Dedup != nil {
+			b.Dedup.Forget(j.Delivery, j.Sum)
+		}
+		log.Error("delivery failed", "code", string(errs.CodeOf(err)), "error", errs.Coded(err).Message)
+	} else {
+		log.Info("delivery handled", "seconds", b.now().Sub(start).Seconds())
+	}
+	if b.Metrics != nil {
+		b.Metrics.Deliveries.WithLabelValues(ev.Name, outcome).Inc()
+		b.Metrics.HandlerLatency.WithLabelValues(ev.Name, outcome).Observe(b.now().Sub(start).Seconds())
+	}
+}
+
+func (b *Bot) handle(ctx context.Context, log *slog.Logger, ev Event) error {
+	switch ev.Do {
+	case DoInstallation:
+		removed := ev.Removed
+		if ev.Uninstalled {
+			for _, r := range b.Known() {
+				if r.Installation == ev.Installation {
+					removed = append(removed, r)
+				}
+			}
+		}
+		b.learn(ev.Added, removed)
+		log.Info("repositories to sweep changed", "added", len(ev.Added), "removed", len(ev.Removed), "known", len(b.Known()))
+		return nil
+	case DoSucceed, DoTeardown, DoBranchGone:
+	default:
+		return nil
+	}
+	b.learn([]Repository{ev.Repo}, nil)
+	ws, err := b.Workspace.Open(ctx, ev.Repo)
+	if err != nil {
+		return err
+	}
+	switch ev.Do {
+	case DoSucceed:
+		return b.succeed(ctx, log, ws, ev)
+	case DoTeardown:
+		return b.teardown(ctx, log, ws, ev)
+	default:
+		return b.branchGone(ctx, log, ws, ev)
+	}
+}
+
+func (b *Bot) sweepRepo(ws *Workspace, r Repository) sweep.Repo {
+	return sweep.Repo{Name: r.FullName(), Store: ws.Store, Engine: ws.Engine, GitHub: ws.GitHub, Owner: b.owner(), Actor: b.Identity}
+}
+
+// succeed moves the head branch's ledger into the pull request's scope in
+// every environment (same repository only), clearing the tombstone on a
+// reopen, and comments what was inherited.
+func (b *Bot) succeed(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event) error {
+	if ev.Fork() {
+		log.Info("no succession from a fork", "head_repo", ev.HeadRepo)
+		return nil
+	}
+	// The delivery may be late: ask GitHub whether the pull request is
+	// still open before moving anything into it.
+	pr, found, err := ws.GitHub.PullRequest(ctx, ev.PR)
+	if err != nil {
+		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub for pull request #%d", ev.PR)
+	}
+	if !found || !pr.Open {
+		log.Info("the pull request is not open any more: nothing moved into it", "found", found)
+		return nil
+	}
+	from, to := scope.BranchScope(ev.HeadRef), scope.PRScope(ev.PR)
+	refs, err := ws.Store.Scopes(ctx)
+	if err != nil {
+		return err
+	}
+	envSet := map[string]bool{}
+	for _, r := range refs {
+		if r.HasReceipt && (r.Scope == from || ev.Action == "reopened" && r.Scope == to) {
+			envSet[r.Env] = true
+		}
+	}
+	envs := make([]string, 0, len(envSet))
+	for e := range envSet {
+		envs = append(envs, e)
+	}
+	sort.Strings(envs)
+	var firstErr error
+	for _, env := range envs {
+		elog := log.With("env", env)
+		o := engine.Options{Env: env, Owner: b.owner(), LockWait: b.lockWait(), Reopen: ev.Action == "reopened"}
+		reopened := false
+		if ev.Action == "reopened" {
+			if reopened, err = ws.Engine.Reopen(ctx, env, to, o); err != nil {
+				elog.Error("reopen failed", "code", string(errs.CodeOf(err)), "error", errs.Coded(err).Message)
+				firstErr = first(firstErr, err)
+				continue
+			}
+		}
+		var moved []string
+		if envHas(refs, env, from) {
+			res, err := ws.Engine.Succeed(ctx, env, from, to, o)
+			if err != nil {
+				if b.Metrics != nil {
+					b.Metrics.Successions.WithLabelValues("failed").Inc()
+				}
+				elog.Error("succession failed", "from", from, "code", string(errs.CodeOf(err)), "error", errs.Coded(err).Message)
+				if c := errs.CodeOf(err); c != errs.SCOPE_CLOSED && c != errs.OWNED_BY_OTHER_SCOPE && c != errs.SCOPE_COLLISION {
+					firstErr = first(firstErr, err)
+				}
+				continue
+			}
+			moved = res.Moved
+			if b.Metrics != nil {
+				outcome := "nothing"
+				if len(moved) > 0 {
+					outcome = "moved"
+				}
+				b.Metrics.Successions.WithLabelValues(outcome).Inc()
+				b.Metrics.ResourcesInherited.Add(float64(len(moved)))
+			}
+		}
+		elog.Info("succession", "from", from, "moved", len(moved), "reopened", reopened)
+		if len(moved) == 0 && !reopened {
+			continue // nothing happened: nothing to say (a replay says nothing twice)
+		}
+		if err := upsertComment(ctx, ws.GitHub, b.Identity, ev.PR, env, successionBody(env, from, to, moved, reopened)); err != nil {
+			elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
+		}
+	}
+	return firstErr
+}
+
+// teardown destroys the pull request's scope in every environment that has
+// a receipt, leaving the tombstone, and says in the bot's comment what was
+// destroyed and what failed.
+func (b *Bot) teardown(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event) error {
+	sc := scope.PRScope(ev.PR)
+	// A close delivered late, after a reopen, must not destroy an open
+	// pull request's preview.
+	pr, found, err := ws.GitHub.PullRequest(ctx, ev.PR)
+	if err != nil {
+		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub for pull request #%d", ev.PR)
+	}
+	if found && pr.Open {
+		log.Info("the pull request is open again: nothing destroyed")
+		return nil
+	}
+	at := ev.ClosedAt
+	if found && !pr.ClosedAt.IsZero() {
+		at = pr.ClosedAt
+	}
+	if at.IsZero() {
+		at = b.now()
+	}
+	head := ev.HeadSHA
+	if found && pr.HeadSHA != "" {
+		head = pr.HeadSHA
+	}
+	ts := &receipt.Tombstone{By: b.Identity, At: at.UTC(), HeadSHA: head}
+	return b.destroyEverywhere(ctx, log, ws, ev, sc, ts, head)
+}
+
+// branchGone destroys the deleted branch's scope in every environment.
+func (b *Bot) branchGone(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event) error {
+	// Deleted and pushed again since? Then it is not gone.
+	if ok, err := ws.GitHub.BranchExists(ctx, ev.Branch); err != nil {
+		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub whether branch %s exists", ev.Branch)
+	} else if ok {
+		log.Info("the branch exists again: nothing destroyed", "branch", ev.Branch)
+		return nil
+	}
+	return b.destroyEverywhere(ctx, log, ws, ev, scope.BranchScope(ev.Branch), nil, "")
+}
+
+func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event, sc string, ts *receipt.Tombstone, head string) error {
+	envs, err := sweep.Envs(ctx, ws.Store, sc)
+	if err != nil {
+		return err
+	}
+	repo := b.sweepRepo(ws, ev.Repo)
+	var firstErr error
+	for _, env := range envs {
+		elog := log.With("env", env)
+		var res sweep.EnvTeardown
+		for attempt := 0; ; attempt++ {
+			res = sweep.TeardownEnv(ctx, repo, env, sc, ts, head)
+			if errs.CodeOf(res.Err) != errs.LOCK_HELD || attempt >= 3 {
+				break
+			}
+			// Another run (a replica on the same delivery, a workflow)
+			// holds the scope: wait, then look again — it may have done
+			// the work already.
+			elog.Info("the scope's lease is held; waiting to look again", "error", errs.Coded(res.Err).Message)
+			if err := b.sleep(ctx, b.lockWait()/4); err != nil {
+				break
+			}
+		}
+		elog = elog.With("run_id", res.RunID)
+		outcome := "destroyed"
+		switch {
+		case res.Done:
+			outcome = "nothing"
+		case res.Err != nil:
+			outcome = "failed"
+		}
+		if b.Metrics != nil {
+			b.Metrics.Teardowns.WithLabelValues("webhook", outcome).Inc()
+			b.Metrics.ResourcesDestroyed.Add(float64(len(res.Destroyed)))
+		}
+		if res.Done {
+			elog.Info("already torn down: nothing to do")
+			continue
+		}
+		if res.Err != nil {
+			elog.Error("teardown failed", "destroyed", len(res.Destroyed), "failed", len(res.Failed), "code", string(errs.CodeOf(res.Err)), "error", errs.Coded(res.Err).Message)
+			if errs.CodeOf(res.Err) != errs.LOCK_HELD {
+				firstErr = first(firstErr, res.Err)
+			}
+		} else {
+			elog.Info("torn down", "destroyed", len(res.Destroyed), "forgotten", len(res.Forgotten))
+		}
+		if ev.Do == DoTeardown && errs.CodeOf(res.Err) != errs.LOCK_HELD {
+			body := teardownBody(env, sc, res.Destroyed, res.Forgotten, res.Failed, res.Err)
+			if err := upsertComment(ctx, ws.GitHub, b.Identity, ev.PR, env, body); err != nil {
+				elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
+			}
+		}
+	}
+	return firstErr
+}
+
+func envHas(refs []receipt.ScopeRef, env, sc string) bool {
+	for _, r := range refs {
+		if r.Env == env && r.Scope == sc && r.HasReceipt {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Bot) lockWait() time.Duration {
+	if b.LockWait > 0 {
+		return b.LockWait
+	}
+	return DefaultLockWait
+}
+
+func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
+	if b.Sleep != nil {
+		return b.Sleep(ctx, d)
+	}
+	return engine.RealSleep(ctx, d)
+}
+
+func first(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,35 @@
+// Package bot is the Sponson GitHub App server (action-and-bot.md, "The
+// bot"): it verifies and de-duplicates webhook deliveries, queues them,
+// and hands each pull request's resources on (succession at open),
+// tears them down (at close, and when a branch is deleted), and sweeps
+// every installed repository for what missed deliveries left behind
+// (internal/sweep).
+//
+// Invariants:
+//   - Nothing unverified is acted on: a delivery is read whole (at most
+//     MaxBody bytes, else 413), its X-Hub-Signature-256 checked over the
+//     raw body in constant time (SHA-256 only; a SHA-1-only delivery is
+//     refused, 401), and decoded (else 400) before anything is queued or
+//     remembered. A refused delivery changes nothing.
+//   - A delivery is acted on once: Dedup admits one copy per delivery id
+//     and per body hash, atomically; a failed or unqueued delivery is
+//     forgotten so GitHub's redelivery is handled. Handlers are
+//     idempotent anyway (a torn-down scope is not written again, a
+//     succession with nothing to move writes nothing), and every mutation
+//     goes through the store's leases and compare-and-swap, so several
+//     replicas on the same deliveries produce one effect.
+//   - GitHub gets its answer before any work: 202 once queued, 503 with
+//     Retry-After when the queue is full; the queue never blocks the
+//     webhook.
+//   - Work on one (repository, scope) is serialised by the queue; other
+//     keys run in parallel on Workers workers.
+//   - Nothing is destroyed on the webhook's word alone: the handler asks
+//     GitHub right before (a late close of a reopened pull request
+//     destroys nothing; a deleted branch pushed again is kept), and
+//     succession never takes from a fork.
+//   - The bot comments only through its own identity (<slug>[bot]), one
+//     comment per environment found by its marker among its own comments,
+//     edited in place.
+//   - Every log line of a job carries the delivery id, installation,
+//     repository, pull request and scope (and the run id of a teardown).
+package bot

@@ -1,0 +1,132 @@
+package bot
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sponson/apply/internal/sweep"
+)
+
+// Delivery outcomes (the outcome label of sponson_bot_deliveries_total).
+const (
+	OutcomeAccepted  = "accepted"  // verified, decoded, queued (202)
+	OutcomeDuplicate = "duplicate" // seen before (200)
+	OutcomePing      = "ping"      // 200
+	OutcomeIgnored   = "ignored"   // an event or action the bot does not act on (200)
+	OutcomeBadSig    = "bad_signature"
+	OutcomeTooLarge  = "too_large"
+	OutcomeMalformed = "malformed"
+	OutcomeFull      = "queue_full"
+	OutcomeHandled   = "handled" // the worker finished it
+	OutcomeFailed    = "failed"  // the worker's handling failed (the sweep will catch up)
+)
+
+// GitHubCounters is what the GitHub layer counts (its rate-limit
+// governor): calls made and time spent throttled. nil reports zero.
+type GitHubCounters interface {
+	Calls() int64
+	ThrottledSeconds() float64
+}
+
+// Metrics are the bot's Prometheus metrics, on a registry of their own.
+type Metrics struct {
+	Registry           *prometheus.Registry
+	Deliveries         *prometheus.CounterVec
+	HandlerLatency     *prometheus.HistogramVec
+	AckLatency         prometheus.Histogram
+	Teardowns          *prometheus.CounterVec
+	ResourcesDestroyed prometheus.Counter
+	Successions        *prometheus.CounterVec
+	ResourcesInherited prometheus.Counter
+	SweepFindings      *prometheus.CounterVec
+	Sweeps             *prometheus.CounterVec
+}
+
+// NewMetrics registers the bot's metrics; queue and gh feed the gauges
+// read at scrape time (either may be nil).
+func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
+	m := &Metrics{Registry: prometheus.NewRegistry()}
+	m.Deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_bot_deliveries_total", Help: "Webhook deliveries by event and outcome.",
+	}, []string{"event", "outcome"})
+	m.HandlerLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "sponson_bot_handler_duration_seconds", Help: "Time a worker spent handling one delivery, by event and outcome.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+	}, []string{"event", "outcome"})
+	m.AckLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "sponson_bot_ack_duration_seconds", Help: "Time from a webhook request's arrival to its answer.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+	})
+	m.Teardowns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_bot_teardowns_total", Help: "Scope teardowns per environment, by trigger (webhook, sweep) and outcome (destroyed, nothing, failed).",
+	}, []string{"trigger", "outcome"})
+	m.ResourcesDestroyed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sponson_bot_resources_destroyed_total", Help: "Resources destroyed by teardowns and sweeps.",
+	})
+	m.Successions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_bot_successions_total", Help: "Successions per environment, by outcome (moved, nothing, failed).",
+	}, []string{"outcome"})
+	m.ResourcesInherited = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sponson_bot_resources_inherited_total", Help: "Resources handed from a branch's scope to its pull request's.",
+	})
+	m.SweepFindings = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_bot_sweep_findings_total", Help: "What sweeps found, by kind.",
+	}, []string{"kind"})
+	m.Sweeps = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_bot_sweeps_total", Help: "Repository sweeps, by outcome (ok, failed).",
+	}, []string{"outcome"})
+	m.Registry.MustRegister(m.Deliveries, m.HandlerLatency, m.AckLatency, m.Teardowns, m.ResourcesDestroyed,
+		m.Successions, m.ResourcesInherited, m.SweepFindings, m.Sweeps,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if queue != nil {
+		m.Registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sponson_bot_queue_depth", Help: "Deliveries queued, not yet running."},
+				func() float64 { return float64(queue.Stats().Depth) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sponson_bot_queue_running", Help: "Deliveries being handled now."},
+				func() float64 { return float64(queue.Stats().Running) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sponson_bot_queue_oldest_age_seconds", Help: "How long the oldest queued delivery has waited."},
+				func() float64 { return queue.Stats().Age.Seconds() }),
+		)
+	}
+	if gh != nil {
+		m.Registry.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sponson_github_calls_total", Help: "GitHub API calls made."},
+				func() float64 {
+					if c := gh(); c != nil {
+						return float64(c.Calls())
+					}
+					return 0
+				}),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sponson_github_throttled_seconds_total", Help: "Time spent waiting on GitHub's rate limits."},
+				func() float64 {
+					if c := gh(); c != nil {
+						return c.ThrottledSeconds()
+					}
+					return 0
+				}),
+		)
+	}
+	return m
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// Finding counts a sweep finding (sweep.Observer).
+func (m *Metrics) Finding(f sweep.Finding) {
+	m.SweepFindings.WithLabelValues(string(f.Kind)).Inc()
+	switch f.Kind {
+	case sweep.ClosedPR, sweep.RetryTeardown, sweep.BranchGone, sweep.InTransit, sweep.DestroyFailed:
+		outcome := "destroyed"
+		if f.Kind == sweep.DestroyFailed {
+			outcome = "failed"
+		}
+		m.Teardowns.WithLabelValues("sweep", outcome).Inc()
+		m.ResourcesDestroyed.Add(float64(len(f.Destroyed)))
+	}
+}

@@ -1,0 +1,238 @@
+package bot
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Handler serves POST /webhook, /healthz, /readyz and /metrics.
+func (b *Bot) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/webhook", b.serveWebhook)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	mux.HandleFunc("/readyz", b.serveReady)
+	if b.Metrics != nil {
+		mux.Handle("/metrics", b.Metrics.Handler())
+	}
+	return mux
+}
+
+// answer is the JSON body of every webhook answer.
+type answer struct {
+	OK       bool   `json:"ok"`
+	Outcome  string `json:"outcome"`
+	Delivery string `json:"delivery,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// SignatureError says why a delivery's signature was refused.
+var (
+	ErrNoSignature   = errors.New("no X-Hub-Signature-256 header")
+	ErrSHA1Only      = errors.New("only an X-Hub-Signature (SHA-1) header: SHA-1 signatures are refused, the App must send X-Hub-Signature-256")
+	ErrBadSignature  = errors.New("X-Hub-Signature-256 does not match the body")
+	ErrSignatureForm = errors.New("X-Hub-Signature-256 is not sha256=<64 hex digits>")
+)
+
+// VerifySignature checks X-Hub-Signature-256 ("sha256=<hex>") over body
+// with secret, in constant time. SHA-256 only: a request carrying only the
+// SHA-1 X-Hub-Signature is refused (ErrSHA1Only).
+func VerifySignature(secret, body []byte, sig256, sig1 string) error {
+	if sig256 == "" {
+		if sig1 != "" {
+			return ErrSHA1Only
+		}
+		return ErrNoSignature
+	}
+	hexSig, ok := strings.CutPrefix(sig256, "sha256=")
+	if !ok || len(hexSig) != 64 {
+		return ErrSignatureForm
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil {
+		return ErrSignatureForm
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	if !hmac.Equal(got, mac.Sum(nil)) {
+		return ErrBadSignature
+	}
+	return nil
+}
+
+// Sign is the X-Hub-Signature-256 value of body under secret (tests and
+// tools that replay deliveries).
+func Sign(secret, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	event := r.Header.Get("X-GitHub-Event")
+	delivery := r.Header.Get("X-GitHub-Delivery")
+	outcome := ""
+	log := b.log().With("delivery", delivery, "event", event)
+	reply := func(code int, oc, msg string) {
+		outcome = oc
+		if code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "30")
+		}
+		writeJSON(w, code, answer{OK: code < 400, Outcome: oc, Delivery: delivery, Message: msg})
+	}
+	defer func() {
+		if b.Metrics != nil {
+			ev := event
+			if ev == "" || outcome == OutcomeBadSig || outcome == OutcomeTooLarge {
+				ev = "unverified" // a label GitHub's header cannot inflate before the signature is checked
+			}
+			b.Metrics.Deliveries.WithLabelValues(ev, outcome).Inc()
+			b.Metrics.AckLatency.Observe(time.Since(start).Seconds())
+		}
+	}()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		reply(http.StatusMethodNotAllowed, OutcomeMalformed, "POST only")
+		return
+	}
+	limit := b.MaxBody
+	if limit <= 0 {
+		limit = DefaultMaxBody
+	}
+	if r.ContentLength > limit {
+		log.Warn("delivery refused: body too large", "bytes", r.ContentLength)
+		reply(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("the body is over %d bytes", limit))
+		return
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		reply(http.StatusBadRequest, OutcomeMalformed, "the body could not be read")
+		return
+	}
+	if int64(len(raw)) > limit {
+		log.Warn("delivery refused: body too large", "bytes_read", len(raw))
+		reply(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("the body is over %d bytes", limit))
+		return
+	}
+	if err := VerifySignature(b.Secret, raw, r.Header.Get("X-Hub-Signature-256"), r.Header.Get("X-Hub-Signature")); err != nil {
+		log.Warn("delivery refused: signature", "error", err.Error())
+		reply(http.StatusUnauthorized, OutcomeBadSig, err.Error())
+		return
+	}
+	body, err := payloadOf(r.Header.Get("Content-Type"), raw)
+	if err != nil {
+		reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
+		return
+	}
+	if event == "" {
+		reply(http.StatusBadRequest, OutcomeMalformed, "no X-GitHub-Event header")
+		return
+	}
+	ev, err := ParseEvent(event, body)
+	if err != nil {
+		log.Warn("delivery refused: undecodable", "error", err.Error())
+		reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
+		return
+	}
+	if event == "ping" {
+		reply(http.StatusOK, OutcomePing, "pong")
+		return
+	}
+	if ev.Do == DoNothing {
+		reply(http.StatusOK, OutcomeIgnored, ev.Why)
+		return
+	}
+	sum := sha256.Sum256(body)
+	if b.Dedup != nil && !b.Dedup.Admit(delivery, sum) {
+		log.Info("duplicate delivery: already accepted")
+		reply(http.StatusOK, OutcomeDuplicate, "already accepted")
+		return
+	}
+	if !b.Queue.Push(Job{Key: ev.Key(), Event: ev, Delivery: delivery, Sum: sum}) {
+		if b.Dedup != nil {
+			b.Dedup.Forget(delivery, sum)
+		}
+		log.Warn("delivery refused: queue full", "depth", b.Queue.Stats().Depth)
+		reply(http.StatusServiceUnavailable, OutcomeFull, "the queue is full; retry later")
+		return
+	}
+	log.Info("delivery accepted", "installation", ev.Installation, "repository", ev.Repo.FullName(), "pr", ev.PR, "scope", ev.Scope())
+	reply(http.StatusAccepted, OutcomeAccepted, "")
+}
+
+// payloadOf is the JSON of a delivery: the body itself (application/json)
+// or its payload field (application/x-www-form-urlencoded, the other
+// content type GitHub can be told to send). The signature covers the raw
+// body either way.
+func payloadOf(contentType string, raw []byte) ([]byte, error) {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt != "application/x-www-form-urlencoded" {
+		return raw, nil
+	}
+	vals, err := url.ParseQuery(string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("the form body cannot be decoded")
+	}
+	p := vals.Get("payload")
+	if p == "" {
+		return nil, fmt.Errorf("the form body has no payload field")
+	}
+	return []byte(p), nil
+}
+
+func (b *Bot) serveReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	ok := true
+	if len(b.Secret) == 0 {
+		checks["config"], ok = "no webhook secret", false
+	} else {
+		checks["config"] = "ok"
+	}
+	if b.Ready != nil {
+		if err := b.Ready(ctx); err != nil {
+			checks["github"], ok = err.Error(), false
+		} else {
+			checks["github"] = "ok"
+		}
+	}
+	st := b.Queue.Stats()
+	stuck := b.StuckAfter
+	if stuck <= 0 {
+		stuck = DefaultStuckAfter
+	}
+	moved := st.LastDone
+	if moved.IsZero() || moved.Before(st.OldestAt) {
+		moved = st.OldestAt
+	}
+	if st.Depth > 0 && b.now().Sub(moved) > stuck {
+		checks["queue"], ok = fmt.Sprintf("stuck: %d queued, nothing finished for %s", st.Depth, b.now().Sub(moved).Round(time.Second)), false
+	} else {
+		checks["queue"] = fmt.Sprintf("ok: %d queued, %d running", st.Depth, st.Running)
+	}
+	code := http.StatusOK
+	if !ok {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"ok": ok, "checks": checks})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,382 @@
+package sweep
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sponson/apply/pkg/engine"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// DefaultConcurrency is how many scopes one sweep judges at once.
+const DefaultConcurrency = 4
+
+// PullRequest is what the sweep and the bot need to know of a pull request.
+type PullRequest struct {
+	Number   int
+	Open     bool
+	Merged   bool
+	ClosedAt time.Time
+	HeadRef  string
+	HeadSHA  string
+	HeadRepo string // owner/name of the head repository ("" when it was deleted)
+	BaseRepo string // owner/name
+}
+
+// GitHub answers what the sweep asks about one repository. A method that
+// cannot tell (network, permission, rate limit) returns an error; the
+// sweep then leaves the scope as it is.
+type GitHub interface {
+	// PullRequest returns pull request number; found is false when the
+	// repository has none of that number.
+	PullRequest(ctx context.Context, number int) (pr PullRequest, found bool, err error)
+	// BranchExists reports whether the branch exists.
+	BranchExists(ctx context.Context, branch string) (bool, error)
+}
+
+// Destroyer destroys one scope from its ledger (engine.Engine satisfies it).
+type Destroyer interface {
+	Destroy(ctx context.Context, c scope.Ctx, o engine.Options) (*engine.RunResult, error)
+}
+
+// Pruner deletes tombstoned receipt branches older than a retention, each
+// with a compare-and-swap delete (gitstore.Store satisfies it). A store
+// without one is not pruned.
+type Pruner interface {
+	Prune(ctx context.Context, olderThan time.Duration) ([]receipt.ScopeRef, error)
+}
+
+// Repo is one repository to sweep: its receipts, the engine over them,
+// and its GitHub.
+type Repo struct {
+	Name   string // owner/name, for logs and findings
+	Store  receipt.Store
+	Engine Destroyer
+	GitHub GitHub
+	// Owner describes who destroys (kind bot or cli, host, actor); each
+	// destroy gets a fresh run id.
+	Owner receipt.Owner
+	// Actor names who closes a scope in its tombstone ("<slug>[bot]",
+	// "sponson gc").
+	Actor string
+}
+
+// Kind is what a finding is about.
+type Kind string
+
+// The kinds of findings.
+const (
+	ClosedPR      Kind = "closed_pr"       // a closed pull request's scope still had resources: destroyed
+	RetryTeardown Kind = "retry_teardown"  // a closed scope whose teardown had failed: destroyed again
+	BranchGone    Kind = "branch_gone"     // a deleted branch's scope still had resources: destroyed
+	Pruned        Kind = "pruned"          // a tombstoned receipt branch older than the retention: deleted
+	LeaseExpired  Kind = "lease_expired"   // a lease expired without being released
+	LeaseLive     Kind = "lease_live"      // a live lease: the scope was left alone
+	Unknown       Kind = "github_unknown"  // GitHub could not say: the scope was left alone
+	Reopened      Kind = "reopened_pr"     // the pull request reopened between two looks: left alone
+	DestroyFailed Kind = "destroy_failed"  // a destroy left resources (they stay in the ledger)
+	StoreFailed   Kind = "store_failed"    // the store could not be read
+	NoBranchName  Kind = "branch_unnamed"  // a branch scope whose receipt records no branch: left alone
+	PRNotFound    Kind = "pr_not_found"    // a pr-<n> scope whose pull request does not exist: left alone
+	InTransit     Kind = "handover_repair" // a branch scope handed over part-way: finished by the destroy
+)
+
+// Finding is one thing a sweep saw or did, with why.
+type Finding struct {
+	Repo      string   `json:"repo"`
+	Env       string   `json:"env,omitempty"`
+	Scope     string   `json:"scope,omitempty"`
+	Kind      Kind     `json:"kind"`
+	Why       string   `json:"why"`
+	Destroyed []string `json:"destroyed,omitempty"`
+	Failed    []string `json:"failed,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	Code      string   `json:"code,omitempty"`
+	RunID     string   `json:"run_id,omitempty"`
+}
+
+// Report is what one sweep of one repository found.
+type Report struct {
+	Repo     string    `json:"repo"`
+	Scopes   int       `json:"scopes"`
+	Findings []Finding `json:"findings"`
+}
+
+// Count returns how many findings are of kind k.
+func (r Report) Count(k Kind) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// Observer is told of every finding and of every resource destroyed (the
+// bot's metrics); nil observes nothing.
+type Observer interface {
+	Finding(f Finding)
+}
+
+// Sweeper sweeps repositories. The zero value is usable.
+type Sweeper struct {
+	Concurrency int           // scopes judged at once; 0 is DefaultConcurrency
+	Retention   time.Duration // tombstoned branches older than this are pruned; 0 is 14 days, < 0 never
+	Clock       receipt.Clock // nil: the system clock
+	Log         *slog.Logger  // nil: discarded
+	Observer    Observer
+}
+
+func (s *Sweeper) now() time.Time {
+	if s.Clock == nil {
+		return receipt.SystemClock{}.Now()
+	}
+	return s.Clock.Now()
+}
+
+func (s *Sweeper) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+// Sweep judges every scope of r's store once (see the package's
+// invariants) and prunes its tombstoned branches. It returns what it found;
+// the error is the store's when its scopes cannot be listed at all.
+func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
+	rep := Report{Repo: r.Name, Findings: []Finding{}}
+	refs, err := r.Store.Scopes(ctx)
+	if err != nil {
+		f := Finding{Repo: r.Name, Kind: StoreFailed, Why: "the receipt store's scopes cannot be listed", Error: errs.Coded(err).Message, Code: string(errs.CodeOf(err))}
+		s.note(&rep, f)
+		return rep, err
+	}
+	rep.Scopes = len(refs)
+	n := s.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for _, ref := range refs {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(ref receipt.ScopeRef) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			for _, f := range s.judge(ctx, r, ref) {
+				mu.Lock()
+				s.note(&rep, f)
+				mu.Unlock()
+			}
+		}(ref)
+	}
+	wg.Wait()
+	if p, ok := r.Store.(Pruner); ok && s.Retention >= 0 && ctx.Err() == nil {
+		ret := s.Retention
+		if ret == 0 {
+			ret = 14 * 24 * time.Hour
+		}
+		pruned, err := p.Prune(ctx, ret)
+		for _, sr := range pruned {
+			s.note(&rep, Finding{Repo: r.Name, Env: sr.Env, Scope: sr.Scope, Kind: Pruned, Why: "tombstoned and older than the retention (" + ret.String() + "): its receipt branch was deleted"})
+		}
+		if err != nil && errs.CodeOf(err) != errs.STORE_REJECTED {
+			s.note(&rep, Finding{Repo: r.Name, Kind: StoreFailed, Why: "pruning tombstoned receipt branches failed", Error: errs.Coded(err).Message, Code: string(errs.CodeOf(err))})
+		}
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.Env != b.Env {
+			return a.Env < b.Env
+		}
+		return a.Scope < b.Scope
+	})
+	return rep, nil
+}
+
+func (s *Sweeper) note(rep *Report, f Finding) {
+	rep.Findings = append(rep.Findings, f)
+	lvl := slog.LevelInfo
+	if f.Error != "" {
+		lvl = slog.LevelWarn
+	}
+	s.log().Log(context.Background(), lvl, "sweep finding", "repository", f.Repo, "env", f.Env, "scope", f.Scope,
+		"kind", string(f.Kind), "why", f.Why, "destroyed", len(f.Destroyed), "failed", len(f.Failed), "code", f.Code, "error", f.Error, "run_id", f.RunID)
+	if s.Observer != nil {
+		s.Observer.Finding(f)
+	}
+}
+
+// judge decides one scope: the findings it produced.
+func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef) []Finding {
+	base := Finding{Repo: r.Name, Env: ref.Env, Scope: ref.Scope}
+	kind, id, err := scope.Parse(ref.Scope)
+	if err != nil || (kind != scope.KindPR && kind != scope.KindBranch) {
+		return nil
+	}
+	var out []Finding
+	if ref.Lease != nil {
+		l := ref.Lease
+		if !l.Expired(s.now()) {
+			f := base
+			f.Kind, f.Why = LeaseLive, "run "+l.Holder+" holds the scope's lease until "+l.ExpiresAt.UTC().Format(time.RFC3339)+": left alone"
+			return []Finding{f}
+		}
+		f := base
+		f.Kind = LeaseExpired
+		f.Why = "the lease of run " + l.Holder + " (" + string(l.Owner.Kind) + " " + string(l.Operation) + ") expired at " + l.ExpiresAt.UTC().Format(time.RFC3339) + " without being released"
+		out = append(out, f)
+	}
+	if !ref.HasReceipt {
+		return out
+	}
+	rec, _, err := r.Store.Read(ctx, ref.Env, ref.Scope)
+	if err != nil {
+		f := base
+		f.Kind, f.Why, f.Error, f.Code = StoreFailed, "the receipt cannot be read", errs.Coded(err).Message, string(errs.CodeOf(err))
+		return append(out, f)
+	}
+	if rec == nil || len(rec.Ledger) == 0 {
+		return out
+	}
+	switch kind {
+	case scope.KindPR:
+		return append(out, s.judgePR(ctx, r, base, rec, id)...)
+	default:
+		return append(out, s.judgeBranch(ctx, r, base, rec)...)
+	}
+}
+
+func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, id string) []Finding {
+	n := 0
+	for _, c := range id {
+		n = n*10 + int(c-'0')
+	}
+	state := func() (PullRequest, Finding, bool) {
+		pr, found, err := r.GitHub.PullRequest(ctx, n)
+		f := base
+		switch {
+		case err != nil:
+			f.Kind, f.Why, f.Error, f.Code = Unknown, "GitHub could not say whether the pull request is open", errs.Coded(err).Message, string(errs.GITHUB_STATE)
+			return pr, f, false
+		case !found:
+			f.Kind, f.Why = PRNotFound, "the repository has no pull request #"+id+": left alone"
+			return pr, f, false
+		case pr.Open:
+			return pr, f, false
+		}
+		return pr, f, true
+	}
+	pr, f, closed := state()
+	if !closed {
+		if f.Kind == "" {
+			return nil // open: not ours to judge
+		}
+		return []Finding{f}
+	}
+	why := "pull request #" + id + " is closed and its scope still has " + plural(len(rec.Ledger), "resource")
+	k := ClosedPR
+	if rec.Closed != nil {
+		k, why = RetryTeardown, "the scope was closed, but "+plural(len(rec.Ledger), "resource")+" survived its teardown: destroying again"
+	}
+	// Ask again right before destroying: a reopen between the two looks
+	// must win.
+	pr, f, closed = state()
+	if !closed {
+		if f.Kind == "" {
+			f.Kind, f.Why = Reopened, "pull request #"+id+" reopened while the sweep judged it: left alone"
+		}
+		return []Finding{f}
+	}
+	ts := rec.Closed
+	if ts == nil {
+		at := pr.ClosedAt
+		if at.IsZero() {
+			at = s.now()
+		}
+		ts = &receipt.Tombstone{By: r.Actor, At: at.UTC(), HeadSHA: pr.HeadSHA}
+	}
+	res := TeardownEnv(ctx, r, base.Env, base.Scope, ts, pr.HeadSHA)
+	return []Finding{res.finding(base, k, why)}
+}
+
+func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt) []Finding {
+	if rec.SupersededBy != "" {
+		// In transit to its pull request (a succession stopped part-way):
+		// the pull request's scope owns these. When that pull request is
+		// closed, its teardown finishes the move and destroys them.
+		k, id, err := scope.Parse(rec.SupersededBy)
+		if err != nil || k != scope.KindPR {
+			return nil
+		}
+		pb := base
+		pb.Scope = rec.SupersededBy
+		out := s.judgePR(ctx, r, pb, rec, id)
+		for i := range out {
+			if out[i].Kind == ClosedPR || out[i].Kind == RetryTeardown {
+				out[i].Kind = InTransit
+				out[i].Why = base.Scope + " was being handed over to " + rec.SupersededBy + ", whose pull request is closed: " + out[i].Why
+			}
+		}
+		return out
+	}
+	if rec.Branch == "" {
+		f := base
+		f.Kind, f.Why = NoBranchName, "the receipt records no branch name, so whether the branch is gone cannot be asked: left alone"
+		return []Finding{f}
+	}
+	exists := func() (bool, *Finding) {
+		ok, err := r.GitHub.BranchExists(ctx, rec.Branch)
+		if err != nil {
+			f := base
+			f.Kind, f.Why, f.Error, f.Code = Unknown, "GitHub could not say whether branch "+rec.Branch+" exists", errs.Coded(err).Message, string(errs.GITHUB_STATE)
+			return true, &f
+		}
+		return ok, nil
+	}
+	if ok, f := exists(); ok {
+		if f != nil {
+			return []Finding{*f}
+		}
+		return nil
+	}
+	if ok, f := exists(); ok {
+		if f != nil {
+			return []Finding{*f}
+		}
+		return nil
+	}
+	res := TeardownEnv(ctx, r, base.Env, base.Scope, nil, "")
+	return []Finding{res.finding(base, BranchGone, "branch "+rec.Branch+" is gone and its scope still has "+plural(len(rec.Ledger), "resource"))}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return itoa(n) + " " + what + "s"
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
