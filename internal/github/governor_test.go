@@ -1,0 +1,179 @@
+package github_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+type observed struct {
+	mu     sync.Mutex
+	calls  int
+	waits  []time.Duration
+	reason []string
+}
+
+func (o *observed) Call(method, path string, status int, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls++
+}
+
+func (o *observed) Throttled(d time.Duration, reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.waits = append(o.waits, d)
+	o.reason = append(o.reason, reason)
+}
+
+func TestRateLimitsAreWaitedOut(t *testing.T) {
+	cases := []struct {
+		name   string
+		fault  func(now time.Time) ghfake.Fault
+		waits  []time.Duration
+		reason string
+	}{
+		{"secondary with Retry-After", func(time.Time) ghfake.Fault { return ghfake.SecondaryRateLimit(2, 30*time.Second) },
+			[]time.Duration{30 * time.Second, 30 * time.Second}, "retry-after"},
+		{"primary until X-RateLimit-Reset", func(now time.Time) ghfake.Fault { return ghfake.PrimaryRateLimit(1, now.Add(90*time.Second)) },
+			[]time.Duration{91 * time.Second}, "reset"},
+		{"secondary without a header backs off from a minute", func(time.Time) ghfake.Fault {
+			return ghfake.Fault{Count: 3, Status: 403, Message: "You have exceeded a secondary rate limit."}
+		}, []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute}, "backoff"},
+		{"429 with Retry-After", func(time.Time) ghfake.Fault {
+			return ghfake.Fault{Count: 1, Status: 429, RetryAfter: 5 * time.Second, Message: "Too many requests"}
+		}, []time.Duration{5 * time.Second}, "retry-after"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			obs := &observed{}
+			cfg := w.config()
+			cfg.Observer = obs
+			cl, err := github.NewToken(cfg, "wf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := w.time.Now()
+			w.Inject(c.fault(start))
+			if _, err := cl.GetPullRequest(context.Background(), "octo", "app", 1); err != nil {
+				t.Fatalf("the call failed after the limit: %v", err)
+			}
+			var total time.Duration
+			for _, d := range c.waits {
+				total += d
+			}
+			if len(obs.waits) != len(c.waits) {
+				t.Fatalf("waits %v, want %v", obs.waits, c.waits)
+			}
+			for i := range c.waits {
+				if obs.waits[i] != c.waits[i] || obs.reason[i] != c.reason {
+					t.Errorf("wait %d: %v (%s), want %v (%s)", i, obs.waits[i], obs.reason[i], c.waits[i], c.reason)
+				}
+			}
+			if got := w.time.Now().Sub(start); got != total {
+				t.Errorf("the clock moved %v, want %v", got, total)
+			}
+			st := cl.Stats()
+			if st.Calls != int64(len(c.waits)+1) || st.RateLimited != int64(len(c.waits)) || st.ThrottledTime != total || st.Retries != int64(len(c.waits)) {
+				t.Errorf("stats %+v", st)
+			}
+			if w.Count("pulls/get") != len(c.waits)+1 || obs.calls != len(c.waits)+1 {
+				t.Errorf("calls: fake %d, observed %d", w.Count("pulls/get"), obs.calls)
+			}
+		})
+	}
+}
+
+func TestAPostIsResentOnlyWhenGitHubDidNotProcessIt(t *testing.T) {
+	w := newWorld(t)
+	c := w.client(t, "wf")
+	ctx := context.Background()
+	w.Inject(ghfake.Fault{Method: "POST", Count: 1, Status: 403, RetryAfter: 10 * time.Second, Message: "You have exceeded a secondary rate limit."})
+	if _, err := c.CreateIssueComment(ctx, "octo", "app", 1, "once"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.Comments("octo/app", 1)); n != 1 || w.Count("issues/create-comment") != 2 {
+		t.Fatalf("after a rate-limited POST: %d comments, %d calls", n, w.Count("issues/create-comment"))
+	}
+	// A server error may have been processed: never sent twice.
+	w.Inject(ghfake.Fault{Method: "POST", Count: 1, Status: 502})
+	_, err := c.CreateIssueComment(ctx, "octo", "app", 1, "maybe")
+	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
+	if w.Count("issues/create-comment") != 3 {
+		t.Errorf("a POST that met a 502 was sent again: %d calls", w.Count("issues/create-comment"))
+	}
+	// A GET is: twice, after a short backoff.
+	w.Inject(ghfake.ServerError(2, 503))
+	if _, err := c.GetPullRequest(ctx, "octo", "app", 1); err != nil {
+		t.Errorf("a GET after two 503s: %v", err)
+	}
+	w.Inject(ghfake.ServerError(3, 503))
+	_, err = c.GetPullRequest(ctx, "octo", "app", 1)
+	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
+}
+
+func TestRateLimitWaitsAreBounded(t *testing.T) {
+	t.Run("budget", func(t *testing.T) {
+		w := newWorld(t)
+		cfg := w.config()
+		cfg.Budget = time.Minute
+		c, _ := github.NewToken(cfg, "wf")
+		w.Inject(ghfake.SecondaryRateLimit(1, 50*time.Second))
+		if _, err := c.GetPullRequest(context.Background(), "octo", "app", 1); err != nil {
+			t.Fatal(err)
+		}
+		start := w.time.Now()
+		w.Inject(ghfake.SecondaryRateLimit(1, 20*time.Second))
+		_, err := c.GetPullRequest(context.Background(), "octo", "app", 1)
+		wantCode(t, err, errs.GITHUB_RATE_LIMITED)
+		if w.time.Now() != start {
+			t.Errorf("waited %v past the budget", w.time.Now().Sub(start))
+		}
+		if st := c.Stats(); st.GaveUp != 1 || st.ThrottledTime != 50*time.Second {
+			t.Errorf("stats %+v", st)
+		}
+	})
+	t.Run("context deadline", func(t *testing.T) {
+		w := newWorld(t)
+		cfg := w.config()
+		cfg.MaxWait = 3 * time.Hour
+		c, _ := github.NewToken(cfg, "wf")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		w.Inject(ghfake.SecondaryRateLimit(1, 2*time.Hour))
+		_, err := c.GetPullRequest(ctx, "octo", "app", 1)
+		wantCode(t, err, errs.GITHUB_RATE_LIMITED)
+		if w.Count("pulls/get") != 1 {
+			t.Errorf("calls %d", w.Count("pulls/get"))
+		}
+	})
+	t.Run("per call", func(t *testing.T) {
+		w := newWorld(t)
+		cfg := w.config()
+		cfg.MaxWait = 2 * time.Minute
+		c, _ := github.NewToken(cfg, "wf")
+		w.Inject(ghfake.Fault{Count: 5, Status: 403, Message: "You have exceeded a secondary rate limit."})
+		_, err := c.GetPullRequest(context.Background(), "octo", "app", 1)
+		wantCode(t, err, errs.GITHUB_RATE_LIMITED)
+		if got := c.Stats().ThrottledTime; got != time.Minute {
+			t.Errorf("throttled %v, want one minute (the next wait, two, would pass MaxWait)", got)
+		}
+	})
+}
+
+func TestAPermission403IsNotARateLimit(t *testing.T) {
+	w := newWorld(t)
+	w.AddToken(ghfake.Token{Value: "ro", Identity: ghfake.ActionsBot, Permissions: ghfake.ReadOnly()})
+	c := w.client(t, "ro")
+	_, err := c.CreateIssueComment(context.Background(), "octo", "app", 1, "x")
+	wantCode(t, err, errs.GITHUB_PERMISSION)
+	if st := c.Stats(); st.RateLimited != 0 || st.ThrottledTime != 0 {
+		t.Errorf("a permission 403 was throttled: %+v", st)
+	}
+}
