@@ -415,6 +415,7 @@ func TestEnvLines(t *testing.T) {
 		"SUPABASE_API_URL=http://127.0.0.1:9/supabase", "SUPABASE_ACCESS_TOKEN=sbp_sim_supabase_access_token",
 		"AUTH0_API_URL=http://127.0.0.1:9/auth0", "AUTH0_MANAGEMENT_TOKEN=custom",
 		"SIM_HTTP_URL=http://127.0.0.1:9/http", "SIM_HTTP_TOKEN=sim-http-token",
+		"CLERK_API_URL=http://127.0.0.1:9/clerk", "CLERK_SECRET_KEY=sk_test_simclerksecretkey",
 	}, "\n")
 	if got != want {
 		t.Errorf("Env:\n%s\nwant:\n%s", got, want)

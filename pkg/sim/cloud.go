@@ -22,10 +22,12 @@ const (
 	ProviderSupabase = "supabase"
 	ProviderAuth0    = "auth0"
 	ProviderHTTP     = "http"
+	ProviderClerk    = "clerk"
 )
 
 // Providers lists every provider the cloud serves, in a fixed order.
-var Providers = []string{ProviderVercel, ProviderNeon, ProviderSupabase, ProviderAuth0, ProviderHTTP}
+var Providers = []string{ProviderVercel, ProviderNeon, ProviderSupabase, ProviderAuth0, ProviderHTTP,
+	ProviderClerk}
 
 // The environment variables of the generic http API. The sim chooses them:
 // a plan's providers.http block names them (base_url_env, auth.bearer_env).
@@ -53,6 +55,7 @@ type Tokens struct {
 	Supabase string `json:"supabase"`
 	Auth0    string `json:"auth0"`
 	HTTP     string `json:"http"`
+	Clerk    string `json:"clerk"`
 }
 
 // DefaultTokens are the placeholder tokens printed by Env.
@@ -63,6 +66,7 @@ func DefaultTokens() Tokens {
 		Supabase: "sbp_sim_supabase_access_token",
 		Auth0:    "sim-auth0-management-token",
 		HTTP:     "sim-http-token",
+		Clerk:    "sk_test_simclerksecretkey",
 	}
 }
 
@@ -130,6 +134,7 @@ type Cloud struct {
 	supabase supabaseState
 	auth0    auth0State
 	http     httpState
+	clerk    clerkState
 	writes   []WriteEntry
 	rules    []*rule
 	ruleSeq  int
@@ -148,7 +153,7 @@ func New(opts Options) *Cloud {
 		def string
 	}{
 		{&c.tokens.Vercel, def.Vercel}, {&c.tokens.Neon, def.Neon}, {&c.tokens.Supabase, def.Supabase},
-		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP},
+		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP}, {&c.tokens.Clerk, def.Clerk},
 	} {
 		if *f.dst == "" {
 			*f.dst = f.def
@@ -170,6 +175,7 @@ func New(opts Options) *Cloud {
 		ProviderSupabase: c.supabaseProvider(),
 		ProviderAuth0:    c.auth0Provider(),
 		ProviderHTTP:     c.httpProvider(),
+		ProviderClerk:    c.clerkProvider(),
 	}
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
@@ -202,6 +208,8 @@ func (c *Cloud) Env(baseURL string) []string {
 		"AUTH0_MANAGEMENT_TOKEN=" + c.tokens.Auth0,
 		HTTPURLVar + "=" + b + "/" + ProviderHTTP,
 		HTTPTokenVar + "=" + c.tokens.HTTP,
+		"CLERK_API_URL=" + b + "/" + ProviderClerk,
+		"CLERK_SECRET_KEY=" + c.tokens.Clerk,
 	}
 }
 
@@ -225,6 +233,7 @@ func (c *Cloud) resetState() {
 	c.supabase = supabaseState{}
 	c.auth0 = auth0State{}
 	c.http = httpState{collections: map[string]*httpCollection{}}
+	c.clerk = clerkState{}
 }
 
 // Writes returns a copy of the write log.
@@ -253,6 +262,9 @@ type provider struct {
 	name  string
 	mux   *http.ServeMux
 	token func() string
+	// authorized checks the Authorization header; nil means "Bearer
+	// <token()>".
+	authorized func(header string) bool
 	// deny answers a request without the right bearer token; missing says
 	// whether there was no Authorization header at all.
 	deny func(w http.ResponseWriter, missing bool)
@@ -331,7 +343,11 @@ func (c *Cloud) providerHandler(p *provider) http.Handler {
 		}
 
 		auth := r.Header.Get("Authorization")
-		if auth != "Bearer "+p.token() {
+		authorized := auth == "Bearer "+p.token()
+		if p.authorized != nil {
+			authorized = p.authorized(auth)
+		}
+		if !authorized {
 			rec := newRecorder()
 			p.deny(rec, auth == "")
 			log(rec.status, true, false)

@@ -10,13 +10,14 @@ import (
 // as JSON. Deployment states are as of the snapshot; taking one is not a
 // poll.
 type Snapshot struct {
-	Vercel   []VercelProject   `json:"vercel"`
-	Neon     []NeonProject     `json:"neon"`
-	Supabase []SupabaseProject `json:"supabase"`
-	Auth0    []Auth0Client     `json:"auth0"`
-	HTTP     []HTTPObject      `json:"http"`
-	Writes   []WriteEntry      `json:"writes"`
-	Rules    []Rule            `json:"rules"`
+	Vercel   []VercelProject    `json:"vercel"`
+	Neon     []NeonProject      `json:"neon"`
+	Supabase []SupabaseProject  `json:"supabase"`
+	Auth0    []Auth0Client      `json:"auth0"`
+	HTTP     []HTTPObject       `json:"http"`
+	Clerk    []ClerkRedirectURL `json:"clerk"`
+	Writes   []WriteEntry       `json:"writes"`
+	Rules    []Rule             `json:"rules"`
 }
 
 // State takes a snapshot.
@@ -71,6 +72,7 @@ func (c *Cloud) State() Snapshot {
 			s.HTTP = append(s.HTTP, x)
 		}
 	}
+	s.Clerk = c.clerkSnapshot()
 	for _, r := range c.rules {
 		s.Rules = append(s.Rules, r.Rule)
 	}

@@ -14,6 +14,7 @@ type API struct {
 	BaseURL  string
 	Token    string
 	TokenVar string // the variable Token came from, named in auth failures' hints
+	RawToken bool   // Token is the whole Authorization value, not a bearer token
 	Header   http.Header
 }
 
@@ -37,5 +38,5 @@ func (a API) Do(ctx context.Context, method, path string, q url.Values, body any
 
 func (a API) request(method, path string, q url.Values, body any, idempotent bool) *Request {
 	return &Request{Provider: a.Provider, Method: method, BaseURL: a.BaseURL, Path: path, Query: q,
-		Token: a.Token, TokenVar: a.TokenVar, Header: a.Header, Body: body, Idempotent: idempotent}
+		Token: a.Token, TokenVar: a.TokenVar, RawToken: a.RawToken, Header: a.Header, Body: body, Idempotent: idempotent}
 }

@@ -151,7 +151,13 @@ type Request struct {
 	// TokenVar names the variable Token came from, for the hint of a 401
 	// or 403 ("VERCEL_TOKEN").
 	TokenVar string
-	Header   http.Header
+	// RawToken sends Token as the whole Authorization value, for providers
+	// whose scheme is not Bearer (PlanetScale's "<id>:<token>",
+	// LaunchDarkly's access token).
+	RawToken bool
+	// Header holds extra headers; a Content-Type here replaces the JSON
+	// default (LaunchDarkly's semantic-patch media type).
+	Header http.Header
 	// Body is sent as JSON; a []byte or json.RawMessage is sent as is.
 	Body any
 	// Idempotent declares a POST or PATCH safe to repeat (an upsert, a PATCH
@@ -381,10 +387,13 @@ func (c *Client) build(ctx context.Context, req *Request, body []byte) (*http.Re
 	}
 	hreq.Header.Set("Accept", "application/json")
 	hreq.Header.Set("User-Agent", c.cfg.UserAgent)
-	if body != nil {
+	if body != nil && hreq.Header.Get("Content-Type") == "" {
 		hreq.Header.Set("Content-Type", "application/json")
 	}
-	if req.Token != "" {
+	switch {
+	case req.Token != "" && req.RawToken:
+		hreq.Header.Set("Authorization", req.Token)
+	case req.Token != "":
 		hreq.Header.Set("Authorization", "Bearer "+req.Token)
 	}
 	return hreq, nil

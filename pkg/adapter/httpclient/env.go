@@ -71,3 +71,15 @@ func ConfigFromEnv(env Env) (Config, error) {
 	}
 	return cfg, nil
 }
+
+// VersionPath completes a base URL that names only a host with the API's
+// version path (https://api.netlify.com → https://api.netlify.com/api/v1),
+// as the providers' own CLIs read their base-URL variables; a base URL
+// with any path is taken as it is.
+func VersionPath(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil || (u.Path != "" && u.Path != "/") {
+		return base
+	}
+	return strings.TrimRight(base, "/") + path
+}
