@@ -10,14 +10,15 @@ import (
 // as JSON. Deployment states are as of the snapshot; taking one is not a
 // poll.
 type Snapshot struct {
-	Vercel   []VercelProject    `json:"vercel"`
-	Neon     []NeonProject      `json:"neon"`
-	Supabase []SupabaseProject  `json:"supabase"`
-	Auth0    []Auth0Client      `json:"auth0"`
-	HTTP     []HTTPObject       `json:"http"`
-	Clerk    []ClerkRedirectURL `json:"clerk"`
-	Writes   []WriteEntry       `json:"writes"`
-	Rules    []Rule             `json:"rules"`
+	Vercel      []VercelProject       `json:"vercel"`
+	Neon        []NeonProject         `json:"neon"`
+	Supabase    []SupabaseProject     `json:"supabase"`
+	Auth0       []Auth0Client         `json:"auth0"`
+	HTTP        []HTTPObject          `json:"http"`
+	Clerk       []ClerkRedirectURL    `json:"clerk"`
+	PlanetScale []PlanetScaleDatabase `json:"planetscale"`
+	Writes      []WriteEntry          `json:"writes"`
+	Rules       []Rule                `json:"rules"`
 }
 
 // State takes a snapshot.
@@ -73,6 +74,7 @@ func (c *Cloud) State() Snapshot {
 		}
 	}
 	s.Clerk = c.clerkSnapshot()
+	s.PlanetScale = c.planetscaleSnapshot()
 	for _, r := range c.rules {
 		s.Rules = append(s.Rules, r.Rule)
 	}
