@@ -389,4 +389,3 @@ func (op *PasswordOp) ListScope(ctx context.Context, req adapter.Request) ([]ada
 	}
 	return live.Resources, nil
 }
-
