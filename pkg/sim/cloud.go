@@ -17,18 +17,19 @@ import (
 // Provider names: the path prefix each provider is served under and the
 // Provider field of write-log entries and chaos rules.
 const (
-	ProviderVercel      = "vercel"
-	ProviderNeon        = "neon"
-	ProviderSupabase    = "supabase"
-	ProviderAuth0       = "auth0"
-	ProviderHTTP        = "http"
-	ProviderClerk       = "clerk"
-	ProviderPlanetScale = "planetscale"
+	ProviderVercel       = "vercel"
+	ProviderNeon         = "neon"
+	ProviderSupabase     = "supabase"
+	ProviderAuth0        = "auth0"
+	ProviderHTTP         = "http"
+	ProviderClerk        = "clerk"
+	ProviderLaunchDarkly = "launchdarkly"
+	ProviderPlanetScale  = "planetscale"
 )
 
 // Providers lists every provider the cloud serves, in a fixed order.
 var Providers = []string{ProviderVercel, ProviderNeon, ProviderSupabase, ProviderAuth0, ProviderHTTP,
-	ProviderClerk, ProviderPlanetScale}
+	ProviderClerk, ProviderPlanetScale, ProviderLaunchDarkly}
 
 // The environment variables of the generic http API. The sim chooses them:
 // a plan's providers.http block names them (base_url_env, auth.bearer_env).
@@ -57,6 +58,7 @@ type Tokens struct {
 	Auth0         string `json:"auth0"`
 	HTTP          string `json:"http"`
 	Clerk         string `json:"clerk"`
+	LaunchDarkly  string `json:"launchdarkly"`
 	PlanetScaleID string `json:"planetscaleid"`
 	PlanetScale   string `json:"planetscale"`
 }
@@ -70,6 +72,7 @@ func DefaultTokens() Tokens {
 		Auth0:         "sim-auth0-management-token",
 		HTTP:          "sim-http-token",
 		Clerk:         "sk_test_simclerksecretkey",
+		LaunchDarkly:  "api-sim-launchdarkly-token",
 		PlanetScaleID: "sim-planetscale-token-id",
 		PlanetScale:   "pscale_tkn_simplanetscaletoken",
 	}
@@ -132,18 +135,19 @@ type Cloud struct {
 	now     func() time.Time
 	maxBody int64
 
-	mu          sync.Mutex
-	rng         *rand.Rand
-	vercel      vercelState
-	neon        neonState
-	supabase    supabaseState
-	auth0       auth0State
-	http        httpState
-	clerk       clerkState
-	planetscale planetscaleState
-	writes      []WriteEntry
-	rules       []*rule
-	ruleSeq     int
+	mu           sync.Mutex
+	rng          *rand.Rand
+	vercel       vercelState
+	neon         neonState
+	supabase     supabaseState
+	auth0        auth0State
+	http         httpState
+	clerk        clerkState
+	launchdarkly launchdarklyState
+	planetscale  planetscaleState
+	writes       []WriteEntry
+	rules        []*rule
+	ruleSeq      int
 
 	providers map[string]*provider
 	root      http.Handler
@@ -159,7 +163,7 @@ func New(opts Options) *Cloud {
 		def string
 	}{
 		{&c.tokens.Vercel, def.Vercel}, {&c.tokens.Neon, def.Neon}, {&c.tokens.Supabase, def.Supabase},
-		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP}, {&c.tokens.Clerk, def.Clerk}, {&c.tokens.PlanetScaleID, def.PlanetScaleID}, {&c.tokens.PlanetScale, def.PlanetScale},
+		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP}, {&c.tokens.Clerk, def.Clerk}, {&c.tokens.LaunchDarkly, def.LaunchDarkly}, {&c.tokens.PlanetScaleID, def.PlanetScaleID}, {&c.tokens.PlanetScale, def.PlanetScale},
 	} {
 		if *f.dst == "" {
 			*f.dst = f.def
@@ -176,13 +180,14 @@ func New(opts Options) *Cloud {
 	c.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	c.resetState()
 	c.providers = map[string]*provider{
-		ProviderVercel:      c.vercelProvider(),
-		ProviderNeon:        c.neonProvider(),
-		ProviderSupabase:    c.supabaseProvider(),
-		ProviderAuth0:       c.auth0Provider(),
-		ProviderHTTP:        c.httpProvider(),
-		ProviderClerk:       c.clerkProvider(),
-		ProviderPlanetScale: c.planetscaleProvider(),
+		ProviderVercel:       c.vercelProvider(),
+		ProviderNeon:         c.neonProvider(),
+		ProviderSupabase:     c.supabaseProvider(),
+		ProviderAuth0:        c.auth0Provider(),
+		ProviderHTTP:         c.httpProvider(),
+		ProviderClerk:        c.clerkProvider(),
+		ProviderLaunchDarkly: c.launchdarklyProvider(),
+		ProviderPlanetScale:  c.planetscaleProvider(),
 	}
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
@@ -217,6 +222,8 @@ func (c *Cloud) Env(baseURL string) []string {
 		HTTPTokenVar + "=" + c.tokens.HTTP,
 		"CLERK_API_URL=" + b + "/" + ProviderClerk,
 		"CLERK_SECRET_KEY=" + c.tokens.Clerk,
+		"LAUNCHDARKLY_API_URL=" + b + "/" + ProviderLaunchDarkly,
+		"LAUNCHDARKLY_ACCESS_TOKEN=" + c.tokens.LaunchDarkly,
 		"PLANETSCALE_API_URL=" + b + "/" + ProviderPlanetScale,
 		"PLANETSCALE_SERVICE_TOKEN_ID=" + c.tokens.PlanetScaleID,
 		"PLANETSCALE_SERVICE_TOKEN=" + c.tokens.PlanetScale,
@@ -244,6 +251,7 @@ func (c *Cloud) resetState() {
 	c.auth0 = auth0State{}
 	c.http = httpState{collections: map[string]*httpCollection{}}
 	c.clerk = clerkState{}
+	c.launchdarkly = launchdarklyState{}
 	c.planetscale = planetscaleState{}
 }
 

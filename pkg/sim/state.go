@@ -10,15 +10,16 @@ import (
 // as JSON. Deployment states are as of the snapshot; taking one is not a
 // poll.
 type Snapshot struct {
-	Vercel      []VercelProject       `json:"vercel"`
-	Neon        []NeonProject         `json:"neon"`
-	Supabase    []SupabaseProject     `json:"supabase"`
-	Auth0       []Auth0Client         `json:"auth0"`
-	HTTP        []HTTPObject          `json:"http"`
-	Clerk       []ClerkRedirectURL    `json:"clerk"`
-	PlanetScale []PlanetScaleDatabase `json:"planetscale"`
-	Writes      []WriteEntry          `json:"writes"`
-	Rules       []Rule                `json:"rules"`
+	Vercel       []VercelProject       `json:"vercel"`
+	Neon         []NeonProject         `json:"neon"`
+	Supabase     []SupabaseProject     `json:"supabase"`
+	Auth0        []Auth0Client         `json:"auth0"`
+	HTTP         []HTTPObject          `json:"http"`
+	Clerk        []ClerkRedirectURL    `json:"clerk"`
+	LaunchDarkly []LaunchDarklyFlag    `json:"launchdarkly"`
+	PlanetScale  []PlanetScaleDatabase `json:"planetscale"`
+	Writes       []WriteEntry          `json:"writes"`
+	Rules        []Rule                `json:"rules"`
 }
 
 // State takes a snapshot.
@@ -74,6 +75,7 @@ func (c *Cloud) State() Snapshot {
 		}
 	}
 	s.Clerk = c.clerkSnapshot()
+	s.LaunchDarkly = c.launchdarklySnapshot()
 	s.PlanetScale = c.planetscaleSnapshot()
 	for _, r := range c.rules {
 		s.Rules = append(s.Rules, r.Rule)
