@@ -23,13 +23,14 @@ const (
 	ProviderAuth0        = "auth0"
 	ProviderHTTP         = "http"
 	ProviderClerk        = "clerk"
+	ProviderNetlify      = "netlify"
 	ProviderLaunchDarkly = "launchdarkly"
 	ProviderPlanetScale  = "planetscale"
 )
 
 // Providers lists every provider the cloud serves, in a fixed order.
 var Providers = []string{ProviderVercel, ProviderNeon, ProviderSupabase, ProviderAuth0, ProviderHTTP,
-	ProviderClerk, ProviderPlanetScale, ProviderLaunchDarkly}
+	ProviderClerk, ProviderPlanetScale, ProviderLaunchDarkly, ProviderNetlify}
 
 // The environment variables of the generic http API. The sim chooses them:
 // a plan's providers.http block names them (base_url_env, auth.bearer_env).
@@ -58,6 +59,7 @@ type Tokens struct {
 	Auth0         string `json:"auth0"`
 	HTTP          string `json:"http"`
 	Clerk         string `json:"clerk"`
+	Netlify       string `json:"netlify"`
 	LaunchDarkly  string `json:"launchdarkly"`
 	PlanetScaleID string `json:"planetscaleid"`
 	PlanetScale   string `json:"planetscale"`
@@ -72,6 +74,7 @@ func DefaultTokens() Tokens {
 		Auth0:         "sim-auth0-management-token",
 		HTTP:          "sim-http-token",
 		Clerk:         "sk_test_simclerksecretkey",
+		Netlify:       "nfp_simnetlifyaccesstoken",
 		LaunchDarkly:  "api-sim-launchdarkly-token",
 		PlanetScaleID: "sim-planetscale-token-id",
 		PlanetScale:   "pscale_tkn_simplanetscaletoken",
@@ -143,6 +146,7 @@ type Cloud struct {
 	auth0        auth0State
 	http         httpState
 	clerk        clerkState
+	netlify      netlifyState
 	launchdarkly launchdarklyState
 	planetscale  planetscaleState
 	writes       []WriteEntry
@@ -163,7 +167,7 @@ func New(opts Options) *Cloud {
 		def string
 	}{
 		{&c.tokens.Vercel, def.Vercel}, {&c.tokens.Neon, def.Neon}, {&c.tokens.Supabase, def.Supabase},
-		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP}, {&c.tokens.Clerk, def.Clerk}, {&c.tokens.LaunchDarkly, def.LaunchDarkly}, {&c.tokens.PlanetScaleID, def.PlanetScaleID}, {&c.tokens.PlanetScale, def.PlanetScale},
+		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP}, {&c.tokens.Clerk, def.Clerk}, {&c.tokens.Netlify, def.Netlify}, {&c.tokens.LaunchDarkly, def.LaunchDarkly}, {&c.tokens.PlanetScaleID, def.PlanetScaleID}, {&c.tokens.PlanetScale, def.PlanetScale},
 	} {
 		if *f.dst == "" {
 			*f.dst = f.def
@@ -186,6 +190,7 @@ func New(opts Options) *Cloud {
 		ProviderAuth0:        c.auth0Provider(),
 		ProviderHTTP:         c.httpProvider(),
 		ProviderClerk:        c.clerkProvider(),
+		ProviderNetlify:      c.netlifyProvider(),
 		ProviderLaunchDarkly: c.launchdarklyProvider(),
 		ProviderPlanetScale:  c.planetscaleProvider(),
 	}
@@ -222,6 +227,8 @@ func (c *Cloud) Env(baseURL string) []string {
 		HTTPTokenVar + "=" + c.tokens.HTTP,
 		"CLERK_API_URL=" + b + "/" + ProviderClerk,
 		"CLERK_SECRET_KEY=" + c.tokens.Clerk,
+		"NETLIFY_API_URL=" + b + "/" + ProviderNetlify,
+		"NETLIFY_AUTH_TOKEN=" + c.tokens.Netlify,
 		"LAUNCHDARKLY_API_URL=" + b + "/" + ProviderLaunchDarkly,
 		"LAUNCHDARKLY_ACCESS_TOKEN=" + c.tokens.LaunchDarkly,
 		"PLANETSCALE_API_URL=" + b + "/" + ProviderPlanetScale,
@@ -251,6 +258,7 @@ func (c *Cloud) resetState() {
 	c.auth0 = auth0State{}
 	c.http = httpState{collections: map[string]*httpCollection{}}
 	c.clerk = clerkState{}
+	c.netlify = netlifyState{}
 	c.launchdarkly = launchdarklyState{}
 	c.planetscale = planetscaleState{}
 }

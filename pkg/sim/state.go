@@ -16,6 +16,7 @@ type Snapshot struct {
 	Auth0        []Auth0Client         `json:"auth0"`
 	HTTP         []HTTPObject          `json:"http"`
 	Clerk        []ClerkRedirectURL    `json:"clerk"`
+	Netlify      []NetlifySite         `json:"netlify"`
 	LaunchDarkly []LaunchDarklyFlag    `json:"launchdarkly"`
 	PlanetScale  []PlanetScaleDatabase `json:"planetscale"`
 	Writes       []WriteEntry          `json:"writes"`
@@ -75,6 +76,7 @@ func (c *Cloud) State() Snapshot {
 		}
 	}
 	s.Clerk = c.clerkSnapshot()
+	s.Netlify = c.netlifySnapshot()
 	s.LaunchDarkly = c.launchdarklySnapshot()
 	s.PlanetScale = c.planetscaleSnapshot()
 	for _, r := range c.rules {

@@ -1,0 +1,536 @@
+package sim
+
+// Netlify API: the subset netlify.env uses (a site's environment variables
+// and its deploys).
+//
+// Assumptions about the real API, and where each was checked:
+//
+// N1. Base https://api.netlify.com/api/v1, "Authorization: Bearer <personal
+//     access token>". Errors are {"code": <status>, "message"}; a missing
+//     or wrong token answers 401. Sources: Netlify API reference,
+//     https://open-api.netlify.com; "Get started with the Netlify API",
+//     https://docs.netlify.com/api/get-started/.
+// N2. GET /sites/{site_id} answers the site with its account: account_id
+//     (added in API 2.34) and account_slug. Sources: SferaDev/openapi-clients
+//     netlify-api CHANGELOG ("Add account_id field to Site"); netlify CLI
+//     env-set.js (uses siteInfo.account_slug as the accountId).
+// N3. Environment variables live on the account: GET
+//     /accounts/{account_id}/env?site_id=S lists a site's variables as an
+//     array of {key, scopes, values:[{id, value, context,
+//     context_parameter}], is_secret, updated_at}; GET .../env/{key}?site_id=S
+//     answers one (404 when absent). The path's account is its id or its
+//     slug. Sources: Netlify API reference, environmentVariables
+//     (getEnvVars, getEnvVar); netlify CLI env utilities
+//     (EnvVar/EnvVarValue types: context, context_parameter, id).
+// N4. context is one of all, dev, branch-deploy, deploy-preview,
+//     production, branch; context_parameter names the branch for context
+//     branch. A variable has either one value for all, or values per
+//     context (the sim refuses a per-context value beside an all value:
+//     400; docs silent, the stricter choice). Sources: "Environment
+//     variables overview" (contextual values),
+//     https://docs.netlify.com/build/environment-variables/overview.md;
+//     netlify-api CHANGELOG "Add context branch parameter".
+// N5. POST /accounts/{account_id}/env?site_id=S takes an array of {key,
+//     scopes?, values, is_secret?} and answers 201 with the created
+//     variables; a key that exists answers 400 (status not checked).
+//     PATCH /accounts/{account_id}/env/{key}?site_id=S {context,
+//     context_parameter?, value} sets one context's value (setEnvVarValue)
+//     and answers 201 with the variable. DELETE .../env/{key}/value/{id}
+//     removes one value, DELETE .../env/{key} the variable; both 204.
+//     Sources: netlify_py EnvVarsClient (delete, delete_value paths);
+//     Infisical's Netlify sync (createEnvVars, setEnvVarValue,
+//     deleteEnvVarValue, deleteEnvVar as the four writes).
+// N6. Secret variables (is_secret) never answer their values (the sim
+//     answers value ""). Source: "Get started with environment variables",
+//     untrusted deploys and sensitive variables (secret values are
+//     write-only).
+// N7. GET /sites/{site_id}/deploys lists deploys newest first, paged by
+//     page (from 1) and per_page (default 100 in the sim); a deploy is {id,
+//     site_id, state (new, enqueued, building, uploading, processing,
+//     ready, error, ...), context (production, deploy-preview,
+//     branch-deploy), branch, commit_ref, created_at, deploy_url,
+//     deploy_ssl_url, links {permalink, alias}, review_id}. Source: Netlify
+//     API reference, listSiteDeploys and the Deploy model.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// NetlifySite is a site with its variables and deploys.
+type NetlifySite struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	AccountID   string          `json:"account_id"`
+	AccountSlug string          `json:"account_slug"`
+	Env         []NetlifyEnvVar `json:"env"`
+	Deploys     []NetlifyDeploy `json:"deploys"`
+	Origin      Origin          `json:"origin"`
+}
+
+// NetlifyEnvVar is a site variable with its values per context.
+type NetlifyEnvVar struct {
+	Key       string            `json:"key"`
+	Values    []NetlifyEnvValue `json:"values"`
+	IsSecret  bool              `json:"is_secret"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	Origin    Origin            `json:"origin"`
+	Scopes    []string          `json:"scopes"`
+}
+
+// NetlifyEnvValue is one context's value.
+type NetlifyEnvValue struct {
+	ID               string `json:"id"`
+	Value            string `json:"value"`
+	Context          string `json:"context"`
+	ContextParameter string `json:"context_parameter,omitempty"`
+	Origin           Origin `json:"origin"`
+}
+
+// NetlifyDeploy is a deploy of a site.
+type NetlifyDeploy struct {
+	ID        string    `json:"id"`
+	State     string    `json:"state"`
+	Context   string    `json:"context"`
+	Branch    string    `json:"branch"`
+	CommitRef string    `json:"commit_ref"`
+	ReviewID  int       `json:"review_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type netlifyState struct {
+	sites []*NetlifySite
+}
+
+var netlifyContexts = map[string]bool{"all": true, "dev": true, "branch-deploy": true, "deploy-preview": true, "production": true, "branch": true}
+
+func netlifyErr(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"code": status, "message": msg})
+}
+
+func (c *Cloud) netlifyProvider() *provider {
+	p := &provider{name: ProviderNetlify, mux: http.NewServeMux(), token: func() string { return c.tokens.Netlify }}
+	p.fail = func(w http.ResponseWriter, status int, code, msg string) { netlifyErr(w, status, msg) }
+	p.deny = func(w http.ResponseWriter, missing bool) {
+		netlifyErr(w, http.StatusUnauthorized, "Access Denied: Origin returned bad status 401")
+	}
+	p.rateLimit = func(w http.ResponseWriter, after time.Duration, now time.Time) {
+		setRetryAfter(w, after)
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(after).Unix(), 10))
+		netlifyErr(w, http.StatusTooManyRequests, "Rate limit exceeded")
+	}
+	p.mux.HandleFunc("GET /sites/{site}", c.netlifySite)
+	p.mux.HandleFunc("GET /sites/{site}/deploys", c.netlifyDeploys)
+	p.mux.HandleFunc("GET /accounts/{account}/env", c.netlifyListEnv)
+	p.mux.HandleFunc("POST /accounts/{account}/env", c.netlifyCreateEnv)
+	p.mux.HandleFunc("GET /accounts/{account}/env/{key}", c.netlifyGetEnv)
+	p.mux.HandleFunc("PATCH /accounts/{account}/env/{key}", c.netlifySetValue)
+	p.mux.HandleFunc("DELETE /accounts/{account}/env/{key}", c.netlifyDeleteEnv)
+	p.mux.HandleFunc("DELETE /accounts/{account}/env/{key}/value/{id}", c.netlifyDeleteValue)
+	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { netlifyErr(w, http.StatusNotFound, "Not Found") })
+	return p
+}
+
+// netlifySiteByID finds a site. Callers hold c.mu.
+func (c *Cloud) netlifySiteByID(id string) *NetlifySite {
+	for _, s := range c.netlify.sites {
+		if s.ID == id || s.Name == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// netlifyEnvSite is the site of an env request (site_id query, under its
+// own account). Callers hold c.mu.
+func (c *Cloud) netlifyEnvSite(w http.ResponseWriter, r *http.Request) *NetlifySite {
+	id := r.URL.Query().Get("site_id")
+	if id == "" {
+		netlifyErr(w, http.StatusBadRequest, "the sim models site variables only: site_id is required")
+		return nil
+	}
+	s := c.netlifySiteByID(id)
+	acct := r.PathValue("account")
+	if s == nil || (acct != s.AccountID && acct != s.AccountSlug) {
+		netlifyErr(w, http.StatusNotFound, "Not Found")
+		return nil
+	}
+	return s
+}
+
+func netlifySiteView(s *NetlifySite) map[string]any {
+	return map[string]any{"id": s.ID, "site_id": s.ID, "name": s.Name, "account_id": s.AccountID, "account_slug": s.AccountSlug,
+		"ssl_url": "https://" + s.Name + ".netlify.app", "url": "http://" + s.Name + ".netlify.app"}
+}
+
+func (c *Cloud) netlifySite(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifySiteByID(r.PathValue("site"))
+	if s == nil {
+		netlifyErr(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	writeJSON(w, http.StatusOK, netlifySiteView(s))
+}
+
+func netlifyEnvView(v *NetlifyEnvVar) map[string]any {
+	vals := []any{}
+	for _, x := range v.Values {
+		m := map[string]any{"id": x.ID, "value": x.Value, "context": x.Context}
+		if v.IsSecret {
+			m["value"] = ""
+		}
+		if x.ContextParameter != "" {
+			m["context_parameter"] = x.ContextParameter
+		}
+		vals = append(vals, m)
+	}
+	scopes := v.Scopes
+	if len(scopes) == 0 {
+		scopes = []string{"builds", "functions", "runtime", "post-processing"}
+	}
+	return map[string]any{"key": v.Key, "scopes": scopes, "values": vals, "is_secret": v.IsSecret,
+		"updated_at": v.UpdatedAt.UTC().Format(time.RFC3339Nano)}
+}
+
+func (c *Cloud) netlifyListEnv(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifyEnvSite(w, r)
+	if s == nil {
+		return
+	}
+	out := []any{}
+	for i := range s.Env {
+		out = append(out, netlifyEnvView(&s.Env[i]))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *NetlifySite) env(key string) int {
+	return slices.IndexFunc(s.Env, func(v NetlifyEnvVar) bool { return v.Key == key })
+}
+
+func (c *Cloud) netlifyGetEnv(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifyEnvSite(w, r)
+	if s == nil {
+		return
+	}
+	i := s.env(r.PathValue("key"))
+	if i < 0 {
+		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, netlifyEnvView(&s.Env[i]))
+}
+
+type netlifyValueIn struct {
+	Value            *string `json:"value"`
+	Context          string  `json:"context"`
+	ContextParameter string  `json:"context_parameter"`
+}
+
+// check validates a value of a request (N4).
+func (v netlifyValueIn) check() error {
+	switch {
+	case v.Value == nil:
+		return fmt.Errorf("value is required")
+	case !netlifyContexts[v.Context]:
+		return fmt.Errorf("context %q is not one of all, dev, branch-deploy, deploy-preview, production, branch", v.Context)
+	case v.Context == "branch" && v.ContextParameter == "":
+		return fmt.Errorf("context branch needs context_parameter (the branch)")
+	}
+	return nil
+}
+
+// netlifySet sets one context's value of a variable. Callers hold c.mu.
+func (c *Cloud) netlifySet(v *NetlifyEnvVar, in netlifyValueIn, origin Origin) error {
+	param := ""
+	if in.Context == "branch" {
+		param = in.ContextParameter
+	}
+	for _, x := range v.Values {
+		if (x.Context == "all") != (in.Context == "all") {
+			return fmt.Errorf("variable %s has a value for all contexts and per-context values cannot be mixed with it", v.Key)
+		}
+	}
+	v.UpdatedAt = c.now()
+	for i := range v.Values {
+		if v.Values[i].Context == in.Context && v.Values[i].ContextParameter == param {
+			v.Values[i].Value = *in.Value
+			return nil
+		}
+	}
+	v.Values = append(v.Values, NetlifyEnvValue{ID: c.uuid(), Value: *in.Value, Context: in.Context, ContextParameter: param, Origin: origin})
+	return nil
+}
+
+func (c *Cloud) netlifyCreateEnv(w http.ResponseWriter, r *http.Request) {
+	var body []struct {
+		Key      string           `json:"key"`
+		Scopes   []string         `json:"scopes"`
+		Values   []netlifyValueIn `json:"values"`
+		IsSecret bool             `json:"is_secret"`
+	}
+	if err := json.Unmarshal(readBody(r), &body); err != nil || len(body) == 0 {
+		netlifyErr(w, http.StatusBadRequest, "the body must be a non-empty array of variables")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifyEnvSite(w, r)
+	if s == nil {
+		return
+	}
+	made := []NetlifyEnvVar{}
+	for _, in := range body {
+		if in.Key == "" || s.env(in.Key) >= 0 || slices.ContainsFunc(made, func(v NetlifyEnvVar) bool { return v.Key == in.Key }) {
+			netlifyErr(w, http.StatusBadRequest, fmt.Sprintf("Environment variable %q already exists or has no key", in.Key))
+			return
+		}
+		v := NetlifyEnvVar{Key: in.Key, Scopes: in.Scopes, IsSecret: in.IsSecret, Origin: OriginAPI}
+		for _, x := range in.Values {
+			if err := x.check(); err != nil {
+				netlifyErr(w, http.StatusBadRequest, err.Error())
+				return
+			}
+			if err := c.netlifySet(&v, x, OriginAPI); err != nil {
+				netlifyErr(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		v.UpdatedAt = c.now()
+		made = append(made, v)
+	}
+	s.Env = append(s.Env, made...)
+	out := []any{}
+	for i := range made {
+		out = append(out, netlifyEnvView(&made[i]))
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (c *Cloud) netlifySetValue(w http.ResponseWriter, r *http.Request) {
+	var in netlifyValueIn
+	if err := json.Unmarshal(readBody(r), &in); err != nil {
+		netlifyErr(w, http.StatusBadRequest, "the body must be {context, context_parameter, value}")
+		return
+	}
+	if err := in.check(); err != nil {
+		netlifyErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifyEnvSite(w, r)
+	if s == nil {
+		return
+	}
+	i := s.env(r.PathValue("key"))
+	if i < 0 {
+		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
+		return
+	}
+	if err := c.netlifySet(&s.Env[i], in, OriginAPI); err != nil {
+		netlifyErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusCreated, netlifyEnvView(&s.Env[i]))
+}
+
+func (c *Cloud) netlifyDeleteEnv(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifyEnvSite(w, r)
+	if s == nil {
+		return
+	}
+	i := s.env(r.PathValue("key"))
+	if i < 0 {
+		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
+		return
+	}
+	s.Env = slices.Delete(s.Env, i, i+1)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (c *Cloud) netlifyDeleteValue(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifyEnvSite(w, r)
+	if s == nil {
+		return
+	}
+	i := s.env(r.PathValue("key"))
+	if i < 0 {
+		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
+		return
+	}
+	v := &s.Env[i]
+	j := slices.IndexFunc(v.Values, func(x NetlifyEnvValue) bool { return x.ID == r.PathValue("id") })
+	if j < 0 {
+		netlifyErr(w, http.StatusNotFound, "Environment variable value not found")
+		return
+	}
+	v.Values = slices.Delete(v.Values, j, j+1)
+	v.UpdatedAt = c.now()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (c *Cloud) netlifyDeploys(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page, per := 1, 100
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			netlifyErr(w, http.StatusBadRequest, "page must be 1 or more")
+			return
+		}
+		page = n
+	}
+	if v := q.Get("per_page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			netlifyErr(w, http.StatusBadRequest, "per_page must be 1 or more")
+			return
+		}
+		per = n
+	}
+	if ps := pageSizeOf(r); ps > 0 && ps < per {
+		per = ps
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifySiteByID(r.PathValue("site"))
+	if s == nil {
+		netlifyErr(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	// Newest first.
+	all := slices.Clone(s.Deploys)
+	slices.SortStableFunc(all, func(a, b NetlifyDeploy) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	out := []any{}
+	start := (page - 1) * per
+	for i := start; i < len(all) && i < start+per; i++ {
+		d := all[i]
+		permalink := "https://" + d.ID + "--" + s.Name + ".netlify.app"
+		alias := permalink
+		switch {
+		case d.Context == "deploy-preview" && d.ReviewID > 0:
+			alias = fmt.Sprintf("https://deploy-preview-%d--%s.netlify.app", d.ReviewID, s.Name)
+		case d.Context == "branch-deploy":
+			alias = "https://" + d.Branch + "--" + s.Name + ".netlify.app"
+		case d.Context == "production":
+			alias = "https://" + s.Name + ".netlify.app"
+		}
+		m := map[string]any{"id": d.ID, "site_id": s.ID, "state": d.State, "context": d.Context, "branch": d.Branch,
+			"commit_ref": d.CommitRef, "created_at": d.CreatedAt.UTC().Format(time.RFC3339Nano),
+			"deploy_url": "http://" + d.ID + "--" + s.Name + ".netlify.app", "deploy_ssl_url": permalink,
+			"links": map[string]any{"permalink": permalink, "alias": alias}}
+		if d.ReviewID > 0 {
+			m["review_id"] = d.ReviewID
+		}
+		out = append(out, m)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// SeedNetlifySite adds a site (marked seeded) with its variables; id,
+// account id and slug are generated when empty. It returns the site id.
+func (c *Cloud) SeedNetlifySite(s NetlifySite) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x := s
+	if x.ID == "" {
+		x.ID = c.uuid()
+	}
+	if x.AccountID == "" {
+		x.AccountID = c.randString(24, lowerDigits)
+	}
+	if x.AccountSlug == "" {
+		x.AccountSlug = "team-" + c.randString(6, lowerDigits)
+	}
+	x.Origin = OriginSeed
+	x.Env = nil
+	for _, v := range s.Env {
+		v.Origin = OriginSeed
+		v.UpdatedAt = c.now()
+		v.Values = slices.Clone(v.Values)
+		for i := range v.Values {
+			v.Values[i].ID = c.uuid()
+			v.Values[i].Origin = OriginSeed
+		}
+		x.Env = append(x.Env, v)
+	}
+	x.Deploys = slices.Clone(s.Deploys)
+	c.netlify.sites = append(c.netlify.sites, &x)
+	return x.ID
+}
+
+// NetlifyDeploySpec starts a deploy of a site.
+type NetlifyDeploySpec struct {
+	Site      string `json:"site"`
+	State     string `json:"state"` // default "building"
+	Context   string `json:"context"`
+	Branch    string `json:"branch"`
+	CommitRef string `json:"commit_ref"`
+	ReviewID  int    `json:"review_id"`
+}
+
+// NetlifyDeploy starts a deploy (as a git push would) and returns its id.
+func (c *Cloud) NetlifyDeploy(d NetlifyDeploySpec) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifySiteByID(d.Site)
+	if s == nil {
+		return "", fmt.Errorf("sim: no netlify site %q", d.Site)
+	}
+	if d.State == "" {
+		d.State = "building"
+	}
+	id := c.randString(24, "0123456789abcdef")
+	s.Deploys = append(s.Deploys, NetlifyDeploy{ID: id, State: d.State, Context: d.Context, Branch: d.Branch, CommitRef: d.CommitRef, ReviewID: d.ReviewID, CreatedAt: c.now()})
+	return id, nil
+}
+
+// SetNetlifyDeployState moves a deploy to a state (ready, error, ...).
+func (c *Cloud) SetNetlifyDeployState(site, id, state string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifySiteByID(site)
+	if s == nil {
+		return fmt.Errorf("sim: no netlify site %q", site)
+	}
+	for i := range s.Deploys {
+		if s.Deploys[i].ID == id {
+			s.Deploys[i].State = state
+			return nil
+		}
+	}
+	return fmt.Errorf("sim: site %s has no deploy %s", site, id)
+}
+
+func (c *Cloud) netlifySnapshot() []NetlifySite {
+	out := []NetlifySite{}
+	for _, s := range c.netlify.sites {
+		x := *s
+		x.Env = []NetlifyEnvVar{}
+		for _, v := range s.Env {
+			v.Values = slices.Clone(v.Values)
+			x.Env = append(x.Env, v)
+		}
+		x.Deploys = slices.Clone(s.Deploys)
+		if x.Deploys == nil {
+			x.Deploys = []NetlifyDeploy{}
+		}
+		out = append(out, x)
+	}
+	return out
+}
