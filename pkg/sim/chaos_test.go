@@ -416,6 +416,7 @@ func TestEnvLines(t *testing.T) {
 		"AUTH0_API_URL=http://127.0.0.1:9/auth0", "AUTH0_MANAGEMENT_TOKEN=custom",
 		"SIM_HTTP_URL=http://127.0.0.1:9/http", "SIM_HTTP_TOKEN=sim-http-token",
 		"CLERK_API_URL=http://127.0.0.1:9/clerk", "CLERK_SECRET_KEY=sk_test_simclerksecretkey",
+		"CLOUDFLARE_API_URL=http://127.0.0.1:9/cloudflare", "CLOUDFLARE_API_TOKEN=sim-cloudflare-api-token",
 		"NETLIFY_API_URL=http://127.0.0.1:9/netlify", "NETLIFY_AUTH_TOKEN=nfp_simnetlifyaccesstoken",
 		"LAUNCHDARKLY_API_URL=http://127.0.0.1:9/launchdarkly", "LAUNCHDARKLY_ACCESS_TOKEN=api-sim-launchdarkly-token",
 		"PLANETSCALE_API_URL=http://127.0.0.1:9/planetscale",

@@ -23,6 +23,7 @@ const (
 	ProviderAuth0        = "auth0"
 	ProviderHTTP         = "http"
 	ProviderClerk        = "clerk"
+	ProviderCloudflare   = "cloudflare"
 	ProviderNetlify      = "netlify"
 	ProviderLaunchDarkly = "launchdarkly"
 	ProviderPlanetScale  = "planetscale"
@@ -30,7 +31,7 @@ const (
 
 // Providers lists every provider the cloud serves, in a fixed order.
 var Providers = []string{ProviderVercel, ProviderNeon, ProviderSupabase, ProviderAuth0, ProviderHTTP,
-	ProviderClerk, ProviderPlanetScale, ProviderLaunchDarkly, ProviderNetlify}
+	ProviderClerk, ProviderPlanetScale, ProviderLaunchDarkly, ProviderNetlify, ProviderCloudflare}
 
 // The environment variables of the generic http API. The sim chooses them:
 // a plan's providers.http block names them (base_url_env, auth.bearer_env).
@@ -59,6 +60,7 @@ type Tokens struct {
 	Auth0         string `json:"auth0"`
 	HTTP          string `json:"http"`
 	Clerk         string `json:"clerk"`
+	Cloudflare    string `json:"cloudflare"`
 	Netlify       string `json:"netlify"`
 	LaunchDarkly  string `json:"launchdarkly"`
 	PlanetScaleID string `json:"planetscaleid"`
@@ -74,6 +76,7 @@ func DefaultTokens() Tokens {
 		Auth0:         "sim-auth0-management-token",
 		HTTP:          "sim-http-token",
 		Clerk:         "sk_test_simclerksecretkey",
+		Cloudflare:    "sim-cloudflare-api-token",
 		Netlify:       "nfp_simnetlifyaccesstoken",
 		LaunchDarkly:  "api-sim-launchdarkly-token",
 		PlanetScaleID: "sim-planetscale-token-id",
@@ -146,6 +149,7 @@ type Cloud struct {
 	auth0        auth0State
 	http         httpState
 	clerk        clerkState
+	cloudflare   cloudflareState
 	netlify      netlifyState
 	launchdarkly launchdarklyState
 	planetscale  planetscaleState
@@ -167,7 +171,7 @@ func New(opts Options) *Cloud {
 		def string
 	}{
 		{&c.tokens.Vercel, def.Vercel}, {&c.tokens.Neon, def.Neon}, {&c.tokens.Supabase, def.Supabase},
-		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP}, {&c.tokens.Clerk, def.Clerk}, {&c.tokens.Netlify, def.Netlify}, {&c.tokens.LaunchDarkly, def.LaunchDarkly}, {&c.tokens.PlanetScaleID, def.PlanetScaleID}, {&c.tokens.PlanetScale, def.PlanetScale},
+		{&c.tokens.Auth0, def.Auth0}, {&c.tokens.HTTP, def.HTTP}, {&c.tokens.Clerk, def.Clerk}, {&c.tokens.Cloudflare, def.Cloudflare}, {&c.tokens.Netlify, def.Netlify}, {&c.tokens.LaunchDarkly, def.LaunchDarkly}, {&c.tokens.PlanetScaleID, def.PlanetScaleID}, {&c.tokens.PlanetScale, def.PlanetScale},
 	} {
 		if *f.dst == "" {
 			*f.dst = f.def
@@ -190,6 +194,7 @@ func New(opts Options) *Cloud {
 		ProviderAuth0:        c.auth0Provider(),
 		ProviderHTTP:         c.httpProvider(),
 		ProviderClerk:        c.clerkProvider(),
+		ProviderCloudflare:   c.cloudflareProvider(),
 		ProviderNetlify:      c.netlifyProvider(),
 		ProviderLaunchDarkly: c.launchdarklyProvider(),
 		ProviderPlanetScale:  c.planetscaleProvider(),
@@ -227,6 +232,8 @@ func (c *Cloud) Env(baseURL string) []string {
 		HTTPTokenVar + "=" + c.tokens.HTTP,
 		"CLERK_API_URL=" + b + "/" + ProviderClerk,
 		"CLERK_SECRET_KEY=" + c.tokens.Clerk,
+		"CLOUDFLARE_API_URL=" + b + "/" + ProviderCloudflare,
+		"CLOUDFLARE_API_TOKEN=" + c.tokens.Cloudflare,
 		"NETLIFY_API_URL=" + b + "/" + ProviderNetlify,
 		"NETLIFY_AUTH_TOKEN=" + c.tokens.Netlify,
 		"LAUNCHDARKLY_API_URL=" + b + "/" + ProviderLaunchDarkly,
@@ -258,6 +265,7 @@ func (c *Cloud) resetState() {
 	c.auth0 = auth0State{}
 	c.http = httpState{collections: map[string]*httpCollection{}}
 	c.clerk = clerkState{}
+	c.cloudflare = cloudflareState{}
 	c.netlify = netlifyState{}
 	c.launchdarkly = launchdarklyState{}
 	c.planetscale = planetscaleState{}

@@ -10,17 +10,18 @@ import (
 // as JSON. Deployment states are as of the snapshot; taking one is not a
 // poll.
 type Snapshot struct {
-	Vercel       []VercelProject       `json:"vercel"`
-	Neon         []NeonProject         `json:"neon"`
-	Supabase     []SupabaseProject     `json:"supabase"`
-	Auth0        []Auth0Client         `json:"auth0"`
-	HTTP         []HTTPObject          `json:"http"`
-	Clerk        []ClerkRedirectURL    `json:"clerk"`
-	Netlify      []NetlifySite         `json:"netlify"`
-	LaunchDarkly []LaunchDarklyFlag    `json:"launchdarkly"`
-	PlanetScale  []PlanetScaleDatabase `json:"planetscale"`
-	Writes       []WriteEntry          `json:"writes"`
-	Rules        []Rule                `json:"rules"`
+	Vercel       []VercelProject          `json:"vercel"`
+	Neon         []NeonProject            `json:"neon"`
+	Supabase     []SupabaseProject        `json:"supabase"`
+	Auth0        []Auth0Client            `json:"auth0"`
+	HTTP         []HTTPObject             `json:"http"`
+	Clerk        []ClerkRedirectURL       `json:"clerk"`
+	Cloudflare   []CloudflarePagesProject `json:"cloudflare"`
+	Netlify      []NetlifySite            `json:"netlify"`
+	LaunchDarkly []LaunchDarklyFlag       `json:"launchdarkly"`
+	PlanetScale  []PlanetScaleDatabase    `json:"planetscale"`
+	Writes       []WriteEntry             `json:"writes"`
+	Rules        []Rule                   `json:"rules"`
 }
 
 // State takes a snapshot.
@@ -76,6 +77,7 @@ func (c *Cloud) State() Snapshot {
 		}
 	}
 	s.Clerk = c.clerkSnapshot()
+	s.Cloudflare = c.cloudflareSnapshot()
 	s.Netlify = c.netlifySnapshot()
 	s.LaunchDarkly = c.launchdarklySnapshot()
 	s.PlanetScale = c.planetscaleSnapshot()

@@ -1,0 +1,530 @@
+package cloudflare
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/param"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// The environment the adapter reads.
+const (
+	TokenVar   = "CLOUDFLARE_API_TOKEN"
+	URLVar     = "CLOUDFLARE_API_URL"
+	DefaultURL = "https://api.cloudflare.com/client/v4"
+)
+
+const opName = "cloudflare.pages_env"
+
+// Deployment configs of a Pages project.
+const (
+	Preview    = "preview"
+	Production = "production"
+)
+
+const (
+	plainText  = "plain_text"
+	secretText = "secret_text"
+)
+
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// PagesEnvOp is cloudflare.pages_env.
+type PagesEnvOp struct {
+	env    httpclient.Env
+	client *httpclient.Client
+}
+
+var (
+	_ adapter.Op               = (*PagesEnvOp)(nil)
+	_ adapter.Defaulter        = (*PagesEnvOp)(nil)
+	_ adapter.ProductionWriter = (*PagesEnvOp)(nil)
+	_ adapter.ParentLocker     = (*PagesEnvOp)(nil)
+	_ adapter.ScopeLister      = (*PagesEnvOp)(nil)
+)
+
+// NewPagesEnv returns cloudflare.pages_env reading its credential and base
+// URL from env at each call.
+func NewPagesEnv(env httpclient.Env, client *httpclient.Client) *PagesEnvOp {
+	return &PagesEnvOp{env: env, client: client}
+}
+
+// Spec declares cloudflare.pages_env.
+func (op *PagesEnvOp) Spec() adapter.Spec {
+	return adapter.Spec{Adapter: "cloudflare", Op: "pages_env", Summary: "variables and secrets of a Cloudflare Pages project's preview or production deployment config", ListItem: true,
+		Outputs: []adapter.OutputSpec{}}
+}
+
+// Key is the ledger key of one variable of a deployment config.
+func Key(target, name string) string { return "env:" + target + ":" + name }
+
+func parseKey(key string) (target, name string, err error) {
+	rest, ok := strings.CutPrefix(key, "env:")
+	target, name, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || (target != Preview && target != Production) || name == "" {
+		return "", "", errs.New(errs.PARAM_INVALID, "%s: %q is not a cloudflare.pages_env key (env:<target>:<NAME>)", opName, key)
+	}
+	return target, name, nil
+}
+
+type block struct{ account, project string }
+
+func readBlock(p adapter.Provider) (block, error) {
+	var b block
+	var err error
+	if b.account, err = param.RequiredSetting("cloudflare", p, "account"); err != nil {
+		return b, err
+	}
+	b.project, err = param.RequiredSetting("cloudflare", p, "project")
+	return b, err
+}
+
+func (b block) path() string {
+	return "/accounts/" + url.PathEscape(b.account) + "/pages/projects/" + url.PathEscape(b.project)
+}
+
+type envReq struct {
+	block
+	target  string
+	vars    map[string]any // NAME → string or marker
+	secrets map[string]any // NAME → string or marker
+	rewrite bool
+}
+
+func (r envReq) names() []string {
+	var out []string
+	for n := range r.vars {
+		out = append(out, n)
+	}
+	for n := range r.secrets {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func target(params map[string]any, run adapter.RunCtx) (string, error) {
+	t, present, _, err := param.Str(opName, params, "target", false)
+	if err != nil {
+		return "", err
+	}
+	if !present {
+		t = run.Env
+	}
+	if t != Preview && t != Production {
+		if !present {
+			return "", param.Invalid(opName, "target", "is required: the environment %q is not a Pages deployment config (preview, production)", run.Env)
+		}
+		return "", param.Invalid(opName, "target", "must be preview or production, got %q", t)
+	}
+	return t, nil
+}
+
+func values(params map[string]any, name string) (map[string]any, error) {
+	m, err := param.Map(opName, params, name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for k, v := range m {
+		if !envNamePattern.MatchString(k) {
+			return nil, param.Invalid(opName, name+"."+k, "is not a valid variable name (letters, digits and _, not starting with a digit)")
+		}
+		switch t := v.(type) {
+		case string:
+			out[k] = t
+		case bool:
+			out[k] = strconv.FormatBool(t)
+		case int:
+			out[k] = strconv.Itoa(t)
+		case int64:
+			out[k] = strconv.FormatInt(t, 10)
+		case float64:
+			out[k] = strconv.FormatFloat(t, 'f', -1, 64)
+		default:
+			if _, ok := adapter.MarkerOf(v); ok {
+				out[k] = v
+				continue
+			}
+			return nil, param.Invalid(opName, name+"."+k, "must be a string, {from}, {secret} or {keep: true}, got %s", param.Describe(v))
+		}
+	}
+	return out, nil
+}
+
+func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
+	var r envReq
+	var err error
+	if err = param.Known(opName, params, "target", "vars", "secrets", "rewrite_secrets"); err != nil {
+		return r, err
+	}
+	if r.block, err = readBlock(p); err != nil {
+		return r, err
+	}
+	if r.target, err = target(params, run); err != nil {
+		return r, err
+	}
+	if r.vars, err = values(params, "vars"); err != nil {
+		return r, err
+	}
+	if r.secrets, err = values(params, "secrets"); err != nil {
+		return r, err
+	}
+	for n := range r.vars {
+		if _, dup := r.secrets[n]; dup {
+			return r, param.Invalid(opName, "secrets."+n, "is also in vars: a Pages variable is either plain text or a secret")
+		}
+	}
+	if len(r.vars)+len(r.secrets) == 0 {
+		return r, param.Invalid(opName, "vars", "or secrets is required: a map of variable names to values")
+	}
+	switch v := params["rewrite_secrets"].(type) {
+	case nil:
+	case bool:
+		r.rewrite = v
+	default:
+		return r, param.Invalid(opName, "rewrite_secrets", "must be true or false, got %s", param.Describe(v))
+	}
+	return r, nil
+}
+
+// Defaults fills target and validates every parameter.
+func (op *PagesEnvOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
+	r, err := parse(params, p, run)
+	if err != nil {
+		return nil, err
+	}
+	out := param.Copy(params)
+	out["target"] = r.target
+	return out, nil
+}
+
+// WritesEnvironment is "production" for target production.
+func (op *PagesEnvOp) WritesEnvironment(params map[string]any, _ adapter.Provider, run adapter.RunCtx) string {
+	if t, err := target(params, run); err == nil && t == Production {
+		return Production
+	}
+	return ""
+}
+
+// LockOn is the deployment config: its variables are one map on the
+// project, written by merge patches.
+func (op *PagesEnvOp) LockOn(params map[string]any, p adapter.Provider) string {
+	b, err := readBlock(p)
+	if err != nil {
+		return ""
+	}
+	t, _, _, _ := param.Str(opName, params, "target", false)
+	if t == "" {
+		t = Preview
+	}
+	return "cloudflare:" + b.account + ":pages:" + b.project + ":" + t
+}
+
+func (op *PagesEnvOp) api() (httpclient.API, error) {
+	tok, err := httpclient.Token(op.env, TokenVar, "cloudflare")
+	if err != nil {
+		return httpclient.API{}, err
+	}
+	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
+	if err != nil {
+		return httpclient.API{}, err
+	}
+	return httpclient.API{Client: op.client, Provider: "cloudflare", BaseURL: httpclient.VersionPath(base, "/client/v4"), Token: tok, TokenVar: TokenVar}, nil
+}
+
+type envVar struct {
+	Type  string  `json:"type"`
+	Value *string `json:"value"`
+}
+
+// read answers the target's variables.
+func (op *PagesEnvOp) read(ctx context.Context, a httpclient.API, b block, t string) (map[string]envVar, error) {
+	var out struct {
+		Success bool `json:"success"`
+		Result  struct {
+			DeploymentConfigs map[string]*struct {
+				EnvVars map[string]*envVar `json:"env_vars"`
+			} `json:"deployment_configs"`
+		} `json:"result"`
+	}
+	if err := a.Get(ctx, b.path(), nil, &out); err != nil {
+		return nil, err
+	}
+	vars := map[string]envVar{}
+	if cfg := out.Result.DeploymentConfigs[t]; cfg != nil {
+		for k, v := range cfg.EnvVars {
+			if v != nil {
+				vars[k] = *v
+			}
+		}
+	}
+	return vars, nil
+}
+
+// canonical is a variable's canonical value: a plain variable's value; a
+// secret's presence only (its value is never answered).
+func canonical(v envVar) any {
+	if v.Type == secretText {
+		return map[string]any{"secret": true}
+	}
+	if v.Value == nil {
+		return nil
+	}
+	return *v.Value
+}
+
+func resourceOf(t, name string, v envVar) adapter.Resource {
+	return adapter.Resource{Key: Key(t, name), Value: canonical(v), Outputs: map[string]any{}}
+}
+
+// Read returns the line's variables that exist in the target.
+func (op *PagesEnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
+	r, err := parse(req.Params, req.Provider, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	a, err := op.api()
+	if err != nil {
+		return nil, err
+	}
+	vars, err := op.read(ctx, a, r.block, r.target)
+	if err != nil {
+		return nil, err
+	}
+	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
+	for _, n := range r.names() {
+		if v, ok := vars[n]; ok {
+			live.Resources = append(live.Resources, resourceOf(r.target, n, v))
+		}
+	}
+	return live, nil
+}
+
+// want is what the line asks of one name: its canonical value (nil when
+// not known here) and whether it is kept.
+func (r envReq) want(name string) (secret bool, v any) {
+	if x, ok := r.secrets[name]; ok {
+		return true, x
+	}
+	return false, r.vars[name]
+}
+
+// Diff: plain variables compared by value; secrets by presence (a secret
+// that exists is unchanged unless rewrite_secrets). Values are never
+// shown.
+func (op *PagesEnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
+	r, err := parse(req.Params, req.Provider, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	var out []adapter.ResourceDiff
+	for _, name := range r.names() {
+		secret, want := r.want(name)
+		group := "vars."
+		if secret {
+			group = "secrets."
+		}
+		key := Key(r.target, name)
+		lr := live.Resource(key)
+		d := adapter.ResourceDiff{Key: key}
+		m, isMarker := adapter.MarkerOf(want)
+		desired := want
+		if secret {
+			desired = map[string]any{"secret": true}
+		}
+		switch {
+		case isMarker && m.Kind == adapter.Keep:
+			if lr == nil {
+				return nil, param.Invalid(opName, group+name, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
+			}
+			d.Action, d.Desired = adapter.Unchanged, lr.Value
+		case lr == nil:
+			d.Action = adapter.Create
+			if !isMarker {
+				d.Desired = desired
+			}
+		case secret && adapter.Equal(lr.Value, desired) && !r.rewrite:
+			d.Action, d.Desired = adapter.Unchanged, lr.Value
+		case secret:
+			d.Action, d.Desired = adapter.Update, desired
+		case isMarker:
+			d.Action = adapter.Update
+		case adapter.Equal(lr.Value, want):
+			d.Action, d.Desired = adapter.Unchanged, want
+		default:
+			d.Action, d.Desired = adapter.Update, want
+		}
+		if d.Action != adapter.Unchanged {
+			d.Fields = []adapter.FieldDiff{{Path: group + name}}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Apply writes every missing or changed variable of the line in one merge
+// patch (intend first for the new ones).
+func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
+	r, err := parse(req.Params, req.Provider, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	for n, v := range r.vars {
+		if err := param.Concrete(opName, "vars."+n, v); err != nil {
+			return nil, err
+		}
+	}
+	for n, v := range r.secrets {
+		if err := param.Concrete(opName, "secrets."+n, v); err != nil {
+			return nil, err
+		}
+	}
+	a, err := op.api()
+	if err != nil {
+		return nil, err
+	}
+	vars, err := op.read(ctx, a, r.block, r.target)
+	if err != nil {
+		return nil, err
+	}
+	patch := map[string]any{}
+	var created []string
+	for _, name := range r.names() {
+		secret, want := r.want(name)
+		cur, exists := vars[name]
+		if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep {
+			if !exists {
+				return nil, param.Invalid(opName, name, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
+			}
+			continue
+		}
+		typ := plainText
+		if secret {
+			typ = secretText
+		}
+		switch {
+		case !exists:
+			created = append(created, Key(r.target, name))
+		case secret && cur.Type == secretText && !r.rewrite:
+			continue
+		case !secret && cur.Type == plainText && cur.Value != nil && *cur.Value == want.(string):
+			continue
+		}
+		patch[name] = map[string]any{"type": typ, "value": want}
+	}
+	if len(created) > 0 {
+		if err := intend(created...); err != nil {
+			return nil, err
+		}
+	}
+	if len(patch) > 0 {
+		body := map[string]any{"deployment_configs": map[string]any{r.target: map[string]any{"env_vars": patch}}}
+		// A merge patch of absolute values: safe to repeat.
+		if err := a.Send(ctx, http.MethodPatch, r.path(), nil, body, true, nil); err != nil {
+			if httpclient.Status(err)/100 == 4 {
+				return nil, adapter.NotCreated(err, created...)
+			}
+			return nil, err
+		}
+		if vars, err = op.read(ctx, a, r.block, r.target); err != nil {
+			return nil, err
+		}
+	}
+	res := &adapter.Result{Outputs: map[string]any{}, Created: created}
+	for _, name := range r.names() {
+		v, ok := vars[name]
+		if !ok {
+			return nil, errs.New(errs.PROVIDER_RESPONSE, "cloudflare: variable %s of Pages project %s is missing right after it was written", name, r.project)
+		}
+		res.Resources = append(res.Resources, resourceOf(r.target, name, v))
+	}
+	return res, nil
+}
+
+// Lookup finds one variable by key; nil, nil when it does not exist.
+func (op *PagesEnvOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.RunCtx, key string) (*adapter.Resource, error) {
+	t, name, err := parseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := readBlock(p)
+	if err != nil {
+		return nil, err
+	}
+	a, err := op.api()
+	if err != nil {
+		return nil, err
+	}
+	vars, err := op.read(ctx, a, b, t)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := vars[name]
+	if !ok {
+		return nil, nil
+	}
+	res := resourceOf(t, name, v)
+	return &res, nil
+}
+
+// Destroy deletes the variable (the key set to null in a merge patch);
+// gone is success.
+func (op *PagesEnvOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.RunCtx, r adapter.Resource) error {
+	t, name, err := parseKey(r.Key)
+	if err != nil {
+		return err
+	}
+	b, err := readBlock(p)
+	if err != nil {
+		return err
+	}
+	a, err := op.api()
+	if err != nil {
+		return err
+	}
+	vars, err := op.read(ctx, a, b, t)
+	if err != nil {
+		return err
+	}
+	if _, ok := vars[name]; !ok {
+		return nil
+	}
+	body := map[string]any{"deployment_configs": map[string]any{t: map[string]any{"env_vars": map[string]any{name: nil}}}}
+	return a.Send(ctx, http.MethodPatch, b.path(), nil, body, true, nil)
+}
+
+// ListScope lists every variable of the target: what a line could adopt
+// with {keep: true}.
+func (op *PagesEnvOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
+	b, err := readBlock(req.Provider)
+	if err != nil {
+		return nil, err
+	}
+	t, err := target(req.Params, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	a, err := op.api()
+	if err != nil {
+		return nil, err
+	}
+	vars, err := op.read(ctx, a, b, t)
+	if err != nil {
+		return nil, err
+	}
+	out := []adapter.Resource{}
+	for n, v := range vars {
+		out = append(out, resourceOf(t, n, v))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
