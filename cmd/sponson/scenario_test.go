@@ -169,9 +169,18 @@ func secretsOf(ts *testscript.TestScript) []string {
 	out := append([]string(nil), stateOf(ts).secrets...)
 	if c := cloudOf(ts); c != nil {
 		t := c.Tokens()
-		out = append(out, t.Vercel, t.Neon, t.Supabase, t.Auth0, t.HTTP)
-		for _, p := range c.State().Neon {
+		out = append(out, t.Vercel, t.Neon, t.Supabase, t.Auth0, t.HTTP,
+			t.Netlify, t.Cloudflare, t.Clerk, t.PlanetScaleID, t.PlanetScale, t.LaunchDarkly)
+		st := c.State()
+		for _, p := range st.Neon {
 			out = append(out, p.Password)
+		}
+		for _, d := range st.PlanetScale {
+			for _, b := range d.Branches {
+				for _, p := range b.Passwords {
+					out = append(out, p.PlainText)
+				}
+			}
 		}
 	}
 	return out

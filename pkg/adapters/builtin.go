@@ -18,8 +18,13 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/auth0"
+	"github.com/sponson/apply/pkg/adapters/clerk"
+	"github.com/sponson/apply/pkg/adapters/cloudflare"
 	"github.com/sponson/apply/pkg/adapters/httpop"
+	"github.com/sponson/apply/pkg/adapters/launchdarkly"
 	"github.com/sponson/apply/pkg/adapters/neon"
+	"github.com/sponson/apply/pkg/adapters/netlify"
+	"github.com/sponson/apply/pkg/adapters/planetscale"
 	"github.com/sponson/apply/pkg/adapters/supabase"
 	"github.com/sponson/apply/pkg/adapters/vercel"
 )
@@ -39,5 +44,11 @@ func Registry(env func(string) (string, bool), client *httpclient.Client) *adapt
 		auth0.NewCallback(e, client),
 		httpop.NewResource(e, client),
 		httpop.NewListItem(e, client),
+		netlify.NewEnv(e, client),
+		cloudflare.NewPagesEnv(e, client),
+		clerk.NewRedirect(e, client),
+		planetscale.NewBranch(e, client),
+		planetscale.NewPassword(e, client),
+		launchdarkly.NewTarget(e, client),
 	)
 }

@@ -44,8 +44,7 @@ func NewRedirect(env httpclient.Env, client *httpclient.Client) *RedirectOp {
 
 // Spec declares clerk.redirect_allow.
 func (op *RedirectOp) Spec() adapter.Spec {
-	return adapter.Spec{Adapter: "clerk", Op: "redirect_allow", Summary: "an allowed redirect URL of a Clerk instance",
-		Outputs: []adapter.OutputSpec{{Name: "url", When: adapter.Immediate}}}
+	return redirectSpec
 }
 
 // Key is the ledger key of a redirect URL.
@@ -61,7 +60,7 @@ func parseKey(key string) (string, error) {
 
 // parse reads the url; known is false while it is pending.
 func parse(params map[string]any, allowPending bool) (string, bool, error) {
-	if err := param.Known(opName, params, "url"); err != nil {
+	if err := param.Known(opName, params, redirectSpec.ParamNames()...); err != nil {
 		return "", false, err
 	}
 	u, known, err := param.Required(opName, params, "url", allowPending)

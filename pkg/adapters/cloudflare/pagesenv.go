@@ -59,8 +59,7 @@ func NewPagesEnv(env httpclient.Env, client *httpclient.Client) *PagesEnvOp {
 
 // Spec declares cloudflare.pages_env.
 func (op *PagesEnvOp) Spec() adapter.Spec {
-	return adapter.Spec{Adapter: "cloudflare", Op: "pages_env", Summary: "variables and secrets of a Cloudflare Pages project's preview or production deployment config", ListItem: true,
-		Outputs: []adapter.OutputSpec{}}
+	return pagesEnvSpec
 }
 
 // Key is the ledger key of one variable of a deployment config.
@@ -163,7 +162,7 @@ func values(params map[string]any, name string) (map[string]any, error) {
 func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, "target", "vars", "secrets", "rewrite_secrets"); err != nil {
+	if err = param.Known(opName, params, pagesEnvSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {

@@ -50,8 +50,7 @@ func NewTarget(env httpclient.Env, client *httpclient.Client) *TargetOp {
 
 // Spec declares launchdarkly.flag_target.
 func (op *TargetOp) Spec() adapter.Spec {
-	return adapter.Spec{Adapter: "launchdarkly", Op: "flag_target", Summary: "this scope as an individual target of a LaunchDarkly flag's variation",
-		Outputs: []adapter.OutputSpec{{Name: "key", When: adapter.Immediate}, {Name: "variation", When: adapter.Immediate}}}
+	return targetSpec
 }
 
 // Key is the ledger key of one target.
@@ -109,7 +108,7 @@ func (r targetReq) ledgerKey() string { return Key(r.environment, r.flag, r.kind
 func parse(params map[string]any, p adapter.Provider, allowPending bool) (targetReq, error) {
 	var r targetReq
 	var err error
-	if err = param.Known(opName, params, "flag", "key", "context_kind", "variation"); err != nil {
+	if err = param.Known(opName, params, targetSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {

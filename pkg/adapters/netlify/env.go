@@ -59,12 +59,7 @@ func NewEnv(env httpclient.Env, client *httpclient.Client) *EnvOp {
 
 // Spec declares netlify.env.
 func (op *EnvOp) Spec() adapter.Spec {
-	return adapter.Spec{Adapter: "netlify", Op: "env", Summary: "one deploy context's value of environment variables of a Netlify site", ListItem: true,
-		Outputs: []adapter.OutputSpec{
-			{Name: "preview_url", When: adapter.External, Event: "deploy"},
-			{Name: "deploy_id", When: adapter.External, Event: "deploy"},
-			{Name: "deploy_preview_url", When: adapter.External, Event: "deploy"},
-		}}
+	return envSpec
 }
 
 // Key is the ledger key of one variable's value in one context.
@@ -159,7 +154,7 @@ func contextBranch(params map[string]any, run adapter.RunCtx) (string, string, e
 func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, "context", "branch", "values"); err != nil {
+	if err = param.Known(opName, params, envSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {

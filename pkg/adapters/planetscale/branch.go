@@ -36,8 +36,7 @@ func NewBranch(env httpclient.Env, client *httpclient.Client) *BranchOp {
 
 // Spec declares planetscale.branch.
 func (op *BranchOp) Spec() adapter.Spec {
-	return adapter.Spec{Adapter: "planetscale", Op: "branch", Summary: "a PlanetScale database branch",
-		Outputs: []adapter.OutputSpec{{Name: "name", When: adapter.Immediate}, {Name: "id", When: adapter.Immediate}}}
+	return branchSpec
 }
 
 // BranchKey is the ledger key of a branch.
@@ -51,7 +50,7 @@ type branchReq struct {
 func parseBranch(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, error) {
 	var r branchReq
 	var err error
-	if err = param.Known(branchOp, params, "name", "parent"); err != nil {
+	if err = param.Known(branchOp, params, branchSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {

@@ -41,15 +41,7 @@ func NewPassword(env httpclient.Env, client *httpclient.Client) *PasswordOp {
 
 // Spec declares planetscale.password.
 func (op *PasswordOp) Spec() adapter.Spec {
-	return adapter.Spec{Adapter: "planetscale", Op: "password", Summary: "a password on a PlanetScale branch (returned once)",
-		Outputs: []adapter.OutputSpec{
-			{Name: "id", When: adapter.Immediate},
-			{Name: "username", When: adapter.Immediate},
-			{Name: "host", When: adapter.Immediate},
-			{Name: "role", When: adapter.Immediate},
-			{Name: "password", When: adapter.Immediate, Sensitive: true},
-			{Name: "connection_string", When: adapter.Immediate, Sensitive: true},
-		}}
+	return passwordSpec
 }
 
 // PasswordKey is the ledger key of a password.
@@ -75,7 +67,7 @@ func (r passwordReq) key() string { return PasswordKey(r.branch, r.name) }
 func parsePassword(params map[string]any, p adapter.Provider, allowPending bool) (passwordReq, error) {
 	var r passwordReq
 	var err error
-	if err = param.Known(passwordOp, params, "branch", "name", "role", "connection_params"); err != nil {
+	if err = param.Known(passwordOp, params, passwordSpec.ParamNames()...); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {

@@ -1,0 +1,20 @@
+package clerk
+
+import "github.com/sponson/apply/pkg/adapter"
+
+var redirectSpec = adapter.Spec{
+	Adapter: "clerk", Op: "redirect_allow",
+	Summary: "an allowed redirect URL of a Clerk instance (one object per URL)",
+	Params: []adapter.ParamSpec{
+		{Name: "url", Type: adapter.TypeString, Required: true, Doc: "the redirect URL: https:// or a custom scheme (my-app://callback); an URL already allowed is taken over, never duplicated"},
+	},
+	Outputs:     []adapter.OutputSpec{{Name: "url", When: adapter.Immediate, Doc: "the URL"}},
+	Key:         "redirect_url:<url>",
+	Credentials: []string{TokenVar},
+	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	Sources: []string{
+		"https://clerk.com/docs/reference/backend/redirect-urls/get-redirect-url-list.md",
+		"https://clerk.com/docs/reference/backend/redirect-urls/create-redirect-url.md",
+		"https://clerk.com/docs/reference/backend-api/tag/redirect-urls",
+	},
+}

@@ -1,0 +1,34 @@
+package netlify
+
+import "github.com/sponson/apply/pkg/adapter"
+
+var envSpec = adapter.Spec{
+	Adapter: "netlify", Op: "env",
+	Summary: "one deploy context's value of environment variables of a Netlify site",
+	Params: []adapter.ParamSpec{
+		{Name: "context", Type: adapter.TypeString, Enum: []string{Production, DeployPreview, BranchDeploy, Dev, Branch},
+			Default: "deploy-preview for --env preview, production for --env production", Doc: "the deploy context whose value this is"},
+		{Name: "branch", Type: adapter.TypeString, Default: "the git branch (context branch only)", Doc: "for context branch: the branch whose own value this is"},
+		{Name: "values", Type: adapter.TypeMap, Required: true, Doc: "NAME → value (a string, number or bool, {from}, {secret} or {keep: true})"},
+	},
+	Outputs: []adapter.OutputSpec{
+		{Name: "preview_url", When: adapter.External, Event: "deploy", Doc: "the permalink of the newest ready deploy of this commit in the context, started after the values changed"},
+		{Name: "deploy_id", When: adapter.External, Event: "deploy", Doc: "that deploy's id"},
+		{Name: "deploy_preview_url", When: adapter.External, Event: "deploy", Doc: "that deploy's alias (deploy-preview-N or branch URL)"},
+	},
+	Key:      "env:<context>[:<branch>]:<NAME>",
+	ListItem: true,
+	Lock:     "netlify:<site>:env",
+	Provider: []adapter.ParamSpec{
+		{Name: "site", Type: adapter.TypeString, Required: true, Doc: "the site id (or name)"},
+		{Name: "account", Type: adapter.TypeString, Default: "the site's account", Doc: "the team's account id or slug"},
+	},
+	Credentials: []string{TokenVar},
+	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	Sources: []string{
+		"https://open-api.netlify.com/#tag/environmentVariables",
+		"https://open-api.netlify.com/#tag/deploy",
+		"https://docs.netlify.com/build/environment-variables/overview.md",
+		"https://app.unpkg.com/netlify@23.1.4/files/dist/commands/env/env-set.js",
+	},
+}
