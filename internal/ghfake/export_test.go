@@ -12,3 +12,15 @@ func (f *Fake) ValidateResponse(method, path string, status int, h http.Header, 
 	r := httptest.NewRequest(method, "/api/v3"+path, nil)
 	return f.spec.validateResponse(r, rt, params, status, h, body)
 }
+
+// Served lists "METHOD /template" of every operation the fake serves.
+func (f *Fake) Served() map[string]bool {
+	m := map[string]bool{}
+	for _, h := range f.handlers() {
+		m[h.method+" "+h.tmpl] = true
+	}
+	return m
+}
+
+// Spec is the fake's description.
+func (f *Fake) Spec() *Spec { return f.spec }

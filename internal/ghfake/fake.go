@@ -59,6 +59,8 @@ type Fake struct {
 	deployments map[string][]*Deployment
 	apps        map[int64]*App
 	insts       map[int64]*Installation
+	checks      []*CheckRun
+	statuses    []*CommitStatus
 	faults      []*Fault
 	log         []Request
 	violations  []string

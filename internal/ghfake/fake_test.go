@@ -247,3 +247,84 @@ func TestOnlyTheAuthorEditsAComment(t *testing.T) {
 		t.Errorf("body now %q", got[0].Body)
 	}
 }
+
+func TestEveryOperationOfTheDescriptionIsServed(t *testing.T) {
+	s, _ := seeded(t)
+	served := s.Served()
+	ops := s.Spec().Operations()
+	if len(ops) != 28 {
+		t.Errorf("the description has %d operations, the fixtures' README lists 28", len(ops))
+	}
+	for _, op := range ops {
+		f := strings.Fields(op)
+		if !served[f[0]+" "+f[1]] {
+			t.Errorf("not served: %s", op)
+		}
+	}
+}
+
+func TestForkPullRequest(t *testing.T) {
+	s, _ := seeded(t)
+	n, err := s.AddPull(ghfake.PullRequest{Repo: "octo/app", Head: ghfake.Ref{Ref: "patch-1", SHA: strings.Repeat("ab", 20), Repo: "stranger/app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, _, err := client(t, s, "wf").PullRequests.Get(context.Background(), "octo", "app", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.GetHead().GetRepo().GetFullName() != "stranger/app" || pr.GetBase().GetRepo().GetFullName() != "octo/app" || pr.GetHead().GetLabel() != "stranger:patch-1" {
+		t.Errorf("head %s base %s label %s", pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName(), pr.GetHead().GetLabel())
+	}
+}
+
+func TestChecksStatusesDeploymentsAndRefs(t *testing.T) {
+	s, _ := seeded(t)
+	gh := client(t, s, "wf")
+	ctx := context.Background()
+	sha := s.Branches("octo/app")["feature"]
+	cr, _, err := gh.Checks.CreateCheckRun(ctx, "octo", "app", github.CreateCheckRunOptions{Name: "sponson", HeadSHA: sha, Status: github.String("in_progress")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := gh.Checks.UpdateCheckRun(ctx, "octo", "app", cr.GetID(), github.UpdateCheckRunOptions{Name: "sponson", Conclusion: github.String("success")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CheckRuns("octo/app"); len(got) != 1 || got[0].Status != "completed" || got[0].Conclusion != "success" {
+		t.Errorf("check runs: %+v", got)
+	}
+	if _, _, err := gh.Repositories.CreateStatus(ctx, "octo", "app", sha, &github.RepoStatus{State: github.String("success"), Context: github.String("sponson/preview")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Statuses("octo/app"); len(got) != 1 || got[0].Context != "sponson/preview" {
+		t.Errorf("statuses: %+v", got)
+	}
+	id := s.AddDeployment(ghfake.Deployment{Repo: "octo/app", SHA: sha, Ref: "feature"})
+	ds, _, err := gh.Repositories.ListDeployments(ctx, "octo", "app", &github.DeploymentsListOptions{SHA: sha})
+	if err != nil || len(ds) != 1 || ds[0].GetID() != id {
+		t.Fatalf("deployments: %v %v", ds, err)
+	}
+	if _, _, err := gh.Repositories.CreateDeploymentStatus(ctx, "octo", "app", id, &github.DeploymentStatusRequest{State: github.String("success")}); err != nil {
+		t.Fatal(err)
+	}
+	ref, _, err := gh.Git.GetRef(ctx, "octo", "app", "heads/feature")
+	if err != nil || ref.GetObject().GetSHA() != sha {
+		t.Fatalf("ref: %v %v", ref, err)
+	}
+	if _, _, err := gh.Git.CreateRef(ctx, "octo", "app", &github.Reference{Ref: github.String("refs/heads/sponson-receipts/x"), Object: &github.GitObject{SHA: github.String(sha)}}); err != nil {
+		t.Fatal(err)
+	}
+	refs, _, err := gh.Git.ListMatchingRefs(ctx, "octo", "app", &github.ReferenceListOptions{Ref: "heads/sponson-receipts/"})
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("matching refs: %v %v", refs, err)
+	}
+	if _, err := gh.Git.DeleteRef(ctx, "octo", "app", "heads/sponson-receipts/x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Branches("octo/app")["sponson-receipts/x"]; ok {
+		t.Error("the deleted ref is still there")
+	}
+	if v := s.Violations(); len(v) > 0 {
+		t.Errorf("violations: %v", v)
+	}
+}

@@ -45,6 +45,10 @@ func routes() []*handler {
 		{method: "POST", tmpl: "/repos/{owner}/{repo}/git/refs", perm: "contents:write", fn: createRef},
 		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/git/refs/{ref}", perm: "contents:write", fn: updateRef},
 		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/git/refs/{ref}", perm: "contents:write", fn: deleteRef},
+
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/check-runs", perm: "checks:write", fn: createCheckRun},
+		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/check-runs/{check_run_id}", perm: "checks:write", fn: updateCheckRun},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/statuses/{sha}", perm: "statuses:write", fn: createStatus},
 	}
 }
 

@@ -104,6 +104,14 @@ func (a *App) ID() int64 { return a.id }
 // every installation's.
 func (a *App) Stats() Stats { return a.gov.snapshot() }
 
+// Calls is the number of HTTP requests sent for the App and all its
+// installations.
+func (a *App) Calls() int64 { return counters{a.gov}.Calls() }
+
+// ThrottledSeconds is the time the App and all its installations spent
+// waiting on rate limits, in seconds.
+func (a *App) ThrottledSeconds() float64 { return counters{a.gov}.ThrottledSeconds() }
+
 // Get returns the App (GET /app, with the JWT). The first success is
 // cached: the slug does not change.
 func (a *App) Get(ctx context.Context) (AppInfo, error) {

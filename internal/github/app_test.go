@@ -201,3 +201,22 @@ func TestAppErrors(t *testing.T) {
 	_, err = c.Token(ctx)
 	wantCode(t, err, errs.GITHUB_AUTH)
 }
+
+// The bot reads these counters for its metrics.
+var _ interface {
+	Calls() int64
+	ThrottledSeconds() float64
+} = (*github.App)(nil)
+
+func TestAppCountersSpanInstallations(t *testing.T) {
+	w, app := newApp(t)
+	c, _ := app.Installation(7)
+	w.Inject(ghfake.SecondaryRateLimit(1, 3*time.Second))
+	if _, err := c.GetRepository(context.Background(), "octo", "app"); err != nil {
+		t.Fatal(err)
+	}
+	// The token call, the rate-limited call and its retry.
+	if app.Calls() != 3 || app.ThrottledSeconds() != 3 || c.Calls() != 3 {
+		t.Errorf("calls %d, throttled %vs", app.Calls(), app.ThrottledSeconds())
+	}
+}

@@ -363,3 +363,12 @@ func drain(resp *http.Response) {
 		resp.Body.Close()
 	}
 }
+
+// counters gives a governor's totals the shape metrics read.
+type counters struct{ g *governor }
+
+// Calls is the number of HTTP requests sent to GitHub.
+func (c counters) Calls() int64 { return c.g.snapshot().Calls }
+
+// ThrottledSeconds is the time spent waiting on rate limits, in seconds.
+func (c counters) ThrottledSeconds() float64 { return c.g.snapshot().ThrottledTime.Seconds() }

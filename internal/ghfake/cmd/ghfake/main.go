@@ -14,6 +14,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -28,14 +29,18 @@ import (
 	"github.com/sponson/apply/internal/ghfake"
 )
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(Main(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
 
 type stderrReport struct{ w io.Writer }
 
 func (r stderrReport) Errorf(format string, args ...any) { fmt.Fprintf(r.w, format+"\n", args...) }
 
-// Main runs the program; it returns when the server stops.
-func Main(args []string, stdout, stderr io.Writer) int {
+// Main runs the program; it returns when ctx is done or the server fails.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ghfake", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
@@ -96,10 +101,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fl.Sync() //nolint:errcheck
 	}
 	srv := &http.Server{Handler: f}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
-		<-sig
+		<-ctx.Done()
 		srv.Close()
 	}()
 	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
