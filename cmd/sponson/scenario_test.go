@@ -175,6 +175,9 @@ func secretsOf(ts *testscript.TestScript) []string {
 		for _, p := range st.Neon {
 			out = append(out, p.Password)
 		}
+		for _, b := range st.SupabaseBranches {
+			out = append(out, b.DBPass)
+		}
 		for _, d := range st.PlanetScale {
 			for _, b := range d.Branches {
 				for _, p := range b.Passwords {

@@ -41,6 +41,7 @@ func Registry(env func(string) (string, bool), client *httpclient.Client) *adapt
 		vercel.NewEnv(e, client),
 		neon.NewBranch(e, client),
 		supabase.NewRedirect(e, client),
+		supabase.NewBranch(e, client),
 		auth0.NewCallback(e, client),
 		httpop.NewResource(e, client),
 		httpop.NewListItem(e, client),

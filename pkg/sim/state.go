@@ -10,18 +10,19 @@ import (
 // as JSON. Deployment states are as of the snapshot; taking one is not a
 // poll.
 type Snapshot struct {
-	Vercel       []VercelProject          `json:"vercel"`
-	Neon         []NeonProject            `json:"neon"`
-	Supabase     []SupabaseProject        `json:"supabase"`
-	Auth0        []Auth0Client            `json:"auth0"`
-	HTTP         []HTTPObject             `json:"http"`
-	Clerk        []ClerkRedirectURL       `json:"clerk"`
-	Cloudflare   []CloudflarePagesProject `json:"cloudflare"`
-	Netlify      []NetlifySite            `json:"netlify"`
-	LaunchDarkly []LaunchDarklyFlag       `json:"launchdarkly"`
-	PlanetScale  []PlanetScaleDatabase    `json:"planetscale"`
-	Writes       []WriteEntry             `json:"writes"`
-	Rules        []Rule                   `json:"rules"`
+	Vercel           []VercelProject          `json:"vercel"`
+	Neon             []NeonProject            `json:"neon"`
+	Supabase         []SupabaseProject        `json:"supabase"`
+	Auth0            []Auth0Client            `json:"auth0"`
+	HTTP             []HTTPObject             `json:"http"`
+	Clerk            []ClerkRedirectURL       `json:"clerk"`
+	SupabaseBranches []SupabaseBranch         `json:"supabase_branches"`
+	Cloudflare       []CloudflarePagesProject `json:"cloudflare"`
+	Netlify          []NetlifySite            `json:"netlify"`
+	LaunchDarkly     []LaunchDarklyFlag       `json:"launchdarkly"`
+	PlanetScale      []PlanetScaleDatabase    `json:"planetscale"`
+	Writes           []WriteEntry             `json:"writes"`
+	Rules            []Rule                   `json:"rules"`
 }
 
 // State takes a snapshot.
@@ -77,6 +78,7 @@ func (c *Cloud) State() Snapshot {
 		}
 	}
 	s.Clerk = c.clerkSnapshot()
+	s.SupabaseBranches = c.supabaseBranchesSnapshot()
 	s.Cloudflare = c.cloudflareSnapshot()
 	s.Netlify = c.netlifySnapshot()
 	s.LaunchDarkly = c.launchdarklySnapshot()

@@ -72,6 +72,7 @@ type Entry struct {
 
 type supabaseState struct {
 	projects []*supabaseProject
+	branches []*SupabaseBranch
 }
 
 type supabaseProject struct {
@@ -126,6 +127,7 @@ func (c *Cloud) supabaseProvider() *provider {
 	}
 	p.mux.HandleFunc("GET /v1/projects/{ref}/config/auth", c.supabaseGet)
 	p.mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", c.supabasePatch)
+	c.supabaseBranchRoutes(p)
 	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Cannot " + r.Method + " " + r.URL.Path})
 	})

@@ -35,4 +35,31 @@
 //     https://withone.ai/knowledge/supabase/conn_mod_def%3A%3AGC43ZRsFwpU%3A%3A1bl7idCRTmm-sL79xQMM5Q;
 //   - "v1-get-auth-service-config" (GET /v1/projects/{ref}/config/auth),
 //     https://zone-www-dot-aapwkakko-supabase.vercel.app/docs/reference/api/v1-get-auth-service-config.
+//
+// # supabase.branch
+//
+// A preview branch of the provider block's project (project: the parent
+// ref). Parameter name, default sponson-<env>-<scope>. Key branch:<name>;
+// the canonical value is {name}; the id is the branch's (a uuid).
+//
+// Create is POST /v1/projects/{ref}/branches {branch_name} (201, a
+// BranchResponse); the branch's own project then provisions, and Apply
+// polls GET /v1/branches/{id} (with the shared client's clock, within its
+// budget) until its status is ACTIVE_HEALTHY; a final failure status
+// (INIT_FAILED, ...) is PROVIDER_INVALID. The branch is found by name in
+// GET /v1/projects/{ref}/branches (a 422 there, a project without
+// branching, is "no branches"; the default branch is never the line's).
+// Destroy is DELETE /v1/branches/{id}; gone, or another id, is success.
+//
+// Outputs, immediate: project_ref (the branch's own ref), api_url
+// (https://<ref>.supabase.co), db_host and, sensitive, connection_string
+// (postgresql://db_user:db_pass@db_host:db_port/postgres, from the branch
+// detail). A lost create answer is resolved by looking the name up.
+//
+// Sources: supabase/terraform-provider-supabase
+// internal/provider/branch_resource.go and branch_resource_test.go
+// (V1ListAllBranches, V1CreateABranch {branch_name, git_branch, region},
+// V1GetABranchConfig {ref, db_host, db_port, db_user, db_pass, status},
+// V1DeleteABranch expecting 200); "Create a database branch"
+// (BranchResponse attributes), https://supabase.com/docs/reference/api/v2-create-a-branch.
 package supabase
