@@ -29,6 +29,9 @@ type IO struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+	// Term says which streams are terminals (colour, a redrawn status
+	// line); the zero value is "none", as for buffers and pipes.
+	Term Terminal
 }
 
 // Env is the world a command runs in: its environment variables, working
@@ -70,7 +73,7 @@ func OSEnv() Env {
 }
 
 // StdIO is the process's standard streams.
-func StdIO() IO { return IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+func StdIO() IO { return IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Term: DetectTerminal()} }
 
 // globals are the flags every command takes.
 type globals struct {
@@ -89,17 +92,19 @@ type app struct {
 	io       IO
 	g        globals
 	sf       storeFlags
-	command  string           // the command's name in the envelope
-	warnings []*errs.Error    // reported beside the result
-	result   map[string]any   // the success envelope's fields
-	text     func(io.Writer)  // the success text output
-	flagSet  map[string]bool  // global flags given explicitly
-	cmd      *cobra.Command   // the command that ran
-	redactor *redact.Redactor // every byte out passes through it
-	ctx      context.Context  // cancelled on SIGINT/SIGTERM
-	written  bool             // the JSON document was already written
-	run      *wire.Run        // the run built for plan, apply, destroy, push
-	local    struct {         // the checkout, read once (localGit)
+	command  string               // the command's name in the envelope
+	warnings []*errs.Error        // reported beside the result
+	inText   map[*errs.Error]bool // warnings the text report lists itself
+	result   map[string]any       // the success envelope's fields
+	text     func(io.Writer)      // the success text output
+	flagSet  map[string]bool      // global flags given explicitly
+	cmd      *cobra.Command       // the command that ran
+	redactor *redact.Redactor     // every byte out passes through it
+	ctx      context.Context      // cancelled on SIGINT/SIGTERM
+	written  bool                 // the JSON document was already written
+	run      *wire.Run            // the run built for plan, apply, destroy, push
+	progress *progressView        // the waits of this command, on stderr
+	local    struct {             // the checkout, read once (localGit)
 		git  *scope.LocalGit
 		err  error
 		read bool
@@ -118,7 +123,7 @@ func Main(args []string, env Env, stdio IO) (code int) {
 	out, errw := r.Writer(stdio.Out), r.Writer(stdio.Err)
 	defer out.Close()
 	defer errw.Close()
-	stdio = IO{In: stdio.In, Out: out, Err: errw}
+	stdio = IO{In: stdio.In, Out: out, Err: errw, Term: stdio.Term}
 
 	ctx := env.Context
 	if ctx == nil {
@@ -126,8 +131,10 @@ func Main(args []string, env Env, stdio IO) (code int) {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx}
+	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx, inText: map[*errs.Error]bool{}}
 	a.g.json = wantsJSON(args)
+	a.progress = newProgressView(lineWriter{stdio.Err}, stdio.Term.Err, a.colour(stdio.Term.Err))
+	defer a.progress.Close()
 	defer func() {
 		if a.run != nil {
 			a.run.Close()
@@ -180,21 +187,14 @@ func (a *app) finish(err error) int {
 		return code
 	}
 	// stdout first: what a failed run did, then why it failed.
+	a.progress.Close()
 	if a.text != nil {
 		a.text(a.io.Out)
 		flush(a.io.Out)
 	}
-	for _, w := range a.warnings {
-		fmt.Fprintf(a.io.Err, "warning: %s\n", w.Error())
-	}
-	if err != nil {
-		for _, e := range errs.Flatten(err) {
-			fmt.Fprintf(a.io.Err, "%s\n", e.Error())
-			if h := e.HintText(); h != "" {
-				fmt.Fprintf(a.io.Err, "  hint: %s\n", h)
-			}
-		}
-		return code
+	a.printWarnings()
+	for _, e := range errs.Flatten(err) {
+		a.printError(e)
 	}
 	return code
 }

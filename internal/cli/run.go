@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
@@ -62,7 +63,9 @@ says so when an apply holds the scope. Exits 1 when a line is in error or blocke
 			}
 			res, err := eng.Plan(a.ctx, p, c, a.runOptions(f, c, receipt.OpPlan))
 			if res != nil {
-				a.setResult(res, res.Warnings, func(w io.Writer) { engine.RenderPlan(w, res) })
+				a.setResult(res, res.Warnings, func(w io.Writer) {
+					report.WriteText(w, report.FromPlan(res, err, a.links(c)), a.textOptions(err))
+				})
 			}
 			return err
 		},
@@ -91,7 +94,9 @@ the next apply finishes it, or --wait waits. --destroy destroys the scope instea
 			}
 			res, err := eng.Apply(a.ctx, p, c, a.runOptions(f, c, receipt.OpApply))
 			if res != nil {
-				a.setResult(res, res.Warnings, func(w io.Writer) { engine.RenderRun(w, "apply", res) })
+				a.setResult(res, res.Warnings, func(w io.Writer) {
+					report.WriteText(w, report.FromRun("apply", res, err, p, a.links(c)), a.textOptions(err))
+				})
 			}
 			return err
 		},
@@ -131,7 +136,9 @@ func (a *app) runDestroy(f runFlags) error {
 	}
 	res, err := eng.Destroy(a.ctx, c, o)
 	if res != nil {
-		a.setResult(res, res.Warnings, func(w io.Writer) { engine.RenderRun(w, "destroy", res) })
+		a.setResult(res, res.Warnings, func(w io.Writer) {
+			report.WriteText(w, report.FromRun("destroy", res, err, nil, a.links(c)), a.textOptions(err))
+		})
 	}
 	return err
 }
@@ -166,16 +173,11 @@ func (a *app) receiptCommand() *cobra.Command {
 			res := &engine.RunResult{Env: c.Env, Scope: c.Scope, Receipt: r, Warnings: r.Warnings}
 			a.result = map[string]any{"env": c.Env, "scope": c.Scope, "receipt": r, "version": version}
 			a.text = func(w io.Writer) {
-				engine.RenderRun(w, "receipt", res)
+				o := a.textOptions(nil)
+				report.WriteText(w, report.FromRun("receipt", res, nil, nil, a.links(c)), o)
 				if len(r.Ledger) > 0 {
 					fmt.Fprintln(w, "\nresources:")
-					for _, e := range r.Ledger {
-						orphan := ""
-						if e.Orphan {
-							orphan = ", orphan"
-						}
-						fmt.Fprintf(w, "  %s.%s  %s  (%s, line %s%s)\n", e.Adapter, e.Op, e.Key, e.CreatedBy, e.Line, orphan)
-					}
+					report.WriteLedger(w, r.Ledger, o)
 				}
 			}
 			return nil
@@ -331,7 +333,7 @@ func (a *app) engine(st *wire.Store) (*engine.Engine, error) {
 		Ops:       a.env.Ops,
 		Redactor:  a.redactor,
 		LockWait:  lockWait,
-		Progress:  lineWriter{a.io.Err},
+		Events:    a.progress.Sink,
 		Hooks:     wire.Hooks{Ancestry: wire.LocalAncestry(a.env.Dir)},
 		Clock:     receipt.SystemClock{},
 	})
@@ -376,7 +378,9 @@ func (a *app) setResult(res any, ws []engine.Warning, text func(io.Writer)) {
 	a.result = jsonFields(res)
 	delete(a.result, "warnings")
 	for _, w := range ws {
-		a.warnings = append(a.warnings, errs.New(w.Code, "%s", w.Message))
+		e := errs.New(w.Code, "%s", w.Message)
+		a.warnings = append(a.warnings, e)
+		a.inText[e] = true // the text report lists it
 	}
 	a.text = text
 }
@@ -422,4 +426,13 @@ func (a *app) unsavedPath(st *wire.Store, arg string) (string, error) {
 		return "", err
 	}
 	return receipt.SaveUnsaved(a.env.Path(receipt.DefaultUnsavedDir), r)
+}
+
+// links are what the report knows of where the run is, for its text.
+func (a *app) links(c scope.Ctx) report.Links {
+	l := report.Links{Server: a.env.Getenv("GITHUB_SERVER_URL"), Repo: c.Repo, SHA: c.Git.SHA}
+	if c.PR.Number != nil {
+		l.PR = *c.PR.Number
+	}
+	return l
 }

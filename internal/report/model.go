@@ -83,6 +83,15 @@ type Line struct {
 	// WaitingOn are the outputs the line waits for ("env.preview_url").
 	WaitingOn []string `json:"waiting_on,omitempty"`
 	Error     *Error   `json:"error,omitempty"`
+
+	// WaitingFor pairs with WaitingOn: what each waits for ("deploy",
+	// "apply"). Parent is the shared object the line's writes lock (plan).
+	// Changes are what a plan would write, value by value (values.go).
+	// Outputs are the line's shown outputs after a run.
+	WaitingFor []string `json:"waiting_for,omitempty"`
+	Parent     string   `json:"parent,omitempty"`
+	Changes    []Change `json:"changes,omitempty"`
+	Outputs    []Output `json:"outputs,omitempty"`
 }
 
 // Drift is a difference between the ledger and the world.
@@ -209,7 +218,8 @@ func FromPlan(res *engine.PlanResult, err error, links Links) *Report {
 			}
 		}
 		for _, l := range res.Lines {
-			line := Line{ID: l.ID, Op: op(l.Adapter, l.Op), Status: l.Status, WaitingOn: l.WaitingOn, Drift: drift[l.ID]}
+			line := Line{ID: l.ID, Op: op(l.Adapter, l.Op), Status: l.Status, WaitingOn: l.WaitingOn, Drift: drift[l.ID],
+				WaitingFor: l.WaitingFor, Parent: l.Parent, Changes: changesOf(l)}
 			for _, d := range l.Diffs {
 				if d.Key != "" {
 					line.Resources = append(line.Resources, d.Key)
@@ -295,7 +305,7 @@ func FromRun(command string, res *engine.RunResult, err error, p *plan.Plan, lin
 			if !ok {
 				continue
 			}
-			line := Line{ID: id, Op: ops[id], Status: l.Status, Resources: l.Resources, Forgotten: l.Forgotten}
+			line := Line{ID: id, Op: ops[id], Status: l.Status, Resources: l.Resources, Forgotten: l.Forgotten, Outputs: shownOutputs(id, l.Outputs)}
 			if l.Error != "" || l.ErrorCode != "" {
 				line.Error = &Error{Code: l.ErrorCode, Message: l.Error}
 				if errs.Known(l.ErrorCode) {

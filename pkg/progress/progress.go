@@ -75,7 +75,7 @@ func (e Event) Elapsed() time.Duration { return e.Now.Sub(e.Started) }
 // holder changes.
 func (e Event) Key() string { return string(e.Kind) + "\x00" + e.Target + "\x00" + e.Line }
 
-// String is the event as one human line: "waiting for the lock on
+// String is the event as one human line: "waiting for lock on
 // preview/pr-2 held by run r1 (cli, apply) — 12s so far, until 14:12:05;
 // its lease ends 14:17".
 func (e Event) String() string {
@@ -105,9 +105,9 @@ func (e Event) String() string {
 func (e Event) what() string {
 	switch e.Kind {
 	case Lease:
-		return "the lock on " + e.Target
+		return "lock on " + e.Target
 	case ParentLock:
-		return "the lock on " + strings.TrimPrefix(e.Target, "parent ")
+		return "lock on parent " + e.Target
 	case Store:
 		return "the receipt store (" + e.Target + ")"
 	}

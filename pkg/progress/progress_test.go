@@ -17,9 +17,9 @@ func TestString(t *testing.T) {
 	}{
 		{progress.Event{Kind: progress.Lease, Target: "preview/pr-2", Holder: "run r1 (cli, apply)", HolderUntil: t0.Add(15 * time.Minute),
 			Started: t0, Now: t0.Add(75 * time.Second), Deadline: t0.Add(10 * time.Minute)},
-			"waiting for the lock on preview/pr-2 held by run r1 (cli, apply) — 1m15s so far, until 14:12:00 (8m45s left); its lease ends 14:17:00"},
+			"waiting for lock on preview/pr-2 held by run r1 (cli, apply) — 1m15s so far, until 14:12:00 (8m45s left); its lease ends 14:17:00"},
 		{progress.Event{Kind: progress.ParentLock, Target: "auth0:d:client:c", Started: t0, Now: t0.Add(3 * time.Second)},
-			"waiting for the lock on auth0:d:client:c — 3s so far"},
+			"waiting for lock on parent auth0:d:client:c — 3s so far"},
 		{progress.Event{Kind: progress.External, Target: `deploy of line "env" (env.preview_url)`, Started: t0, Now: t0.Add(25 * time.Second), Done: true, OK: true},
 			`done waiting for deploy of line "env" (env.preview_url) after 25s`},
 		{progress.Event{Kind: progress.Store, Target: "write preview/pr-1", Started: t0, Now: t0.Add(2 * time.Hour), Done: true},
