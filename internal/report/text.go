@@ -78,7 +78,7 @@ func writePlanText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 	for _, l := range r.Lines {
 		t.Row(S(StatusStyle(l.Status), pad(l.Status, statusWidth)), S(Bold, l.ID), S(Dim, l.Op))
 		for _, c := range l.Changes {
-			t.Note(p.Paint(StatusStyle(c.Action+"d"), c.Action) + " " + Elide(c.Key, o.width()-10))
+			t.Note(p.Paint(StatusStyle(c.Action+"d"), c.Action) + " " + Clean(c.Key, o.width()-10))
 			for _, f := range c.Fields {
 				t.Note("  " + fieldText(f, o.width()-10, p))
 			}
@@ -92,8 +92,8 @@ func writePlanText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 		lineError(t, l, o, p)
 	}
 	t.Write(b, p)
-	writeDrift(b, r, p)
-	writeWarningsText(b, r.Warnings, p)
+	writeDrift(b, r, o, p)
+	writeWarningsText(b, r.Warnings, o, p)
 	if r.Lock != nil {
 		fmt.Fprintf(b, "\n%s %s holds %s (%s) since %s, until %s; this plan took no lock\n", p.Paint(Yellow, "lock:"),
 			OwnerText(r.Lock.Holder, r.Lock.Owner), r.Lock.Target, firstOf(r.Lock.Operation, "an operation"),
@@ -120,11 +120,11 @@ func writePlanText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 }
 
 func fieldText(f Field, width int, p Painter) string {
-	after := Elide(f.After, max(width-len(f.Path)-2, 16))
+	after := Clean(f.After, max(width-len(f.Path)-2, 16))
 	if f.Before == "" {
 		return f.Path + ": " + styleValue(after, p)
 	}
-	before := Elide(f.Before, max((width-len(f.Path))/2-3, 16))
+	before := Clean(f.Before, max((width-len(f.Path))/2-3, 16))
 	return f.Path + ": " + styleValue(before, p) + " → " + styleValue(after, p)
 }
 
@@ -143,16 +143,16 @@ func lineError(t *Table, l Line, o TextOptions, p Painter) {
 	}
 	if e.Code == "" {
 		// A note, not an error: "waiting for env.preview_url (deploy)".
-		t.Note(p.Paint(Cyan, e.Message))
+		t.Note(p.Paint(Cyan, Clean(e.Message, 3*o.width())))
 		return
 	}
 	if o.Reported != nil && o.Reported(e.Code, e.Message) {
 		t.Note(p.Paint(Red, string(e.Code)) + p.Paint(Dim, " (the error below)"))
 		return
 	}
-	t.Note(p.Paint(Red, string(e.Code)+":") + " " + e.Message)
+	t.Note(p.Paint(Red, string(e.Code)+":") + " " + Clean(e.Message, 3*o.width()))
 	if e.Hint != "" {
-		t.Note(p.Paint(Dim, "hint: "+e.Hint))
+		t.Note(p.Paint(Dim, "hint: "+Clean(e.Hint, 0)))
 	}
 }
 
@@ -183,16 +183,16 @@ func writeRunText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 		if len(shown) > 0 {
 			first = shown[0]
 		}
-		t.Row(S(StatusStyle(l.Status), pad(l.Status, statusWidth)), S(Bold, l.ID), C(Elide(first, o.width()-30)))
+		t.Row(S(StatusStyle(l.Status), pad(l.Status, statusWidth)), S(Bold, l.ID), C(Clean(first, o.width()-30)))
 		for _, res := range shownRest(shown) {
-			t.Row(C(""), C(""), C(Elide(res, o.width()-30)))
+			t.Row(C(""), C(""), C(Clean(res, o.width()-30)))
 		}
 		if len(forgotten) > 0 {
-			t.Note(p.Paint(Dim, "forgotten (adopted, left in place): "+strings.Join(forgotten, ", ")))
+			t.Note(p.Paint(Dim, "forgotten (adopted, left in place): "+Clean(strings.Join(forgotten, ", "), 2*o.width())))
 		}
 		lineError(t, l, o, p)
 		for _, out := range l.Outputs {
-			t.Note(p.Paint(Dim, out.Name+" =") + " " + Elide(out.Value, o.width()-len(out.Name)-12))
+			t.Note(p.Paint(Dim, out.Name+" =") + " " + Clean(out.Value, o.width()-len(out.Name)-12))
 		}
 	}
 	t.Write(b, p)
@@ -205,7 +205,7 @@ func writeRunText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 		fmt.Fprintf(b, "%s took over the lease of %s (since %s): %s\n", p.Paint(Yellow, "lock preempted:"),
 			OwnerText(pre.Holder, pre.Owner), pre.Since.UTC().Format("2006-01-02 15:04:05Z"), pre.Reason)
 	}
-	writeWarningsText(b, r.Warnings, p)
+	writeWarningsText(b, r.Warnings, o, p)
 	if u := r.Unsaved; u != nil {
 		fmt.Fprintf(b, "\n%s\n", p.Paint(RedBold, "the receipt could not be written; applied but not recorded:"))
 		for _, res := range u.Resources {
@@ -228,27 +228,27 @@ func shownRest(s []string) []string {
 	return s[1:]
 }
 
-func writeDrift(b *strings.Builder, r *Report, p Painter) {
+func writeDrift(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 	if len(r.Drift) == 0 {
 		return
 	}
 	b.WriteString("\ndrift:\n")
 	t := &Table{Indent: "  "}
 	for _, d := range r.Drift {
-		t.Row(S(StatusStyle(d.Kind), pad(d.Kind, statusWidth)), S(Bold, d.Line), C(d.Key+": "+d.Message))
+		t.Row(S(StatusStyle(d.Kind), pad(d.Kind, statusWidth)), S(Bold, d.Line), C(Clean(d.Key+": "+d.Message, 2*o.width())))
 	}
 	t.Write(b, p)
 }
 
 // writeWarningsText writes the warnings once each: a warning repeated with
 // the same code and message is one row with a count.
-func writeWarningsText(b *strings.Builder, ws []Warning, p Painter) {
+func writeWarningsText(b *strings.Builder, ws []Warning, o TextOptions, p Painter) {
 	if len(ws) == 0 {
 		return
 	}
 	b.WriteString("\nwarnings:\n")
 	for _, g := range CollapseWarnings(ws) {
-		text := g.Message
+		text := Clean(g.Message, 3*o.width())
 		if g.Code != "" {
 			text = p.Paint(Yellow, string(g.Code)+":") + " " + text
 		}
@@ -291,7 +291,7 @@ func WriteLedger(w io.Writer, ledger receipt.Ledger, o TextOptions) error {
 		if e.Orphan {
 			who += ", orphan"
 		}
-		t.Row(S(Dim, e.Adapter+"."+e.Op), C(Elide(e.Key, o.width()-40)), S(Dim, "("+who+")"))
+		t.Row(S(Dim, e.Adapter+"."+e.Op), C(Clean(e.Key, o.width()-40)), S(Dim, "("+who+")"))
 	}
 	return t.Write(w, p)
 }
@@ -363,4 +363,34 @@ func firstOf(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// Clean makes text from outside (provider messages, keys, values) safe for a
+// terminal: control characters, escape sequences and bidirectional
+// overrides become visible escapes instead of acting on the terminal, runs
+// of blanks and newlines become one blank, and what is longer than limit
+// runes (0: no limit) is elided; the full text is in --json.
+func Clean(s string, limit int) string {
+	var b strings.Builder
+	blank := false
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t' || r == ' ':
+			if !blank {
+				b.WriteByte(' ')
+			}
+			blank = true
+			continue
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+		blank = false
+	}
+	out := strings.TrimSpace(b.String())
+	if limit > 0 {
+		out = Elide(out, limit)
+	}
+	return out
 }
