@@ -46,8 +46,8 @@ type Report struct {
 	Lines    []Line    `json:"lines"`
 	Drift    []Drift   `json:"drift"`
 	Warnings []Warning `json:"warnings"`
-	// URLs are the preview URL outputs of the lines (outputs named *url
-	// whose value is an http or https URL).
+	// URLs are the preview URL outputs of the lines (outputs named
+	// preview_url, deploy_url, ... whose value is an http or https URL).
 	URLs []Output `json:"urls"`
 	// Errors are the run's errors: one, or every error of a refused plan.
 	Errors []Error `json:"errors"`
@@ -424,12 +424,14 @@ func warnings(ws []engine.Warning) []Warning {
 	return out
 }
 
-// previewURLs are the outputs of a line named *url whose resolved value is
-// an http or https URL, sorted by name.
+// previewURLs are the outputs of a line that name a preview or a
+// deployment's URL (preview_url, deploy_url, deployment_url, ...) and whose
+// resolved value is an http or https URL, sorted by name.
 func previewURLs(line string, outputs map[string]any) []Output {
 	var out []Output
 	for name, v := range outputs {
-		if !strings.HasSuffix(strings.ToLower(name), "url") {
+		n := strings.ToLower(name)
+		if !strings.HasSuffix(n, "url") || !(strings.Contains(n, "preview") || strings.Contains(n, "deploy")) {
 			continue
 		}
 		s, ok := outputValue(v)

@@ -89,6 +89,7 @@ const (
 	SUCCESSION         Code = "SUCCESSION"
 	LEASE_TAKEN_OVER   Code = "LEASE_TAKEN_OVER"
 	NO_OPEN_PR         Code = "NO_OPEN_PR"
+	EVENT_IGNORED      Code = "EVENT_IGNORED"
 )
 
 // Info is one row of the table.
@@ -178,6 +179,7 @@ var Table = []Info{
 	{SUCCESSION, ExitOK, true, "warning", "Resources moved, or could not move, between a branch's scope and its pull request's (succession).", "Nothing to do in most cases; the message says which scope owns what."},
 	{FORK_NO_SECRETS, ExitOK, true, "warning", "The pull request comes from a fork; its workflow has no secrets and is never handed any.", "Nothing to do: Sponson does not apply from forks."},
 	{LEASE_TAKEN_OVER, ExitOK, true, "warning", "The lease was taken over before its TTL because the GitHub run holding it has completed or was cancelled.", "Nothing to do; the receipt records whose lease it was and why it was taken over."},
+	{EVENT_IGNORED, ExitOK, true, "warning", "The Action was run for an event (or an action of one) that command auto does nothing for: it skipped, touching nothing.", "Nothing to do; restrict the workflow's `on:` to the events Sponson acts on, or set the command input."},
 	{NO_OPEN_PR, ExitOK, true, "warning", "A deployment succeeded for a commit that no open pull request has as its head: there is no preview to finish.", "Nothing to do: a closed pull request's preview is never rebuilt. Open a pull request for the branch to get one."},
 }
 
