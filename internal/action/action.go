@@ -36,10 +36,11 @@ type Env struct {
 	Stdout io.Writer
 	// HTTPClient carries the GitHub API calls (nil: http.DefaultClient).
 	HTTPClient *http.Client
-	// NewGitHub builds the GitHub client from the API base and the token;
-	// nil is the real one (internal/github). Tests leave it nil: they
-	// point GITHUB_API_URL at a fake GitHub.
-	NewGitHub func(apiURL, token string, hc *http.Client) (GitHub, error)
+	// NewGitHub builds the GitHub client from the API and server bases,
+	// the token and the login its comments are written by; nil is the real
+	// one (internal/github). Tests leave it nil: they point GITHUB_API_URL
+	// at a fake GitHub.
+	NewGitHub func(apiURL, serverURL, token, login string, hc *http.Client) (GitHub, error)
 	// Clock stamps tombstones and leases (nil: the system clock).
 	Clock receipt.Clock
 }
@@ -269,7 +270,8 @@ func (a *act) finish(raw *githubactions.Action, r *report.Report, pr *int) int {
 	a.annotate(r)
 	if pr != nil && a.in.Comment && r.Status != report.StatusSkipped && a.gh != nil {
 		body := a.red.String(report.Comment(r))
-		if _, _, err := upsertComment(context.Background(), a.gh, a.env.getenv("GITHUB_REPOSITORY"), *pr, r.Env, a.in.CommentAuthor, body); err != nil {
+		owner, name := split(a.env.getenv("GITHUB_REPOSITORY"))
+		if _, _, err := a.gh.UpsertComment(context.Background(), owner, name, *pr, report.Marker(r.Env), body); err != nil {
 			e := errs.Coded(a.red.Error(err))
 			a.gha.Warningf("%s: the pull request comment could not be written: %s", e.Code, e.Message)
 		}
@@ -452,7 +454,7 @@ func (a *act) newGitHub(token string) (GitHub, error) {
 	if build == nil {
 		build = newGitHubClient
 	}
-	return build(api, token, a.env.HTTPClient)
+	return build(api, a.env.getenv("GITHUB_SERVER_URL"), token, a.in.CommentAuthor, a.env.HTTPClient)
 }
 
 func operation(command string) receipt.Operation {
