@@ -1,0 +1,58 @@
+package ghfake_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/gitstore"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/receipt/receipttest"
+)
+
+func fakeRemote(t *testing.T, clock receipt.Clock) *ghfake.Server {
+	t.Helper()
+	s := ghfake.Start(t, clock)
+	if err := s.AddRepo(ghfake.Repo{FullName: "octo/app"}); err != nil {
+		t.Fatal(err)
+	}
+	s.AddToken(ghfake.Token{Value: "wf", Identity: ghfake.ActionsBot, Repos: []string{"octo/app"}})
+	s.AddToken(ghfake.Token{Value: "ro", Identity: ghfake.ActionsBot, Repos: []string{"octo/app"}, Permissions: ghfake.ReadOnly()})
+	return s
+}
+
+// The git-branch store passes its conformance suite against the fake's
+// git endpoint with a token, as it does against git http-backend: the
+// fake's git is git's own.
+func TestGitStoreConformsOverTheFake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the store's suite over HTTP is long")
+	}
+	receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+		s := fakeRemote(t, clock)
+		st, err := gitstore.New(context.Background(), gitstore.Options{URL: s.URL + "/octo/app.git", Token: "wf", Clock: clock, Sleep: func(context.Context, time.Duration) error { return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}, receipttest.WithRacers(4, 2))
+}
+
+// A token without contents: write gets one coded error from the store.
+func TestReadOnlyTokenIsStorePermission(t *testing.T) {
+	clock := receipt.NewFakeClock(t0)
+	s := fakeRemote(t, clock)
+	st, err := gitstore.New(context.Background(), gitstore.Options{URL: s.URL + "/octo/app.git", Token: "ro", Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = st.Acquire(context.Background(), receipt.ScopeTarget("preview", "pr-1"), receipt.Owner{RunID: "r1"}, time.Minute)
+	if errs.CodeOf(err) != errs.STORE_PERMISSION {
+		t.Fatalf("a push with a read-only token: %v", err)
+	}
+	if n := len(s.Refs("octo/app", "refs/heads/sponson-receipts/")); n != 0 {
+		t.Errorf("refs written: %d", n)
+	}
+}
