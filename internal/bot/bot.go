@@ -29,6 +29,15 @@ type Workspace struct {
 	Store  receipt.Store
 	Engine *engine.Engine
 	GitHub RepoGitHub
+	// Close, when set, ends the workspace's run (its redactor's hold on
+	// the store's token).
+	Close func()
+}
+
+func (w *Workspace) close() {
+	if w != nil && w.Close != nil {
+		w.Close()
+	}
 }
 
 // Workspaces opens repositories (internal/wire in production).
@@ -136,7 +145,7 @@ func (b *Bot) Handle(ctx context.Context, j Job) {
 	log := b.log().With("delivery", j.Delivery, "event", ev.Name, "action", ev.Action, "installation", ev.Installation,
 		"repository", ev.Repo.FullName(), "pr", ev.PR, "scope", ev.Scope())
 	start := b.now()
-	err := b.handle(ctx, log, ev)
+	err := b.safeHandle(ctx, log, ev)
 	outcome := OutcomeHandled
 	if err != nil {
 		outcome = OutcomeFailed
@@ -152,6 +161,18 @@ func (b *Bot) Handle(ctx context.Context, j Job) {
 		b.Metrics.Deliveries.WithLabelValues(ev.Name, outcome).Inc()
 		b.Metrics.HandlerLatency.WithLabelValues(ev.Name, outcome).Observe(b.now().Sub(start).Seconds())
 	}
+}
+
+// safeHandle is handle with a panic turned into INTERNAL: one job's bug
+// must not stop the other workers (what it did is recorded; the sweep
+// finishes what it left).
+func (b *Bot) safeHandle(ctx context.Context, log *slog.Logger, ev Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = errs.New(errs.INTERNAL, "the handler of %s %s panicked: %v", ev.Name, ev.Action, p)
+		}
+	}()
+	return b.handle(ctx, log, ev)
 }
 
 func (b *Bot) handle(ctx context.Context, log *slog.Logger, ev Event) error {
@@ -177,6 +198,7 @@ func (b *Bot) handle(ctx context.Context, log *slog.Logger, ev Event) error {
 	if err != nil {
 		return err
 	}
+	defer ws.close()
 	switch ev.Do {
 	case DoSucceed:
 		return b.succeed(ctx, log, ws, ev)
