@@ -70,8 +70,36 @@ func Markdown(specs []Spec) []byte {
 				fmt.Fprintf(&b, "- %s\n", src)
 			}
 		}
+		for _, r := range s.Recipes {
+			recipeDoc(&b, s, r)
+		}
 	}
 	return b.Bytes()
+}
+
+func recipeDoc(b *bytes.Buffer, s Spec, r Recipe) {
+	fmt.Fprintf(b, "\n### recipe %s\n\n%s: `adapter: %s`, `recipe: %s` (`op: %s` may be left out); it runs as `%s.%s`, and the ledger records that expansion.\n\n",
+		r.Name, upper(r.Summary), s.Adapter, r.Name, s.Op, s.Adapter, r.Expands)
+	fmt.Fprintf(b, "- **Key:** `%s`\n", r.Key)
+	if r.Lock != "" {
+		fmt.Fprintf(b, "- **Lock:** `%s`\n", r.Lock)
+	}
+	fmt.Fprintf(b, "- **Credentials:** %s\n", vars(r.Credentials, Spec{Manual: len(r.Credentials) == 0}))
+	fmt.Fprintf(b, "- **Base URL:** %s (a `providers.%s.%s` block overrides these settings)\n", baseURL(Spec{BaseURLVar: r.BaseURLVar, BaseURL: r.BaseURL}), s.Adapter, strings.SplitN(r.Name, ".", 2)[0])
+	b.WriteString("\nParameters:\n\n")
+	paramTable(b, r.Params)
+	b.WriteString("\nOutputs:\n\n| output | when | sensitive | meaning |\n|---|---|---|---|\n")
+	for _, o := range r.Outputs {
+		sens := ""
+		if o.Sensitive {
+			sens = "yes"
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", o.Name, o.When, sens, cell(o.Doc))
+	}
+	b.WriteString("\nSources:\n\n")
+	for _, src := range r.Sources {
+		fmt.Fprintf(b, "- %s\n", src)
+	}
 }
 
 func paramTable(b *bytes.Buffer, ps []ParamSpec) {
@@ -93,6 +121,9 @@ func paramTable(b *bytes.Buffer, ps []ParamSpec) {
 			}
 			if p.CreateOnly {
 				doc += "; set at create only"
+			}
+			if p.Identity {
+				doc += "; names the object: known before the run"
 			}
 			fmt.Fprintf(b, "| `%s%s` | %s | %s | %s | %s |\n", prefix, p.Name, p.Type, req, def, cell(doc))
 			walk(prefix+p.Name+".", p.Fields)
@@ -177,6 +208,27 @@ func JSONSchemaOps(specs []Spec) (ops map[string]any, adapters, opNames []string
 			},
 			"then": then,
 		})
+		for _, r := range s.Recipes {
+			props := map[string]any{}
+			var required []any
+			for _, p := range r.Params {
+				props[p.Name] = paramSchema(p)
+				if p.Required {
+					required = append(required, p.Name)
+				}
+			}
+			then := map[string]any{"description": "recipe " + r.Name + ": " + r.Summary, "properties": props}
+			if len(required) > 0 {
+				then["required"] = required
+			}
+			rules = append(rules, map[string]any{
+				"if": map[string]any{
+					"required":   []any{"adapter", "recipe"},
+					"properties": map[string]any{"adapter": map[string]any{"const": s.Adapter}, "recipe": map[string]any{"const": r.Name}},
+				},
+				"then": then,
+			})
+		}
 	}
 	return map[string]any{"description": "The parameters of each op, from the registry (go generate ./pkg/adapters).", "allOf": rules}, adapters, opNames
 }

@@ -223,3 +223,24 @@ type notCreated struct {
 
 func (n *notCreated) Error() string { return n.err.Error() }
 func (n *notCreated) Unwrap() error { return n.err }
+
+// Expansion is the line a recipe stands for: an op of the same adapter,
+// its parameters and the provider block it runs in.
+type Expansion struct {
+	Op       string
+	Params   map[string]any
+	Provider Provider
+	// Outputs declare the line's outputs (their sensitivity) when they
+	// differ from Op's Spec.
+	Outputs []OutputSpec
+}
+
+// Expander is an op that stands for another op of its adapter (http.recipe
+// expands to http.resource or http.list_item). The engine expands a line
+// before its defaults and then plans, applies, records and destroys the
+// expansion: the ledger holds the expanded op and provider block, never
+// the recipe. Pure; PARAM_INVALID for an unknown recipe or parameter, or a
+// parameter that is not what the recipe takes.
+type Expander interface {
+	Expand(params map[string]any, provider Provider, run RunCtx) (*Expansion, error)
+}

@@ -45,8 +45,11 @@ type ParamSpec struct {
 	Default string   `json:"default,omitempty"`
 	Enum    []string `json:"enum,omitempty"`
 	// CreateOnly: a change replaces the resource (or is refused).
-	CreateOnly bool   `json:"create_only,omitempty"`
-	Doc        string `json:"doc"`
+	CreateOnly bool `json:"create_only,omitempty"`
+	// Identity: the value names the object (a path or a key): it must be
+	// known before the run, so {from} and {secret} are refused.
+	Identity bool   `json:"identity,omitempty"`
+	Doc      string `json:"doc"`
 	// Fields are the keys of a TypeObject parameter.
 	Fields []ParamSpec `json:"fields,omitempty"`
 }
@@ -82,6 +85,24 @@ type Spec struct {
 	BaseURL    string `json:"base_url,omitempty"`
 	// Sources are the provider documentation pages the op follows.
 	Sources []string `json:"sources,omitempty"`
+	// Recipes are the named expansions an Expander offers (http.recipe).
+	Recipes []Recipe `json:"recipes,omitempty"`
+}
+
+// Recipe declares one expansion of an Expander: a provider's object or
+// list entry written through the generic op, with typed parameters.
+type Recipe struct {
+	Name        string       `json:"name"` // <provider>.<op>
+	Summary     string       `json:"summary"`
+	Expands     string       `json:"expands"` // the op it becomes: resource, list_item
+	Params      []ParamSpec  `json:"params"`
+	Outputs     []OutputSpec `json:"outputs"`
+	Key         string       `json:"key"`
+	Lock        string       `json:"lock,omitempty"`
+	Credentials []string     `json:"credentials,omitempty"`
+	BaseURLVar  string       `json:"base_url_var,omitempty"`
+	BaseURL     string       `json:"base_url,omitempty"`
+	Sources     []string     `json:"sources"`
 }
 
 // Name is "adapter.op".

@@ -37,14 +37,16 @@ func Registry(env func(string) (string, bool), client *httpclient.Client) *adapt
 		client = httpclient.New(httpclient.Config{})
 	}
 	e := httpclient.Env(env)
+	resource, list := httpop.NewResource(e, client), httpop.NewListItem(e, client)
 	return adapter.NewRegistry(
 		vercel.NewEnv(e, client),
 		neon.NewBranch(e, client),
 		supabase.NewRedirect(e, client),
 		supabase.NewBranch(e, client),
 		auth0.NewCallback(e, client),
-		httpop.NewResource(e, client),
-		httpop.NewListItem(e, client),
+		resource,
+		list,
+		httpop.NewRecipe(resource, list),
 		netlify.NewEnv(e, client),
 		cloudflare.NewPagesEnv(e, client),
 		clerk.NewRedirect(e, client),

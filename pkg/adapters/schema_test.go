@@ -34,6 +34,12 @@ func TestSchemaKnowsTheOpsParameters(t *testing.T) {
 		{"neon parent kept", "  - {id: a, adapter: neon, op: branch, parent: {keep: true}}", true},
 		{"http list_item parent path a list", "  - {id: a, adapter: http, op: list_item, api: x, parent: {path: [1]}, list_path: /l, item: i}", false},
 		{"unknown adapter", "  - {id: a, adapter: x, op: y, anything: 1}", true},
+		{"recipe without op", "  - {id: a, adapter: http, recipe: github.repo_webhook, owner: o, repo: r, url: https://x}", true},
+		{"recipe with op", "  - {id: a, adapter: http, op: recipe, recipe: sentry.release, organization: o, version: v, projects: [web]}", true},
+		{"recipe parameter mistyped", "  - {id: a, adapter: http, recipe: github.repo_webhook, owner: o, repo: r, url: https://x, active: yes}", false},
+		{"recipe parameter missing", "  - {id: a, adapter: http, recipe: github.repo_webhook, owner: o, url: https://x}", false},
+		{"op missing without a recipe", "  - {id: a, adapter: http, api: x}", false},
+		{"op missing, recipe on another adapter", "  - {id: a, adapter: neon, recipe: x}", false},
 	}
 	for _, c := range cases {
 		var v any

@@ -106,6 +106,37 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 			list = append(list, errs.Flatten(err)...)
 			continue
 		}
+		if x, ok := op.(adapter.Expander); ok {
+			// A recipe: from here on the line is its expansion, so plan,
+			// apply, the ledger and destroy see only the expanded op,
+			// parameters and provider block.
+			exp, err := x.Expand(params, provider, pr.run)
+			if err == nil {
+				var found bool
+				if op, found = e.Ops.Lookup(ln.Adapter, exp.Op); !found {
+					err = errs.New(errs.INTERNAL, "line %q expands to %s.%s, which is not registered", ln.ID, ln.Adapter, exp.Op)
+				}
+			}
+			if err != nil {
+				for _, x := range errs.Flatten(err) {
+					x = e.redactor().Error(x).(*errs.Error)
+					if x.Pos.IsZero() {
+						x.Pos = ln.Pos
+					}
+					list = append(list, x)
+				}
+				continue
+			}
+			params, provider = exp.Params, exp.Provider
+			pl.op, pl.spec, pl.provider = op, op.Spec(), provider
+			if exp.Outputs != nil {
+				pl.spec.Outputs = exp.Outputs
+			}
+			pl.outputs = map[string]adapter.OutputSpec{}
+			for _, os := range pl.spec.Outputs {
+				pl.outputs[os.Name] = os
+			}
+		}
 		if d, ok := op.(adapter.Defaulter); ok {
 			params, err = d.Defaults(params, provider, pr.run)
 			if err != nil {

@@ -307,6 +307,11 @@ func (p *parser) line(item *yaml.Node, index int) *Line {
 			}
 		}
 	}
+	if !seenOp && l.Adapter == "http" && l.Params.Get("recipe") != nil {
+		// A recipe line: adapter http, recipe <provider>.<op>; op is
+		// implied.
+		seenOp, l.Op, l.OpPos = true, "recipe", l.AdapterPos
+	}
 	name := "this line"
 	if l.ID != "" {
 		name = fmt.Sprintf("line %q", l.ID)

@@ -9,7 +9,18 @@ package sim
 //   Errors: {"error":{"code":"not_found"|"conflict"|"bad_request"|
 //   "unauthorized"|"precondition_failed"|...,"message":"..."}}.
 //
-//   Any collection name works; objects are JSON objects with a string "id".
+//   Any collection path works, nested too (/http/repos/o/r/hooks); slashes
+//   at the ends are ignored. Objects are JSON objects with a string "id".
+//   GET of a one-segment path, of a collection that exists or of a path a
+//   shape rule names lists it; GET of <collection>/<id> where the
+//   collection exists reads the object (404 when absent); anything else is
+//   404.
+//   SetHTTPShape makes matching collections follow a provider's
+//   conventions: another field addresses objects (Sentry's release
+//   version, Svix's uid, Turso's database name), an envelope around
+//   objects ({"result": {...}}, {"database": {...}}) and lists
+//   ({"result": [...]}, {"data": [...]}), or a bare array for lists
+//   (GitHub).
 //
 //   POST   /http/{collection}        body: a JSON object (an "id" string may
 //                                    be given; 409 if taken) → 201, the object
@@ -42,6 +53,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +72,67 @@ type HTTPObject struct {
 type httpState struct {
 	collections map[string]*httpCollection
 	order       []string
+	shapes      []httpShapeRule
+}
+
+// HTTPShape is how the generic API answers for the collections a pattern
+// names, so a provider's REST conventions can be stood in for without a
+// provider model: which field addresses an object, and the envelopes
+// around objects and lists.
+type HTTPShape struct {
+	// IDField is the field whose value addresses an object in its
+	// collection ({collection}/{value}); default "id". When it is not "id",
+	// an "id" is still generated when the body has none.
+	IDField string `json:"id_field,omitempty"`
+	// Object wraps every single-object answer: {"<Object>": {...}}.
+	Object string `json:"object,omitempty"`
+	// List names the array of a list answer (default "items", beside
+	// next_cursor); BareList answers the array alone.
+	List     string `json:"list,omitempty"`
+	BareList bool   `json:"bare_list,omitempty"`
+}
+
+type httpShapeRule struct {
+	pattern string
+	shape   HTTPShape
+}
+
+// SetHTTPShape makes the collections matching pattern (path.Match syntax
+// over the collection path without slashes at the ends, such as
+// "zones/*/dns_records") answer in shape. Later rules win. Reset clears
+// them.
+func (c *Cloud) SetHTTPShape(pattern string, shape HTTPShape) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.http.shapes = append(c.http.shapes, httpShapeRule{pattern: strings.Trim(pattern, "/"), shape: shape})
+}
+
+// shapeOf returns the shape of a collection. Callers hold c.mu.
+func (c *Cloud) shapeOf(coll string) HTTPShape {
+	var s HTTPShape
+	for _, r := range c.http.shapes {
+		if ok, _ := path.Match(r.pattern, coll); ok {
+			s = r.shape
+		}
+	}
+	if s.IDField == "" {
+		s.IDField = "id"
+	}
+	return s
+}
+
+// collectionPath is the request's path without slashes at the ends: the
+// collection of a create or a list.
+func collectionPath(r *http.Request) string { return strings.Trim(r.PathValue("path"), "/") }
+
+// objectPath splits the request's path into collection and id.
+func objectPath(r *http.Request) (coll, id string) {
+	p := collectionPath(r)
+	i := strings.LastIndex(p, "/")
+	if i < 0 {
+		return p, ""
+	}
+	return p[:i], p[i+1:]
 }
 
 type httpCollection struct {
@@ -82,12 +155,11 @@ func (c *Cloud) httpProvider() *provider {
 		setRetryAfter(w, after)
 		httpErr(w, http.StatusTooManyRequests, "rate_limited", "too many requests")
 	}
-	p.mux.HandleFunc("POST /{collection}", c.httpCreate)
-	p.mux.HandleFunc("GET /{collection}", c.httpList)
-	p.mux.HandleFunc("GET /{collection}/{id}", c.httpGet)
-	p.mux.HandleFunc("PUT /{collection}/{id}", c.httpReplace)
-	p.mux.HandleFunc("PATCH /{collection}/{id}", c.httpPatch)
-	p.mux.HandleFunc("DELETE /{collection}/{id}", c.httpDelete)
+	p.mux.HandleFunc("POST /{path...}", c.httpCreate)
+	p.mux.HandleFunc("GET /{path...}", c.httpGetOrList)
+	p.mux.HandleFunc("PUT /{path...}", c.httpReplace)
+	p.mux.HandleFunc("PATCH /{path...}", c.httpPatch)
+	p.mux.HandleFunc("DELETE /{path...}", c.httpDelete)
 	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path)
 	})
@@ -132,8 +204,14 @@ func decodeFields(body []byte) (map[string]any, bool) {
 	return m, true
 }
 
+// httpObjectResponse answers one object in its collection's shape.
+// Callers hold c.mu.
 func (c *Cloud) httpObjectResponse(w http.ResponseWriter, status int, o *HTTPObject) {
 	w.Header().Set("ETag", etag(o))
+	if env := c.shapeOf(o.Collection).Object; env != "" {
+		writeJSON(w, status, map[string]any{env: o.Fields})
+		return
+	}
 	writeJSON(w, status, o.Fields)
 }
 
@@ -143,12 +221,17 @@ func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON object")
 		return
 	}
-	coll := r.PathValue("collection")
+	coll := collectionPath(r)
+	if coll == "" {
+		httpErr(w, http.StatusNotFound, "not_found", "no collection")
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	id, given := m["id"].(string)
-	if _, present := m["id"]; present && (!given || id == "") {
-		httpErr(w, http.StatusBadRequest, "bad_request", `"id" must be a non-empty string`)
+	sh := c.shapeOf(coll)
+	id, given := m[sh.IDField].(string)
+	if _, present := m[sh.IDField]; present && (!given || id == "" || strings.Contains(id, "/")) {
+		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q must be a non-empty string without /", sh.IDField))
 		return
 	}
 	if given {
@@ -159,7 +242,10 @@ func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
 	} else {
 		id = "obj_" + c.randString(12, lowerDigits)
 	}
-	m["id"] = id
+	m[sh.IDField] = id
+	if _, ok := m["id"]; !ok {
+		m["id"] = "obj_" + c.randString(12, lowerDigits)
+	}
 	o := &HTTPObject{Collection: coll, ID: id, Fields: m, Version: 1, Origin: OriginAPI}
 	col := c.httpCollection(coll)
 	col.objs = append(col.objs, o)
@@ -167,12 +253,40 @@ func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
 	c.httpObjectResponse(w, http.StatusCreated, o)
 }
 
+// httpGetOrList answers GET: a one-segment path, a collection that exists
+// and a path a shape rule names are lists; <collection>/<id> of a
+// collection that exists is an object (404 when absent); anything else is
+// 404.
+func (c *Cloud) httpGetOrList(w http.ResponseWriter, r *http.Request) {
+	p := collectionPath(r)
+	coll, _ := objectPath(r)
+	c.mu.Lock()
+	_, isColl := c.http.collections[p]
+	_, inColl := c.http.collections[coll]
+	shaped := false
+	for _, rule := range c.http.shapes {
+		if ok, _ := path.Match(rule.pattern, p); ok {
+			shaped = true
+		}
+	}
+	c.mu.Unlock()
+	switch {
+	case isColl || shaped || !strings.Contains(p, "/"):
+		c.httpList(w, r)
+	case inColl:
+		c.httpGet(w, r)
+	default:
+		httpErr(w, http.StatusNotFound, "not_found", p+" not found")
+	}
+}
+
 func (c *Cloud) httpGet(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	o := c.httpFind(r.PathValue("collection"), r.PathValue("id"))
+	coll, id := objectPath(r)
+	o := c.httpFind(coll, id)
 	if o == nil {
-		httpErr(w, http.StatusNotFound, "not_found", r.PathValue("collection")+"/"+r.PathValue("id")+" not found")
+		httpErr(w, http.StatusNotFound, "not_found", coll+"/"+id+" not found")
 		return
 	}
 	c.httpObjectResponse(w, http.StatusOK, o)
@@ -180,9 +294,10 @@ func (c *Cloud) httpGet(w http.ResponseWriter, r *http.Request) {
 
 // httpTarget finds the object of a write and checks If-Match. Callers hold c.mu.
 func (c *Cloud) httpTarget(w http.ResponseWriter, r *http.Request) *HTTPObject {
-	o := c.httpFind(r.PathValue("collection"), r.PathValue("id"))
+	coll, id := objectPath(r)
+	o := c.httpFind(coll, id)
 	if o == nil {
-		httpErr(w, http.StatusNotFound, "not_found", r.PathValue("collection")+"/"+r.PathValue("id")+" not found")
+		httpErr(w, http.StatusNotFound, "not_found", coll+"/"+id+" not found")
 		return nil
 	}
 	if im := r.Header.Get("If-Match"); im != "" && im != "*" && im != etag(o) {
@@ -204,11 +319,17 @@ func (c *Cloud) httpReplace(w http.ResponseWriter, r *http.Request) {
 	if o == nil {
 		return
 	}
-	if id, present := m["id"]; present && id != o.ID {
-		httpErr(w, http.StatusBadRequest, "bad_request", `"id" cannot be changed`)
+	sh := c.shapeOf(o.Collection)
+	if id, present := m[sh.IDField]; present && id != o.ID {
+		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q cannot be changed", sh.IDField))
 		return
 	}
-	m["id"] = o.ID
+	if sh.IDField != "id" {
+		if _, present := m["id"]; !present {
+			m["id"] = o.Fields["id"]
+		}
+	}
+	m[sh.IDField] = o.ID
 	o.Fields = m
 	o.Version++
 	c.httpObjectResponse(w, http.StatusOK, o)
@@ -226,12 +347,17 @@ func (c *Cloud) httpPatch(w http.ResponseWriter, r *http.Request) {
 	if o == nil {
 		return
 	}
-	if id, present := m["id"]; present && id != o.ID {
-		httpErr(w, http.StatusBadRequest, "bad_request", `"id" cannot be changed`)
+	sh := c.shapeOf(o.Collection)
+	if id, present := m[sh.IDField]; present && id != o.ID {
+		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q cannot be changed", sh.IDField))
 		return
 	}
+	idv := o.Fields["id"]
 	o.Fields = mergePatch(o.Fields, m)
-	o.Fields["id"] = o.ID
+	if _, present := o.Fields["id"]; !present || sh.IDField != "id" {
+		o.Fields["id"] = idv
+	}
+	o.Fields[sh.IDField] = o.ID
 	o.Version++
 	c.httpObjectResponse(w, http.StatusOK, o)
 }
@@ -296,7 +422,8 @@ func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var matched []*HTTPObject
-	if col := c.http.collections[r.PathValue("collection")]; col != nil {
+	coll := collectionPath(r)
+	if col := c.http.collections[coll]; col != nil {
 	objects:
 		for _, o := range col.objs {
 			for k, vs := range q {
@@ -321,7 +448,15 @@ func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
 	for _, o := range page {
 		items = append(items, o.Fields)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": next})
+	sh := c.shapeOf(coll)
+	switch {
+	case sh.BareList:
+		writeJSON(w, http.StatusOK, items)
+	case sh.List != "":
+		writeJSON(w, http.StatusOK, map[string]any{sh.List: items, "next_cursor": next})
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": next})
+	}
 }
 
 func scalarString(v any) string {

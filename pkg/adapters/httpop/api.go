@@ -1,6 +1,7 @@
 package httpop
 
 import (
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -16,7 +17,17 @@ type api struct {
 	name     string
 	base     string // base URL without trailing slash; "" when it cannot be resolved (LockOn)
 	baseFrom string // where base came from, for messages
-	tokenEnv string // auth.bearer_env; "" for no auth
+	tokenEnv string // auth.bearer_env or auth.authorization_env; "" for no auth
+	rawAuth  bool   // the token is the whole Authorization value (authorization_env)
+	// The API's conventions, used by Lookup and Destroy too (they have
+	// only the key and this block): where a single-object answer holds the
+	// object (/result), and where an object holds its id (default /id).
+	objectPath pointer
+	idPath     pointer
+	// listPatch is how http.list_item PATCHes a list of this API by
+	// default (PatchMerge, or PatchField for APIs that replace a PATCHed
+	// field whole).
+	listPatch string
 }
 
 // blockOf returns the settings of api name: the provider block itself when
@@ -61,16 +72,10 @@ func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase
 	if name == "" {
 		where = "providers.http"
 	}
-	if raw, ok := b["base_url"]; ok {
-		s, isS := raw.(string)
-		if !isS {
-			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be a string", where).With("param", where+".base_url")
-		}
-		if a.base, err = httpclient.CheckBaseURL(strings.TrimSpace(s), where+".base_url"); err != nil {
-			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be an absolute http(s) URL without user information, query or fragment", where).With("param", where+".base_url")
-		}
-		a.baseFrom = where + ".base_url"
-	} else if raw, ok := b["base_url_env"]; ok {
+	// base_url_env, when set, overrides base_url (a recipe's default
+	// endpoint, pointed at the fake cloud in tests).
+	envBase := false
+	if raw, ok := b["base_url_env"]; ok {
 		v, isS := raw.(string)
 		if !isS || v == "" {
 			return a, errs.New(errs.PARAM_INVALID, "%s.base_url_env must name an environment variable", where).With("param", where+".base_url_env")
@@ -80,33 +85,72 @@ func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase
 		if env != nil {
 			s, set = env(v)
 		}
+		_, hasBase := b["base_url"]
 		switch {
 		case set && strings.TrimSpace(s) != "":
 			if a.base, err = httpclient.BaseURL(env, v, ""); err != nil {
 				return a, err
 			}
+			envBase = true
+		case hasBase:
 		case resolveBase:
 			return a, errs.New(errs.USAGE, "%s.base_url_env names %s, which is not set", where, v).With("variable", v).
 				WithHint("Set %s to the API's base URL.", v)
 		}
-	} else {
-		return a, errs.New(errs.PARAM_INVALID, "%s needs base_url or base_url_env", where).With("param", where)
+	}
+	if raw, ok := b["base_url"]; ok && !envBase {
+		s, isS := raw.(string)
+		if !isS {
+			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be a string", where).With("param", where+".base_url")
+		}
+		if a.base, err = httpclient.CheckBaseURL(strings.TrimSpace(s), where+".base_url"); err != nil {
+			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be an absolute http(s) URL without user information, query or fragment", where).With("param", where+".base_url")
+		}
+		a.baseFrom = where + ".base_url"
+	}
+	if _, hasBase := b["base_url"]; !hasBase {
+		if _, hasEnv := b["base_url_env"]; !hasEnv {
+			return a, errs.New(errs.PARAM_INVALID, "%s needs base_url or base_url_env", where).With("param", where)
+		}
+	}
+	for _, pp := range []struct {
+		name string
+		dst  *pointer
+	}{{"object_path", &a.objectPath}, {"id_path", &a.idPath}} {
+		raw, ok := b[pp.name]
+		if !ok {
+			continue
+		}
+		s, isS := raw.(string)
+		ptr, okP := parsePointer(s)
+		if !isS || !okP || (pp.name == "id_path" && len(ptr) == 0) {
+			return a, errs.New(errs.PARAM_INVALID, "%s.%s must be a JSON pointer such as /result", where, pp.name).With("param", where+"."+pp.name)
+		}
+		*pp.dst = ptr
+	}
+	a.listPatch = PatchMerge
+	if raw, ok := b["list_patch"]; ok {
+		if v, _ := raw.(string); v == PatchMerge || v == PatchField {
+			a.listPatch = v
+		} else {
+			return a, errs.New(errs.PARAM_INVALID, "%s.list_patch must be merge or field", where).With("param", where+".list_patch")
+		}
 	}
 	if raw, ok := b["auth"]; ok {
 		m, isM := raw.(map[string]any)
-		if !isM {
-			return a, errs.New(errs.PARAM_INVALID, "%s.auth must be a map such as {bearer_env: NAME}", where).With("param", where+".auth")
+		if !isM || len(m) != 1 {
+			return a, errs.New(errs.PARAM_INVALID, "%s.auth must be a map with one of bearer_env, authorization_env", where).With("param", where+".auth")
 		}
-		for k := range m {
-			if k != "bearer_env" {
-				return a, errs.New(errs.PARAM_INVALID, "%s.auth.%s is not supported (only bearer_env)", where, k).With("param", where+".auth."+k)
+		for k, x := range m {
+			if k != "bearer_env" && k != "authorization_env" {
+				return a, errs.New(errs.PARAM_INVALID, "%s.auth.%s is not supported (bearer_env: a bearer token; authorization_env: the whole Authorization value)", where, k).With("param", where+".auth."+k)
 			}
+			v, isS := x.(string)
+			if !isS || v == "" {
+				return a, errs.New(errs.PARAM_INVALID, "%s.auth.%s must name an environment variable", where, k).With("param", where+".auth."+k)
+			}
+			a.tokenEnv, a.rawAuth = v, k == "authorization_env"
 		}
-		v, isS := m["bearer_env"].(string)
-		if !isS || v == "" {
-			return a, errs.New(errs.PARAM_INVALID, "%s.auth.bearer_env must name an environment variable", where).With("param", where+".auth.bearer_env")
-		}
-		a.tokenEnv = v
 	}
 	return a, nil
 }
@@ -121,6 +165,13 @@ func (a api) client(env httpclient.Env, c *httpclient.Client) (httpclient.API, e
 			return out, err
 		}
 		out.Token, out.TokenVar = tok, a.tokenEnv
+		if a.rawAuth {
+			// The whole Authorization value (Unleash's API tokens): sent as
+			// a header, not as a bearer token. Errors never quote request
+			// headers, and the run's redactor masks the variable's value.
+			out.Header = http.Header{"Authorization": {tok}}
+			out.Token = ""
+		}
 	}
 	return out, nil
 }

@@ -55,6 +55,23 @@
 // delimited string's delimiter is the first of , ; space newline | that
 // splits the item out, and the write is a PATCH.
 //
+// API block settings beyond base_url: base_url_env (when set, it overrides
+// base_url), auth {bearer_env | authorization_env} (the whole
+// Authorization value, for APIs without a bearer scheme), object_path (the
+// object inside a single-object answer, such as /result), id_path (every
+// line's default id pointer) and list_patch (merge or field). Lookup and
+// Destroy, which have only a key and the recorded block, use them too.
+//
+// http.recipe (recipe.go, recipes.go): adapter http with recipe:
+// <provider>.<op> (op: recipe may be left out) is a provider's object or
+// list entry with typed, checked parameters. The engine expands it
+// (adapter.Expander) before anything runs into the http.resource or
+// http.list_item line and the API block it stands for; plan, apply, the
+// ledger and destroy see only that expansion. An unknown recipe, op or
+// parameter, a mistyped one, or an identity that is not known before the
+// run is PARAM_INVALID before any request. Each recipe names its
+// provider's pages in its Sources (docs/adapters.md lists them).
+//
 // Creates (http.resource) are never repeated after an ambiguous failure:
 // the op finds the object again by its match or fixed path. Updates and
 // list writes set absolute values and are declared idempotent.

@@ -2,6 +2,7 @@ package httpop
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -13,6 +14,12 @@ import (
 )
 
 const listOp = "http.list_item"
+
+// How a PATCH writes the list.
+const (
+	PatchMerge = "merge" // a merge patch of the list alone (the default)
+	PatchField = "field" // the list's top-level field whole: APIs that replace a PATCHed field entirely (PostHog's filters)
+)
 
 // Shapes of a list on a parent object.
 const (
@@ -49,6 +56,7 @@ type listReq struct {
 	api          api
 	parentPath   string
 	updateMethod string
+	patch        string // PatchMerge or PatchField
 	listPath     string
 	ptr          pointer
 	shape        string
@@ -101,6 +109,7 @@ func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPend
 		return r, param.Invalid(listOp, "parent", "is required: {path: /the/parent/object}")
 	}
 	r.updateMethod = http.MethodPatch
+	r.patch = r.api.listPatch
 	for k, v := range parent {
 		s, isS := v.(string)
 		if !isS {
@@ -112,6 +121,11 @@ func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPend
 				return r, err
 			}
 			r.parentPath = s
+		case "patch":
+			if s != PatchMerge && s != PatchField {
+				return r, param.Invalid(listOp, "parent.patch", "must be merge (a merge patch of the list alone, default) or field (the list's top-level field whole)")
+			}
+			r.patch = s
 		case "update_method":
 			s = strings.ToUpper(s)
 			if s != http.MethodPatch && s != http.MethodPut {
@@ -119,7 +133,7 @@ func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPend
 			}
 			r.updateMethod = s
 		default:
-			return r, param.Invalid(listOp, "parent."+k, "is not a parent setting (path, update_method)")
+			return r, param.Invalid(listOp, "parent."+k, "is not a parent setting (path, update_method, patch)")
 		}
 	}
 	if r.parentPath == "" {
@@ -160,9 +174,29 @@ func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPend
 		delim = ","
 	}
 	r.delimiter = delim
-	item, known, err := param.Required(listOp, params, "item", allowPending)
-	if err != nil {
-		return r, err
+	var item string
+	var known bool
+	if obj, isObj := params["item"].(map[string]any); isObj && shape == ShapeArray {
+		// An object entry (a condition group, a rule): identified by its
+		// canonical JSON, so it must be known whole.
+		if adapter.HasMarker(obj) {
+			if !allowPending {
+				return r, param.Invalid(listOp, "item", "must be known: an object entry is identified by all of its fields")
+			}
+		} else {
+			b, cerr := adapter.Canonical(obj)
+			if cerr != nil {
+				return r, param.Invalid(listOp, "item", "cannot be written as JSON: %v", cerr)
+			}
+			item, known = string(b), true
+		}
+	} else {
+		if item, known, err = param.Required(listOp, params, "item", allowPending); err != nil {
+			return r, err
+		}
+		if known && shape == ShapeArray && strings.HasPrefix(item, "{") {
+			return r, param.Invalid(listOp, "item", "must not start with '{' (that is the key form of an object entry); give an object instead")
+		}
 	}
 	if known && shape == ShapeDelimited && strings.Contains(item, delim) {
 		return r, param.Invalid(listOp, "item", "must not contain the delimiter %q: it would become two entries", delim)
@@ -299,11 +333,24 @@ func containsStr(l []string, s string) bool {
 }
 
 // has reports whether the list holds item, and its value (map shape).
+// entryOf is an array entry as JSON: an object entry's key form is its
+// canonical JSON (it starts with "{"), any other entry is the string.
+func entryOf(item string) any {
+	if strings.HasPrefix(item, "{") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(item), &v); err == nil {
+			return v
+		}
+	}
+	return item
+}
+
 func (l *list) has(item string) (bool, any) {
 	switch l.shape {
 	case ShapeArray:
+		e := entryOf(item)
 		for _, x := range l.array {
-			if adapter.Equal(x, item) {
+			if adapter.Equal(x, e) {
 				return true, nil
 			}
 		}
@@ -320,7 +367,7 @@ func (l *list) has(item string) (bool, any) {
 func (l *list) with(item string, v any) any {
 	switch l.shape {
 	case ShapeArray:
-		return append(append([]any{}, l.array...), item)
+		return append(append([]any{}, l.array...), entryOf(item))
 	case ShapeDelimited:
 		if strings.TrimSpace(l.raw) == "" {
 			return item
@@ -341,8 +388,9 @@ func (l *list) without(item string) any {
 	switch l.shape {
 	case ShapeArray:
 		out := []any{}
+		e := entryOf(item)
 		for _, x := range l.array {
-			if !adapter.Equal(x, item) {
+			if !adapter.Equal(x, e) {
 				out = append(out, x)
 			}
 		}
@@ -368,11 +416,14 @@ func (l *list) without(item string) any {
 // write sends the list back: PATCH with a merge patch of only the list (a
 // map entry as a key set to its value, or null to delete it), or PUT of the
 // whole parent.
-func write(ctx context.Context, a httpclient.API, l *list, parentPath string, ptr pointer, method string, newList any, mapPatch map[string]any) error {
+func write(ctx context.Context, a httpclient.API, l *list, parentPath string, ptr pointer, method, patch string, newList any, mapPatch map[string]any) error {
 	var body map[string]any
 	switch {
 	case method == http.MethodPut:
 		body = ptr.set(l.doc, newList)
+	case patch == PatchField:
+		whole := ptr.set(l.doc, newList)
+		body = map[string]any{ptr[0]: whole[ptr[0]]}
 	case l.shape == ShapeMap && mapPatch != nil:
 		body = ptr.nest(mapPatch)
 	default:
@@ -404,6 +455,7 @@ type parent struct {
 	shape, delim string
 	item         string // picks the delimiter when delim is ""
 	method       string // the update method of Put
+	patch        string // how a PATCH writes the list
 }
 
 func (p parent) Load(ctx context.Context) (listentry.List, error) {
@@ -417,13 +469,13 @@ func (p parent) Load(ctx context.Context) (listentry.List, error) {
 
 func (p parent) Put(ctx context.Context, ll listentry.List, item string, v any) error {
 	l := ll.(*list)
-	return write(ctx, p.a, l, p.path, p.ptr, p.method, l.with(item, v), map[string]any{item: v})
+	return write(ctx, p.a, l, p.path, p.ptr, p.method, p.patch, l.with(item, v), map[string]any{item: v})
 }
 
 // Remove is always a merge-patch PATCH; a parent gone meanwhile is success.
 func (p parent) Remove(ctx context.Context, ll listentry.List, item string) error {
 	l := ll.(*list)
-	err := write(ctx, p.a, l, p.path, p.ptr, http.MethodPatch, l.without(item), map[string]any{item: nil})
+	err := write(ctx, p.a, l, p.path, p.ptr, http.MethodPatch, p.patch, l.without(item), map[string]any{item: nil})
 	if httpclient.IsNotFound(err) {
 		return nil
 	}
@@ -440,7 +492,7 @@ func (op *ListItemOp) connect(req adapter.Request) (listReq, parent, error) {
 		return r, parent{}, err
 	}
 	a, err := r.api.client(op.env, op.client)
-	return r, parent{a: a, path: r.parentPath, ptr: r.ptr, shape: r.shape, delim: r.delimiter, item: r.item, method: r.updateMethod}, err
+	return r, parent{a: a, path: r.parentPath, ptr: r.ptr, shape: r.shape, delim: r.delimiter, item: r.item, method: r.updateMethod, patch: r.patch}, err
 }
 
 // Read returns the entry when the parent's list holds it.
@@ -487,7 +539,7 @@ func (op *ListItemOp) fromKey(p adapter.Provider, key string) (parent, listentry
 		return parent{}, listentry.Entry{}, err
 	}
 	a, err := ap.client(op.env, op.client)
-	return parent{a: a, path: parentPath, ptr: ptr, item: item, method: http.MethodPatch},
+	return parent{a: a, path: parentPath, ptr: ptr, item: item, method: http.MethodPatch, patch: ap.listPatch},
 		listentry.Entry{Op: listOp, Key: key, Item: item, Field: listPath}, err
 }
 

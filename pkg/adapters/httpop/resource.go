@@ -92,6 +92,9 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 	}
 	if !present {
 		idPath = "/id"
+		if len(r.api.idPath) > 0 {
+			idPath = "/" + strings.Join(r.api.idPath, "/")
+		}
 	}
 	var ok bool
 	if r.idPath, ok = parsePointer(idPath); !ok || len(r.idPath) == 0 {
@@ -141,7 +144,7 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 		r.match[k] = s
 	}
 	if r.known {
-		r.key = r.api.name + ":" + r.listPath + "?" + matchQuery(r.match).Encode()
+		r.key = r.api.name + ":" + r.listPath + "?" + keyQuery(r.match).Encode()
 	}
 	return r, nil
 }
@@ -218,7 +221,22 @@ func scalar(v any) (string, bool) {
 	return "", false
 }
 
+// matchQuery is the query a collection is listed with: the match's
+// top-level fields. A match on a nested field (a JSON pointer such as
+// /config/url) is checked here only: APIs filter on top-level fields, if at
+// all.
 func matchQuery(m map[string]string) url.Values {
+	q := url.Values{}
+	for k, v := range m {
+		if !strings.HasPrefix(k, "/") {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+// keyQuery is the match in a key: every field, nested ones included.
+func keyQuery(m map[string]string) url.Values {
 	q := url.Values{}
 	for k, v := range m {
 		q.Set(k, v)
@@ -252,8 +270,19 @@ func idOf(doc any, p pointer) string {
 	return s
 }
 
+// unwrap is the object inside a single-object answer (the API block's
+// object_path, such as /result); the answer itself without one.
+func unwrap(doc map[string]any, objPath pointer) map[string]any {
+	if len(objPath) == 0 || doc == nil {
+		return doc
+	}
+	v, _ := objPath.get(any(doc))
+	m, _ := v.(map[string]any)
+	return m
+}
+
 // get reads path into an object; nil when it answers 404.
-func get(ctx context.Context, a httpclient.API, path string, idPath pointer) (*object, error) {
+func get(ctx context.Context, a httpclient.API, path string, objPath, idPath pointer) (*object, error) {
 	var doc map[string]any
 	err := a.Get(ctx, path, nil, &doc)
 	if httpclient.IsNotFound(err) {
@@ -262,8 +291,8 @@ func get(ctx context.Context, a httpclient.API, path string, idPath pointer) (*o
 	if err != nil {
 		return nil, err
 	}
-	if doc == nil {
-		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: GET %s did not answer a JSON object", a.Provider, path)
+	if doc = unwrap(doc, objPath); doc == nil {
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: GET %s did not answer a JSON object (at the API's object_path)", a.Provider, path)
 	}
 	return &object{id: idOf(doc, idPath), doc: doc}, nil
 }
@@ -278,7 +307,11 @@ func findIn(ctx context.Context, a httpclient.API, listPath string, items pointe
 			q.Set("cursor", cursor)
 		}
 		var doc any
-		if err := a.Get(ctx, listPath, q, &doc); err != nil {
+		err := a.Get(ctx, listPath, q, &doc)
+		if httpclient.IsNotFound(err) && cursor == "" {
+			return "", nil // no collection (yet): nothing to find
+		}
+		if err != nil {
 			return "", err
 		}
 		list, err := itemsOf(doc, items, hasItems)
@@ -316,7 +349,7 @@ func itemsOf(doc any, items pointer, hasItems bool) ([]any, error) {
 		return l, nil
 	}
 	if m, ok := doc.(map[string]any); ok {
-		for _, k := range []string{"items", "data", "results"} {
+		for _, k := range []string{"items", "data", "results", "result"} {
 			if l, ok := m[k].([]any); ok {
 				return l, nil
 			}
@@ -328,6 +361,13 @@ func itemsOf(doc any, items pointer, hasItems bool) ([]any, error) {
 func matches(m map[string]any, match map[string]string) bool {
 	for k, want := range match {
 		v, ok := m[k]
+		if strings.HasPrefix(k, "/") {
+			ptr, pok := parsePointer(k)
+			if !pok {
+				return false
+			}
+			v, ok = ptr.get(any(m))
+		}
 		if !ok {
 			return false
 		}
@@ -341,7 +381,7 @@ func matches(m map[string]any, match map[string]string) bool {
 // find returns the line's object, or nil.
 func (op *ResourceOp) find(ctx context.Context, a httpclient.API, r resourceReq) (*object, error) {
 	if r.match == nil {
-		return get(ctx, a, r.read.path, r.idPath)
+		return get(ctx, a, r.read.path, r.api.objectPath, r.idPath)
 	}
 	it, err := findIn(ctx, a, r.listPath, r.listItems, r.hasItems, r.match, r.idPath)
 	if err != nil || it == nil {
@@ -350,7 +390,7 @@ func (op *ResourceOp) find(ctx context.Context, a httpclient.API, r resourceReq)
 	if it.id == "" {
 		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object found in %s has no id at id_path", a.Provider, r.listPath)
 	}
-	return get(ctx, a, fill(r.read.path, it.id), r.idPath)
+	return get(ctx, a, fill(r.read.path, it.id), r.api.objectPath, r.idPath)
 }
 
 // value is the part of the object the line controls: the fields' keys.
@@ -506,8 +546,8 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 			return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: %s answers 404 right after the create", a.Provider, r.read.path)
 		}
 		if found == nil && err == nil {
-			if id := idOf(resp, r.idPath); id != "" {
-				found, ferr = get(ctx, a, fill(r.read.path, id), r.idPath)
+			if id := idOf(unwrap(resp, r.api.objectPath), r.idPath); id != "" {
+				found, ferr = get(ctx, a, fill(r.read.path, id), r.api.objectPath, r.idPath)
 				if ferr != nil {
 					return nil, ferr
 				}
@@ -583,8 +623,11 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 		return a, "", nil, err
 	}
 	idPath := pointer{"id"}
+	if len(ap.idPath) > 0 {
+		idPath = ap.idPath
+	}
 	if match == nil {
-		o, err := get(ctx, a, path, idPath)
+		o, err := get(ctx, a, path, ap.objectPath, idPath)
 		return a, path, o, err
 	}
 	it, err := findIn(ctx, a, path, nil, false, match, idPath)
@@ -592,7 +635,7 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 		return a, "", nil, err
 	}
 	objPath := strings.TrimRight(path, "/") + "/" + url.PathEscape(it.id)
-	o, err := get(ctx, a, objPath, idPath)
+	o, err := get(ctx, a, objPath, ap.objectPath, idPath)
 	return a, objPath, o, err
 }
 

@@ -8,8 +8,13 @@ var apiBlock = []adapter.ParamSpec{
 		Fields: []adapter.ParamSpec{
 			{Name: "base_url", Type: adapter.TypeString, Doc: "the API's absolute http(s) base URL"},
 			{Name: "base_url_env", Type: adapter.TypeString, Doc: "the environment variable holding the base URL (instead of base_url)"},
-			{Name: "auth", Type: adapter.TypeObject, Doc: "how to authenticate; absent: no Authorization header",
-				Fields: []adapter.ParamSpec{{Name: "bearer_env", Type: adapter.TypeString, Doc: "the environment variable holding a bearer token"}}},
+			{Name: "auth", Type: adapter.TypeObject, Doc: "how to authenticate (one of the two); absent: no Authorization header",
+				Fields: []adapter.ParamSpec{
+					{Name: "bearer_env", Type: adapter.TypeString, Doc: "the environment variable holding a bearer token"},
+					{Name: "authorization_env", Type: adapter.TypeString, Doc: "the environment variable holding the whole Authorization value"}}},
+			{Name: "object_path", Type: adapter.TypeString, Doc: "JSON pointer to the object in a single-object answer (/result); default the answer"},
+			{Name: "id_path", Type: adapter.TypeString, Doc: "JSON pointer to an object's id, for every line of this API; default /id"},
+			{Name: "list_patch", Type: adapter.TypeString, Doc: "merge (default) or field: how http.list_item PATCHes a list of this API"},
 		}},
 }
 
@@ -60,11 +65,12 @@ var listItemSpec = adapter.Spec{
 		{Name: "api", Type: adapter.TypeString, Required: true, Doc: "the provider block providers.http.<api>"},
 		{Name: "parent", Type: adapter.TypeObject, Required: true, Doc: "the parent object (path required)", Fields: []adapter.ParamSpec{
 			{Name: "path", Type: adapter.TypeString, Doc: "the parent's path under the API's base URL"},
-			{Name: "update_method", Type: adapter.TypeString, Doc: "PATCH (a merge patch of the list, default) or PUT (the whole object)"}}},
+			{Name: "update_method", Type: adapter.TypeString, Doc: "PATCH (default) or PUT (the whole object)"},
+			{Name: "patch", Type: adapter.TypeString, Doc: "how a PATCH writes the list: merge (a merge patch of the list alone) or field (its top-level field whole); default the API block's list_patch, else merge"}}},
 		{Name: "list_path", Type: adapter.TypeString, Required: true, Doc: "JSON pointer to the list in the parent"},
 		{Name: "shape", Type: adapter.TypeString, Enum: []string{ShapeArray, ShapeDelimited, ShapeMap}, Default: ShapeArray, Doc: "how the list is held"},
 		{Name: "delimiter", Type: adapter.TypeString, Default: ",", Doc: "shape delimited: the separator"},
-		{Name: "item", Type: adapter.TypeString, Required: true, Doc: "the entry (a key, for shape map)"},
+		{Name: "item", Type: adapter.TypeAny, Required: true, Doc: "the entry: a string (a key, for shape map), or an object for shape array (identified by its canonical JSON)"},
 		{Name: "value", Type: adapter.TypeAny, Default: "true", Doc: "shape map: the entry's value"},
 	},
 	Key:      "<api>:<parent path>#<list_path>=<item>",
