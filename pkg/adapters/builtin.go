@@ -40,6 +40,7 @@ func Registry(env func(string) (string, bool), client *httpclient.Client) *adapt
 	resource, list := httpop.NewResource(e, client), httpop.NewListItem(e, client)
 	return adapter.NewRegistry(
 		vercel.NewEnv(e, client),
+		vercel.NewDeploy(e, client),
 		neon.NewBranch(e, client),
 		supabase.NewRedirect(e, client),
 		supabase.NewBranch(e, client),

@@ -97,6 +97,9 @@ type VercelProject struct {
 	Origin      Origin             `json:"origin"`
 	Envs        []VercelEnv        `json:"envs"`
 	Deployments []VercelDeployment `json:"deployments"`
+	// Link is the project's git connection (vercel.deploy deploys through
+	// it); nil when it has none.
+	Link *VercelGitLink `json:"link,omitempty"`
 }
 
 // VercelEnv is one environment variable. Value is the plain value.
@@ -217,6 +220,7 @@ func (c *Cloud) vercelProvider() *provider {
 	p.mux.HandleFunc("PATCH /v9/projects/{idOrName}/env/{id}", c.vercelEditEnv)
 	p.mux.HandleFunc("DELETE /v9/projects/{idOrName}/env/{id}", c.vercelDeleteEnv)
 	p.mux.HandleFunc("GET /v6/deployments", c.vercelListDeployments)
+	c.vercelDeployRoutes(p)
 	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusNotFound, "not_found", "The requested API endpoint was not found.")
 	})
@@ -709,7 +713,7 @@ func (c *Cloud) SeedVercelProject(p VercelProject) string {
 	if p.Name == "" {
 		p.Name = p.ID
 	}
-	vp := &vercelProject{VercelProject: VercelProject{ID: p.ID, Name: p.Name, TeamID: p.TeamID, Origin: OriginSeed}}
+	vp := &vercelProject{VercelProject: VercelProject{ID: p.ID, Name: p.Name, TeamID: p.TeamID, Origin: OriginSeed, Link: p.Link}}
 	c.vercel.projects = append(c.vercel.projects, vp)
 	for _, e := range p.Envs {
 		c.seedVercelEnvLocked(vp, e, OriginSeed)

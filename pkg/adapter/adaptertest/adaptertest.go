@@ -71,6 +71,10 @@ type Case struct {
 	// create (planetscale.password's secret): Apply must return them, Read
 	// cannot.
 	OnceOutputs []string
+	// DestroyKeeps says the op's Destroy deliberately leaves what it made
+	// (vercel.deploy: a deployment is the commit's history). Destroy must
+	// then succeed without a write, and the resource stays.
+	DestroyKeeps bool
 }
 
 // Run runs the suite. Its steps depend on each other and run in order; the
@@ -444,6 +448,10 @@ func (s *suite) other_(t *testing.T) {
 	_, diffs = s.read(t, s.req)
 	wantAll(t, diffs, adapter.Unchanged, "after destroying the other request's resources")
 	_, odiffs = s.read(t, s.other)
+	if s.c.DestroyKeeps {
+		wantAll(t, odiffs, adapter.Unchanged, "the other request after its destroy (the op keeps what it made)")
+		return
+	}
 	wantAll(t, odiffs, adapter.Create, "the other request after its destroy")
 }
 
@@ -460,6 +468,9 @@ func (s *suite) codedErrors(t *testing.T) {
 				t.Error("Apply with a refused credential succeeded")
 			}
 			s.checkErr(t, "Apply with a refused credential", err)
+			if s.c.DestroyKeeps {
+				return
+			}
 			err = s.c.Unauthorized.Destroy(s.ctx, s.req.Provider, s.req.Run, s.live.Resources[0])
 			if errs.CodeOf(err) != errs.PROVIDER_AUTH {
 				t.Errorf("Destroy with a refused credential: %v, want PROVIDER_AUTH", err)
@@ -482,6 +493,19 @@ func (s *suite) codedErrors(t *testing.T) {
 
 func (s *suite) destroy(t *testing.T) {
 	rs := s.live.Resources
+	if s.c.DestroyKeeps {
+		s.noWrites(t, "Destroy of an op that keeps what it made", func() {
+			for _, r := range rs {
+				if err := s.c.Op.Destroy(s.ctx, s.req.Provider, s.req.Run, r); err != nil {
+					t.Errorf("Destroy(%s): %v, want success", r.Key, err)
+				}
+				if got, err := s.c.Op.Lookup(s.ctx, s.req.Provider, s.req.Run, r.Key); err != nil || got == nil {
+					t.Errorf("Lookup(%s) after a keeping Destroy = %+v, %v; want it kept", r.Key, got, err)
+				}
+			}
+		})
+		return
+	}
 	for i := len(rs) - 1; i >= 0; i-- {
 		r := rs[i]
 		err := s.c.Op.Destroy(s.ctx, s.req.Provider, s.req.Run, r)

@@ -60,4 +60,35 @@
 //   - vercel/terraform-provider-vercel client/environment_variable.go (the
 //     env var object: id, key, value, type, target, gitBranch; the {envs}
 //     list shape; created/failed of a create).
+//
+// # vercel.deploy
+//
+// A deployment of the run's commit through the project's git connection,
+// for target production under --env production and preview otherwise. No
+// parameters; the provider block is vercel.env's. Key
+// deployment:<target>:<sha>; canonical value {target, sha}; the id is the
+// deployment's uid.
+//
+// Read finds the newest deployment of the commit for the target (GET
+// /v6/deployments?projectId&target&sha, as vercel.env's external outputs);
+// a failed one (ERROR, CANCELED) counts as none. Apply waits for an
+// existing one (the git integration usually made it: never repeated) and
+// otherwise creates one: GET /v9/projects/{idOrName} for its link (type,
+// repoId or org/repo; gitlab projectId; bitbucket workspaceUuid/repoUuid),
+// then POST /v13/deployments {name, project, target (production only),
+// gitSource {type, repoId, ref: the run's branch, sha}}, intend first. It
+// then polls GET /v13/deployments/{id} (the shared client's clock, within
+// its budget) until READY; ERROR or CANCELED is EXTERNAL_FAILED. Outputs,
+// immediate once READY: preview_url (https://<url>), deployment_id. A
+// project without a git connection is PROVIDER_INVALID before any write.
+//
+// Destroy leaves deployments alone (nothing is sent): a deployment is the
+// commit's history, and Vercel ages its own out. Rollback of a run that
+// created one therefore deletes nothing either.
+//
+// Sources: "Create a new deployment" (POST /v13/deployments, gitSource
+// forms), https://vercel.com/docs/rest-api/deployments/create-a-new-deployment;
+// "Get a deployment by ID or URL" (readyState),
+// https://vercel.com/docs/rest-api/deployments/get-a-deployment-by-id-or-url;
+// "Find a project by id or name" (link), https://vercel.com/docs/rest-api/projects/find-a-project-by-id-or-name.
 package vercel

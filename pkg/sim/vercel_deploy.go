@@ -1,0 +1,166 @@
+package sim
+
+// Vercel REST API, deployments made through the project's git connection:
+// the subset vercel.deploy uses (V1, V2, V13, V14 of vercel.go hold).
+//
+// Assumptions about the real API, and where each was checked:
+//
+// V18. GET /v9/projects/{idOrName}[?teamId] answers the project with its
+//      git connection: link {type: github|gitlab|bitbucket, repo, repoId,
+//      org, productionBranch, ...} (absent when none). Source: "Find a
+//      project by id or name",
+//      https://vercel.com/docs/rest-api/projects/find-a-project-by-id-or-name.
+// V19. POST /v13/deployments[?teamId] {name, project, target?, gitSource:
+//      {type: "github", repoId, ref, sha} (or {type, org, repo, ref, sha};
+//      gitlab {projectId, ref, sha}; bitbucket {workspaceUuid, repoUuid,
+//      ref, sha})} creates a deployment of that commit and answers 200 with
+//      it {id, url, name, readyState: QUEUED, target, meta, ...}. A
+//      gitSource that does not match the project's connection is 400
+//      incorrect_git_source_info (code checked in community reports; the
+//      sim requires the repoId, or org/repo, of the project's link). Source:
+//      "Create a new deployment",
+//      https://vercel.com/docs/rest-api/deployments/create-a-new-deployment.
+// V20. GET /v13/deployments/{idOrUrl}[?teamId] answers one deployment with
+//      readyState (QUEUED, BUILDING, READY, ERROR, CANCELED); each read
+//      counts as a poll of it (as list requests do, V14). Source: "Get a
+//      deployment by ID or URL",
+//      https://vercel.com/docs/rest-api/deployments/get-a-deployment-by-id-or-url.
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// VercelGitLink is a project's git connection.
+type VercelGitLink struct {
+	Type             string `json:"type"` // github, gitlab, bitbucket
+	Org              string `json:"org,omitempty"`
+	Repo             string `json:"repo,omitempty"`
+	RepoID           int64  `json:"repoId,omitempty"`
+	ProductionBranch string `json:"productionBranch,omitempty"`
+}
+
+func (c *Cloud) vercelDeployRoutes(p *provider) {
+	p.mux.HandleFunc("GET /v9/projects/{idOrName}", c.vercelGetProject)
+	p.mux.HandleFunc("POST /v13/deployments", c.vercelCreateDeployment)
+	p.mux.HandleFunc("GET /v13/deployments/{idOrUrl}", c.vercelGetDeployment)
+}
+
+func (c *Cloud) vercelGetProject(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.vercelFind(r.PathValue("idOrName"), r.URL.Query().Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
+	}
+	v := map[string]any{"id": p.ID, "name": p.Name, "accountId": p.TeamID, "framework": "nextjs"}
+	if p.Link != nil {
+		l := map[string]any{"type": p.Link.Type, "productionBranch": p.Link.ProductionBranch}
+		if p.Link.Org != "" {
+			l["org"] = p.Link.Org
+		}
+		if p.Link.Repo != "" {
+			l["repo"] = p.Link.Repo
+		}
+		if p.Link.RepoID != 0 {
+			l["repoId"] = p.Link.RepoID
+		}
+		v["link"] = l
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name      string `json:"name"`
+		Project   string `json:"project"`
+		Target    string `json:"target"`
+		GitSource *struct {
+			Type   string      `json:"type"`
+			RepoID json.Number `json:"repoId"`
+			Org    string      `json:"org"`
+			Repo   string      `json:"repo"`
+			Ref    string      `json:"ref"`
+			SHA    string      `json:"sha"`
+		} `json:"gitSource"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(readBody(r))))
+	dec.UseNumber()
+	if err := dec.Decode(&body); err != nil || body.Name == "" {
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: `name` is required")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := body.Project
+	if id == "" {
+		id = body.Name
+	}
+	p := c.vercelFind(id, r.URL.Query().Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
+	}
+	gs := body.GitSource
+	if gs == nil || gs.Ref == "" {
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: the sim models git deployments only (gitSource with ref)")
+		return
+	}
+	l := p.Link
+	matches := l != nil && gs.Type == l.Type &&
+		((gs.RepoID != "" && gs.RepoID.String() == jsonInt(l.RepoID)) || (gs.Org != "" && gs.Org == l.Org && gs.Repo == l.Repo))
+	if !matches {
+		vercelErr(w, http.StatusBadRequest, "incorrect_git_source_info", "The provided git source does not match the project's git repository")
+		return
+	}
+	target := ""
+	switch body.Target {
+	case "", "preview":
+	case "production":
+		target = "production"
+	default:
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: `target` must be production or preview")
+		return
+	}
+	d := &vercelDeployment{
+		VercelDeployment: VercelDeployment{
+			UID: "dpl_" + c.randString(28, alnum), Target: target, SHA: gs.SHA, Branch: gs.Ref,
+			Created: c.vercelNowMs(), Behavior: DeployOK, Origin: OriginAPI,
+		},
+		final: "READY", buildPolls: 1,
+	}
+	d.URL = p.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
+	p.deps = append(p.deps, d)
+	v := deploymentView(d, p, c.now())
+	v["id"] = d.UID
+	writeJSON(w, http.StatusOK, v)
+}
+
+func jsonInt(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func (c *Cloud) vercelGetDeployment(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := r.PathValue("idOrUrl")
+	team := r.URL.Query().Get("teamId")
+	for _, p := range c.vercel.projects {
+		if p.TeamID != team {
+			continue
+		}
+		for _, d := range p.deps {
+			if d.UID == key || d.URL == key {
+				d.Polls++
+				v := deploymentView(d, p, c.now())
+				v["id"] = d.UID
+				writeJSON(w, http.StatusOK, v)
+				return
+			}
+		}
+	}
+	vercelErr(w, http.StatusNotFound, "not_found", "Deployment not found")
+}
