@@ -69,9 +69,10 @@ type Fake struct {
 
 type repoState struct {
 	Repo
-	id     int64
-	pulls  map[int]*PullRequest
-	issues int // last issue/PR number
+	id      int64
+	pulls   map[int]*PullRequest
+	issues  int               // last issue/PR number
+	renamed map[string]string // old branch name → new
 }
 
 // New makes a fake. Options.GitRoot is required.
@@ -340,6 +341,13 @@ func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
 	c := &call{f: f, r: r, params: params, body: body, resp: response{header: http.Header{}}}
 	login := ""
 	switch {
+	case r.Header.Get("User-Agent") == "":
+		// "Requests with no User-Agent header will be rejected."
+		f.violation("%s %s: no User-Agent header: GitHub refuses such requests", r.Method, path)
+		c.error(http.StatusForbidden, "Request forbidden by administrative rules. Please make sure your request has a User-Agent header.")
+	case !knownAPIVersion(r.Header.Get("X-GitHub-Api-Version")):
+		f.violation("%s %s: X-GitHub-Api-Version %q is not a version GitHub supports", r.Method, path, r.Header.Get("X-GitHub-Api-Version"))
+		c.error(http.StatusBadRequest, "API version "+r.Header.Get("X-GitHub-Api-Version")+" is not supported.")
 	case !f.authenticate(c, h):
 	case f.faultAnswer(c, path):
 	default:
@@ -377,6 +385,12 @@ func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
 	if len(c.resp.body) > 0 {
 		w.Write(c.resp.body) //nolint:errcheck
 	}
+}
+
+// knownAPIVersion: the REST API versions GitHub accepts in
+// X-GitHub-Api-Version ("" is the default, 2022-11-28).
+func knownAPIVersion(v string) bool {
+	return v == "" || v == "2022-11-28" || v == "2026-03-10"
 }
 
 // rateHeaders adds GitHub's primary rate-limit headers to every answer

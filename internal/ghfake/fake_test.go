@@ -328,3 +328,36 @@ func TestChecksStatusesDeploymentsAndRefs(t *testing.T) {
 		t.Errorf("violations: %v", v)
 	}
 }
+
+func TestRequestsGitHubRefusesOutright(t *testing.T) {
+	rec := &recorder{}
+	s := ghfake.Serve(t, ghfake.Options{Report: rec})
+	if err := s.AddRepo(ghfake.Repo{FullName: "octo/app"}); err != nil {
+		t.Fatal(err)
+	}
+	s.AddToken(ghfake.Token{Value: "wf"})
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"no User-Agent", map[string]string{"User-Agent": ""}, 403},
+		{"an unknown API version", map[string]string{"X-GitHub-Api-Version": "2020-01-01"}, 400},
+		{"both right", map[string]string{"X-GitHub-Api-Version": "2022-11-28"}, 200},
+	} {
+		rec.msgs = nil
+		req, _ := http.NewRequest("GET", s.APIURL+"/repos/octo/app", nil)
+		req.Header.Set("Authorization", "token wf")
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want || (c.want != 200) != (len(rec.msgs) > 0) {
+			t.Errorf("%s: %d (want %d), violations %v", c.name, resp.StatusCode, c.want, rec.msgs)
+		}
+	}
+}

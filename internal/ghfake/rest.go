@@ -260,6 +260,13 @@ func getBranch(c *call) {
 	name := c.params["branch"]
 	sha := c.f.resolve(c.full(), "refs/heads/"+name)
 	if _, tips := c.f.branchNames(c.full()); tips[name] == "" {
+		if to := c.f.renamedTo(c.full(), name); to != "" {
+			// GitHub redirects a renamed branch to its new name.
+			loc := c.f.api("/repos/" + c.full() + "/branches/" + url.PathEscape(to))
+			c.resp.header.Set("Location", loc)
+			c.json(http.StatusMovedPermanently, map[string]any{"message": "Moved Permanently", "url": loc, "documentation_url": "https://docs.github.com/rest"})
+			return
+		}
 		c.error(http.StatusNotFound, "Branch not found")
 		return
 	}

@@ -87,6 +87,31 @@ func (f *Fake) DeleteBranch(full, branch string) error {
 	return err
 }
 
+// RenameBranch renames a branch as GitHub's "rename branch" does: the old
+// name then answers 301 to the new one.
+func (f *Fake) RenameBranch(full, from, to string) error {
+	if _, err := f.git(f.gitDir(full), nil, "branch", "-m", from, to); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rs := f.repos[strings.ToLower(full)]
+	if rs.renamed == nil {
+		rs.renamed = map[string]string{}
+	}
+	rs.renamed[from] = to
+	return nil
+}
+
+func (f *Fake) renamedTo(full, name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rs := f.repos[strings.ToLower(full)]; rs != nil {
+		return rs.renamed[name]
+	}
+	return ""
+}
+
 // Branches returns the branches of full as name → commit id.
 func (f *Fake) Branches(full string) map[string]string {
 	_, m := f.branchNames(full)

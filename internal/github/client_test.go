@@ -247,3 +247,22 @@ func TestEnterpriseBase(t *testing.T) {
 		t.Errorf("violations: %v", v)
 	}
 }
+
+func TestARenamedBranchNoLongerExists(t *testing.T) {
+	w := newWorld(t)
+	c := w.client(t, "wf")
+	if err := w.RenameBranch("octo/app", "feature", "feature-2"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b, err := c.GetBranch(ctx, "octo", "app", "feature")
+	if err != nil || b.Name != "feature-2" {
+		t.Fatalf("the old name: %+v %v", b, err)
+	}
+	if ok, err := c.BranchExists(ctx, "octo", "app", "feature"); err != nil || ok {
+		t.Errorf("BranchExists(old name) = %v, %v", ok, err)
+	}
+	if ok, err := c.BranchExists(ctx, "octo", "app", "feature-2"); err != nil || !ok {
+		t.Errorf("BranchExists(new name) = %v, %v", ok, err)
+	}
+}
