@@ -24,7 +24,9 @@
 //     "<slug>[bot]" for an App's installation token), fine-grained
 //     permissions (a missing one answers 403 "Resource not accessible by
 //     integration" with X-Accepted-GitHub-Permissions naming it), the
-//     repositories it may see (others are 404), an expiry (then 401);
+//     repositories it may see (others are 404), an expiry (then 401), and
+//     optionally a primary rate limit (Token.RateLimit calls an hour, with
+//     X-RateLimit-* headers counting down, then 403 until the reset);
 //   - repositories backed by real bare git repositories (git
 //     http-backend serves fetch and push; branches, compare and
 //     commits/{sha}/pulls read the real commit graph, so what a store

@@ -59,12 +59,19 @@ type Fake struct {
 	deployments map[string][]*Deployment
 	apps        map[int64]*App
 	insts       map[int64]*Installation
+	usage       map[string]*usage // token → its primary rate-limit window
 	checks      []*CheckRun
 	statuses    []*CommitStatus
 	faults      []*Fault
 	log         []Request
 	violations  []string
 	jwtSeen     int
+}
+
+// usage is one token's primary rate-limit window.
+type usage struct {
+	used  int
+	reset time.Time
 }
 
 type repoState struct {
@@ -99,7 +106,7 @@ func New(opts Options) (*Fake, error) {
 		opts: opts, spec: opts.Spec, nextID: 1000,
 		tokens: map[string]*Token{}, repos: map[string]*repoState{}, comments: map[int64]*Comment{},
 		runs: map[string]*WorkflowRun{}, deployments: map[string][]*Deployment{},
-		apps: map[int64]*App{}, insts: map[int64]*Installation{},
+		apps: map[int64]*App{}, insts: map[int64]*Installation{}, usage: map[string]*usage{},
 	}, nil
 }
 
@@ -350,6 +357,7 @@ func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
 		c.error(http.StatusBadRequest, "API version "+r.Header.Get("X-GitHub-Api-Version")+" is not supported.")
 	case !f.authenticate(c, h):
 	case f.faultAnswer(c, path):
+	case f.primaryLimit(c):
 	default:
 		if c.token != nil {
 			login = c.token.Identity.Login
@@ -391,6 +399,38 @@ func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
 // X-GitHub-Api-Version ("" is the default, 2022-11-28).
 func knownAPIVersion(v string) bool {
 	return v == "" || v == "2022-11-28" || v == "2026-03-10"
+}
+
+// primaryLimit counts the call against its token's RateLimit and answers
+// 403 once the hour's calls are spent.
+func (f *Fake) primaryLimit(c *call) bool {
+	if c.token == nil || c.token.RateLimit == 0 {
+		return false
+	}
+	f.mu.Lock()
+	u := f.usage[c.token.Value]
+	now := f.now()
+	if u == nil || !now.Before(u.reset) {
+		u = &usage{reset: now.Add(time.Hour)}
+		f.usage[c.token.Value] = u
+	}
+	limit := c.token.RateLimit
+	over := u.used >= limit
+	if !over {
+		u.used++
+	}
+	used, reset := u.used, u.reset
+	f.mu.Unlock()
+	h := c.resp.header
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(limit-used))
+	h.Set("X-RateLimit-Used", strconv.Itoa(used))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
+	if over {
+		c.error(http.StatusForbidden, "API rate limit exceeded for installation ID "+strconv.FormatInt(c.token.Installation, 10)+".")
+	}
+	return over
 }
 
 // rateHeaders adds GitHub's primary rate-limit headers to every answer

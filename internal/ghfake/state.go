@@ -32,6 +32,11 @@ type Token struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Installation is the installation that issued the token (0: none).
 	Installation int64 `json:"installation,omitempty"`
+	// RateLimit is the token's primary limit: calls per hour, counted
+	// from its first call of the hour (0: GitHub's 5000, never reached
+	// here). Answers carry X-RateLimit-Remaining; once it is 0, calls are
+	// answered 403 until X-RateLimit-Reset.
+	RateLimit int `json:"rate_limit,omitempty"`
 }
 
 // ReadOnly returns permissions that read everything and write nothing: a

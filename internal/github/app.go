@@ -121,7 +121,7 @@ func (a *App) Get(ctx context.Context) (AppInfo, error) {
 		return a.info, nil
 	}
 	a.mu.Unlock()
-	x, _, err := a.client.Apps.Get(ctx, "")
+	x, _, err := a.client.Apps.Get(withOp(ctx, "apps/get-authenticated"), "")
 	if err != nil {
 		return AppInfo{}, wrapErr(err, call{"read the App (GET /app)", "the App's JWT"})
 	}
@@ -134,12 +134,13 @@ func (a *App) Get(ctx context.Context) (AppInfo, error) {
 
 // Check signs a JWT and calls GET /app: the bot's readiness check.
 func (a *App) Check(ctx context.Context) error {
-	_, _, err := a.client.Apps.Get(ctx, "")
+	_, _, err := a.client.Apps.Get(withOp(ctx, "apps/get-authenticated"), "")
 	return wrapErr(err, call{"read the App (GET /app)", "the App's JWT"})
 }
 
 // Installations returns every installation of the App, every page.
 func (a *App) Installations(ctx context.Context) ([]Installation, error) {
+	ctx = withOp(ctx, "apps/list-installations")
 	opts := &gh.ListOptions{PerPage: perPage}
 	var out []Installation
 	for {
@@ -157,10 +158,44 @@ func (a *App) Installations(ctx context.Context) ([]Installation, error) {
 	}
 }
 
+// InstalledRepository is a repository the App is installed on, with the
+// installation that covers it.
+type InstalledRepository struct {
+	Installation int64
+	Repository
+}
+
+// Repositories returns every repository of every installation of the App
+// (GET /app/installations, then GET /installation/repositories as each
+// installation, every page): the set the bot sweeps. An installation that
+// fails stops the listing with its error: a partial set would make a
+// sweep think repositories were uninstalled.
+func (a *App) Repositories(ctx context.Context) ([]InstalledRepository, error) {
+	insts, err := a.Installations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []InstalledRepository
+	for _, in := range insts {
+		c, err := a.Installation(in.ID)
+		if err != nil {
+			return nil, err
+		}
+		repos, err := c.InstallationRepositories(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range repos {
+			out = append(out, InstalledRepository{Installation: in.ID, Repository: r})
+		}
+	}
+	return out, nil
+}
+
 // RepositoryInstallation returns the installation that covers
 // owner/repo (GITHUB_NOT_FOUND when the App is not installed there).
 func (a *App) RepositoryInstallation(ctx context.Context, owner, repo string) (Installation, error) {
-	in, _, err := a.client.Apps.FindRepositoryInstallation(ctx, owner, repo)
+	in, _, err := a.client.Apps.FindRepositoryInstallation(withOp(ctx, "apps/get-repo-installation"), owner, repo)
 	if err != nil {
 		return Installation{}, wrapErr(err, call{fmt.Sprintf("find the App's installation on %s", repoName(owner, repo)), "the App's JWT"})
 	}
@@ -226,7 +261,7 @@ func (s *tokenSource) get(ctx context.Context, stale string) (string, error) {
 	}
 	tr := ghinstallation.NewFromAppsTransport(s.app.tokens, s.id)
 	tr.BaseURL = s.app.base
-	tok, err := tr.Token(ctx)
+	tok, err := tr.Token(withOp(ctx, "apps/create-installation-access-token"))
 	if err != nil {
 		return "", wrapErr(err, call{fmt.Sprintf("get a token of installation %d", s.id), "the App's JWT"})
 	}

@@ -6,8 +6,10 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,5 +220,26 @@ func TestAppCountersSpanInstallations(t *testing.T) {
 	// The token call, the rate-limited call and its retry.
 	if app.Calls() != 3 || app.ThrottledSeconds() != 3 || c.Calls() != 3 {
 		t.Errorf("calls %d, throttled %vs", app.Calls(), app.ThrottledSeconds())
+	}
+}
+
+func TestAppRepositoriesSpanInstallations(t *testing.T) {
+	w, app := newApp(t)
+	if err := w.AddRepo(ghfake.Repo{FullName: "acme/site"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddInstallation(ghfake.Installation{ID: 8, App: 42, Account: "acme", Repos: []string{"acme/site"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := app.Repositories(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range got {
+		names = append(names, fmt.Sprintf("%d:%s", r.Installation, r.FullName))
+	}
+	if strings.Join(names, " ") != "7:octo/app 7:octo/other 8:acme/site" {
+		t.Errorf("repositories: %v", names)
 	}
 }

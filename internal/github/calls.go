@@ -138,6 +138,7 @@ func repository(r *gh.Repository) Repository {
 // ListIssueComments returns every comment of issue or pull request number,
 // oldest first, following every page.
 func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, number int) ([]Comment, error) {
+	ctx = withOp(ctx, "issues/list-comments")
 	cl := call{fmt.Sprintf("list the comments of %s#%d", repoName(owner, repo), number), "pull-requests: read"}
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: perPage}}
 	var out []Comment
@@ -161,6 +162,7 @@ func (c *Client) ListIssueComments(ctx context.Context, owner, repo string, numb
 // a lost connection), so it writes at most one comment; a rate-limit
 // answer (not acted on) is waited out and sent again.
 func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, number int, body string) (Comment, error) {
+	ctx = withOp(ctx, "issues/create-comment")
 	cl := call{fmt.Sprintf("comment on %s#%d", repoName(owner, repo), number), "pull-requests: write"}
 	x, _, err := c.gh.Issues.CreateComment(ctx, owner, repo, number, &gh.IssueComment{Body: gh.String(body)})
 	if err != nil {
@@ -172,6 +174,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, owner, repo string, num
 // EditIssueComment replaces the body of comment id. GitHub lets an App or
 // workflow token edit only its own comments (GITHUB_PERMISSION otherwise).
 func (c *Client) EditIssueComment(ctx context.Context, owner, repo string, id int64, body string) (Comment, error) {
+	ctx = withOp(ctx, "issues/update-comment")
 	cl := call{fmt.Sprintf("edit comment %d of %s", id, repoName(owner, repo)), "pull-requests: write"}
 	x, _, err := c.gh.Issues.EditComment(ctx, owner, repo, id, &gh.IssueComment{Body: gh.String(body)})
 	if err != nil {
@@ -213,6 +216,7 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 
 // GetPullRequest returns pull request number.
 func (c *Client) GetPullRequest(ctx context.Context, owner, repo string, number int) (PullRequest, error) {
+	ctx = withOp(ctx, "pulls/get")
 	cl := call{fmt.Sprintf("read pull request %s#%d", repoName(owner, repo), number), "pull-requests: read"}
 	p, _, err := c.gh.PullRequests.Get(ctx, owner, repo, number)
 	if err != nil {
@@ -224,6 +228,7 @@ func (c *Client) GetPullRequest(ctx context.Context, owner, repo string, number 
 // ListPullRequests returns every pull request in state ("open", "closed"
 // or "all"), newest first, following every page.
 func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string) ([]PullRequest, error) {
+	ctx = withOp(ctx, "pulls/list")
 	cl := call{fmt.Sprintf("list the %s pull requests of %s", state, repoName(owner, repo)), "pull-requests: read"}
 	opts := &gh.PullRequestListOptions{State: state, ListOptions: gh.ListOptions{PerPage: perPage}}
 	var out []PullRequest
@@ -246,6 +251,7 @@ func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string
 // sha (GET commits/{sha}/pulls: those whose head holds it, and the merged
 // one that brought it into the default branch), every page.
 func (c *Client) PullRequestsForCommit(ctx context.Context, owner, repo, sha string) ([]PullRequest, error) {
+	ctx = withOp(ctx, "repos/list-pull-requests-associated-with-commit")
 	cl := call{fmt.Sprintf("find the pull requests of commit %s in %s", sha, repoName(owner, repo)), "pull-requests: read"}
 	opts := &gh.ListOptions{PerPage: perPage}
 	var out []PullRequest
@@ -292,6 +298,7 @@ func (c *Client) OpenPullRequestForCommit(ctx context.Context, owner, repo, sha 
 
 // GetWorkflowRun returns Actions run id.
 func (c *Client) GetWorkflowRun(ctx context.Context, owner, repo string, id int64) (WorkflowRun, error) {
+	ctx = withOp(ctx, "actions/get-workflow-run")
 	cl := call{fmt.Sprintf("read workflow run %d of %s", id, repoName(owner, repo)), "actions: read"}
 	r, _, err := c.gh.Actions.GetWorkflowRunByID(ctx, owner, repo, id)
 	if err != nil {
@@ -305,6 +312,7 @@ func (c *Client) GetWorkflowRun(ctx context.Context, owner, repo string, id int6
 
 // Compare compares base...head (branch names or commit ids).
 func (c *Client) Compare(ctx context.Context, owner, repo, base, head string) (Comparison, error) {
+	ctx = withOp(ctx, "repos/compare-commits")
 	cl := call{fmt.Sprintf("compare %s...%s in %s", base, head, repoName(owner, repo)), "contents: read"}
 	// One commit per page: only the counts and the status are read.
 	x, _, err := c.gh.Repositories.CompareCommits(ctx, owner, repo, base, head, &gh.ListOptions{PerPage: 1})
@@ -327,6 +335,7 @@ func (c *Client) IsAncestor(ctx context.Context, owner, repo, ancestor, descenda
 // GetBranch returns branch (GITHUB_NOT_FOUND when it does not exist). A
 // renamed branch, which GitHub redirects, is returned under its new name.
 func (c *Client) GetBranch(ctx context.Context, owner, repo, branch string) (Branch, error) {
+	ctx = withOp(ctx, "repos/get-branch")
 	cl := call{fmt.Sprintf("read branch %s of %s", branch, repoName(owner, repo)), "contents: read"}
 	b, resp, err := c.gh.Repositories.GetBranch(ctx, owner, repo, branch, 1)
 	if err != nil {
@@ -356,6 +365,7 @@ func (c *Client) BranchExists(ctx context.Context, owner, repo, branch string) (
 // GetRepository returns the repository (its default branch among the
 // rest).
 func (c *Client) GetRepository(ctx context.Context, owner, repo string) (Repository, error) {
+	ctx = withOp(ctx, "repos/get")
 	cl := call{fmt.Sprintf("read repository %s", repoName(owner, repo)), "metadata: read"}
 	r, _, err := c.gh.Repositories.Get(ctx, owner, repo)
 	if err != nil {
@@ -368,6 +378,7 @@ func (c *Client) GetRepository(ctx context.Context, owner, repo string) (Reposit
 // client may access (GET /installation/repositories), every page. Only an
 // installation client may call it.
 func (c *Client) InstallationRepositories(ctx context.Context) ([]Repository, error) {
+	ctx = withOp(ctx, "apps/list-repos-accessible-to-installation")
 	cl := call{"list the installation's repositories", "metadata: read"}
 	opts := &gh.ListOptions{PerPage: perPage}
 	var out []Repository

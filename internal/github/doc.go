@@ -32,8 +32,10 @@
 // behind, diverged) and IsAncestor (staleness without a full clone).
 // GetBranch and BranchExists (404 is false). GetRepository (the default
 // branch). For Apps: App.Get (GET /app: the slug), App.Check (readiness),
-// App.Installations, App.RepositoryInstallation, and
-// Client.InstallationRepositories on an installation client. Every list
+// App.Installations, App.RepositoryInstallation,
+// Client.InstallationRepositories on an installation client, and
+// App.Repositories (every repository of every installation: the bot's
+// sweep set). Every list
 // follows GitHub's Link pagination to the end.
 //
 // # Comment identity
@@ -68,16 +70,20 @@
 // limit" message) is waited out: Retry-After, else until
 // X-RateLimit-Reset, else a backoff from one minute, doubling; then the
 // call is sent again, a POST included, because GitHub did not process a
-// call it answered so. A 502/503/504 to a GET is retried twice after 1 s
-// and 2 s; a write that met a server error or a lost connection is never
+// call it answered so. A 502/503/504 or a network error to a GET is
+// retried twice after 1 s and 2 s; a write that met a server error or a lost connection is never
 // sent again (it may have been processed), so CreateIssueComment writes at
 // most one comment. Waits are bounded by the context's deadline, by
 // Config.MaxWait per call (15 minutes) and by Config.Budget over the
 // client's life; past a bound the caller gets GITHUB_RATE_LIMITED at once,
 // without sleeping. Clock and Sleep are injected. Stats counts calls, rate
 // limits, retries, give-ups and time throttled; Config.Observer hears
-// each call and each wait (the bot turns them into Prometheus metrics;
-// this package does not import Prometheus).
+// each call and each wait, labelled with GitHub's operationId (bounded
+// cardinality: the bot turns them into Prometheus metrics; this package
+// does not import Prometheus); App and Client also have Calls and
+// ThrottledSeconds. An answer saying the primary limit is spent
+// (X-RateLimit-Remaining: 0) makes the governor wait for
+// X-RateLimit-Reset before the next call, within the same bounds.
 //
 // # Errors
 //

@@ -17,12 +17,29 @@ import (
 // makes, for metrics (the bot counts them in Prometheus). Methods are
 // called synchronously and must be cheap and safe for concurrent use.
 type Observer interface {
-	// Call is one HTTP request sent to GitHub and its status (0 when it
-	// failed without an answer, err then set).
-	Call(method, path string, status int, err error)
-	// Throttled is one wait before retrying a rate-limited call; reason
-	// is "retry-after", "reset", "backoff" or "server-error".
-	Throttled(wait time.Duration, reason string)
+	// Call is one HTTP request sent to GitHub: op is GitHub's operationId
+	// ("issues/list-comments", "apps/create-installation-access-token",
+	// ...; "" for a call of no known operation), a label of bounded
+	// cardinality; status is 0 when the request failed without an answer
+	// (err then set).
+	Call(op string, status int, err error)
+	// Throttled is one wait before sending op again; reason is
+	// "retry-after", "reset" (the primary limit's X-RateLimit-Reset),
+	// "backoff" (a rate limit that named no time), "server-error" or
+	// "network".
+	Throttled(op string, wait time.Duration, reason string)
+}
+
+type opKey struct{}
+
+// withOp names the GitHub operation the calls made with ctx belong to.
+func withOp(ctx context.Context, op string) context.Context {
+	return context.WithValue(ctx, opKey{}, op)
+}
+
+func opOf(ctx context.Context) string {
+	op, _ := ctx.Value(opKey{}).(string)
+	return op
 }
 
 // Stats counts what the governor did since it was made.
@@ -128,9 +145,21 @@ func (t *governed) RoundTrip(req *http.Request) (*http.Response, error) {
 			status = resp.StatusCode
 		}
 		if g.observer != nil {
-			g.observer.Call(req.Method, req.URL.Path, status, err)
+			g.observer.Call(opOf(ctx), status, err)
 		}
 		if err != nil {
+			// A GET that met a network error is sent again, twice.
+			if idempotent(req.Method) && serverRetries < 2 && ctx.Err() == nil {
+				serverRetries++
+				d := time.Duration(serverRetries) * time.Second
+				if g.mayWait(ctx, d, waited) {
+					if werr := g.doWait(ctx, d, "network", &waited, opOf(ctx)); werr != nil {
+						return nil, werr
+					}
+					g.count(func(s *Stats) { s.Retries++ })
+					continue
+				}
+			}
 			return nil, err
 		}
 		g.noteRemaining(resp)
@@ -155,7 +184,7 @@ func (t *governed) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		drain(resp)
-		if err := g.doWait(ctx, wait, reason, &waited); err != nil {
+		if err := g.doWait(ctx, wait, reason, &waited, opOf(ctx)); err != nil {
 			return nil, err
 		}
 		g.count(func(s *Stats) { s.Retries++ })
@@ -195,9 +224,9 @@ func (g *governor) mayWait(ctx context.Context, d, waited time.Duration) bool {
 	return true
 }
 
-func (g *governor) doWait(ctx context.Context, d time.Duration, reason string, waited *time.Duration) error {
+func (g *governor) doWait(ctx context.Context, d time.Duration, reason string, waited *time.Duration, op string) error {
 	if g.observer != nil {
-		g.observer.Throttled(d, reason)
+		g.observer.Throttled(op, d, reason)
 	}
 	g.count(func(s *Stats) { s.ThrottledTime += d })
 	*waited += d
@@ -226,7 +255,7 @@ func (g *governor) waitExhausted(ctx context.Context, waited *time.Duration) err
 	if !g.mayWait(ctx, d, *waited) {
 		return nil
 	}
-	return g.doWait(ctx, d, "reset", waited)
+	return g.doWait(ctx, d, "reset", waited, opOf(ctx))
 }
 
 func (g *governor) noteRemaining(resp *http.Response) {

@@ -2,6 +2,8 @@ package github_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -14,17 +16,22 @@ import (
 type observed struct {
 	mu     sync.Mutex
 	calls  int
+	ops    map[string]int
 	waits  []time.Duration
 	reason []string
 }
 
-func (o *observed) Call(method, path string, status int, err error) {
+func (o *observed) Call(op string, status int, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.calls++
+	if o.ops == nil {
+		o.ops = map[string]int{}
+	}
+	o.ops[op]++
 }
 
-func (o *observed) Throttled(d time.Duration, reason string) {
+func (o *observed) Throttled(op string, d time.Duration, reason string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.waits = append(o.waits, d)
@@ -83,7 +90,7 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 			if st.Calls != int64(len(c.waits)+1) || st.RateLimited != int64(len(c.waits)) || st.ThrottledTime != total || st.Retries != int64(len(c.waits)) {
 				t.Errorf("stats %+v", st)
 			}
-			if w.Count("pulls/get") != len(c.waits)+1 || obs.calls != len(c.waits)+1 {
+			if w.Count("pulls/get") != len(c.waits)+1 || obs.calls != len(c.waits)+1 || obs.ops["pulls/get"] != obs.calls {
 				t.Errorf("calls: fake %d, observed %d", w.Count("pulls/get"), obs.calls)
 			}
 		})
@@ -175,5 +182,84 @@ func TestAPermission403IsNotARateLimit(t *testing.T) {
 	wantCode(t, err, errs.GITHUB_PERMISSION)
 	if st := c.Stats(); st.RateLimited != 0 || st.ThrottledTime != 0 {
 		t.Errorf("a permission 403 was throttled: %+v", st)
+	}
+}
+
+func TestThePrimaryLimitIsWaitedForBeforeTheCall(t *testing.T) {
+	w := newWorld(t)
+	w.AddToken(ghfake.Token{Value: "small", Identity: ghfake.ActionsBot, RateLimit: 2})
+	cfg := w.config()
+	cfg.MaxWait = 2 * time.Hour
+	c, _ := github.NewToken(cfg, "small")
+	ctx := context.Background()
+	start := w.time.Now()
+	for i := 0; i < 3; i++ {
+		if _, err := c.GetPullRequest(ctx, "octo", "app", 1); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	// The second answer said 0 remain: the third call waited for the reset
+	// instead of meeting a 403.
+	for _, r := range w.Requests() {
+		if r.Status != 200 {
+			t.Errorf("a call was answered %d", r.Status)
+		}
+	}
+	if got := w.time.Now().Sub(start); got != time.Hour {
+		t.Errorf("waited %v, want the hour to the reset", got)
+	}
+	if st := c.Stats(); st.Calls != 3 || st.RateLimited != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestSpentPrimaryLimitPastTheBudget(t *testing.T) {
+	w := newWorld(t)
+	w.AddToken(ghfake.Token{Value: "small", Identity: ghfake.ActionsBot, RateLimit: 1})
+	c, _ := github.NewToken(w.config(), "small") // MaxWait 15 minutes < the hour to the reset
+	ctx := context.Background()
+	if _, err := c.GetPullRequest(ctx, "octo", "app", 1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.GetPullRequest(ctx, "octo", "app", 1)
+	wantCode(t, err, errs.GITHUB_RATE_LIMITED)
+	if w.time.Now() != t0 {
+		t.Errorf("the clock moved %v", w.time.Now().Sub(t0))
+	}
+}
+
+// flaky fails its first n requests without an answer.
+type flaky struct {
+	mu   sync.Mutex
+	n    int
+	next http.RoundTripper
+}
+
+func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	fail := f.n > 0
+	f.n--
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("connection reset by peer")
+	}
+	return f.next.RoundTrip(r)
+}
+
+func TestNetworkErrors(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	fl := &flaky{n: 2, next: http.DefaultTransport}
+	cfg.Transport = fl
+	c, _ := github.NewToken(cfg, "wf")
+	ctx := context.Background()
+	if _, err := c.GetPullRequest(ctx, "octo", "app", 1); err != nil {
+		t.Fatalf("a GET after two resets: %v", err)
+	}
+	fl.n = 1
+	_, err := c.CreateIssueComment(ctx, "octo", "app", 1, "x")
+	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
+	if n := w.Count("issues/create-comment"); n != 0 {
+		t.Errorf("a POST that met a reset was sent again: %d", n)
 	}
 }
