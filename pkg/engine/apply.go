@@ -86,10 +86,11 @@ func (e *Engine) owner(o Options, op receipt.Operation) (receipt.Owner, error) {
 // not at all.
 func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
 	timeout := o.waitTimeout()
+	lockOnly := false
 	if !wait && o.LockWait > 0 {
-		wait, timeout = true, o.LockWait
+		wait, timeout, lockOnly = true, o.LockWait, true
 	}
-	return LeaseConfig{Store: e.Store, Clock: e.clock(), After: e.after(), Sleep: e.sleep, Rand: e.rand(),
+	return LeaseConfig{LockWaitOnly: lockOnly, Store: e.Store, Clock: e.clock(), After: e.after(), Sleep: e.sleep, Rand: e.rand(),
 		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: timeout, HolderGone: e.HolderGone}
 }
 

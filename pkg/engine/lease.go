@@ -50,6 +50,9 @@ type LeaseConfig struct {
 	// HolderGone, when set, is asked once about each live lease that
 	// blocks (see Engine.HolderGone).
 	HolderGone HolderGone
+	// LockWaitOnly says the wait is Options.LockWait's (a lease only, not
+	// external events), so a timeout names the setting that bounds it.
+	LockWaitOnly bool
 }
 
 // HolderGone reports whether the holder of a live lease is certainly gone
@@ -179,6 +182,11 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 			progress.Report(ctx, waited)
 			e := errs.Wrap(err, errs.WAIT_TIMEOUT, "gave up waiting for the lease on %s after %s", target, cfg.WaitTimeout).
 				With("target", target.String())
+			if cfg.LockWaitOnly {
+				e.WithHint("Raise --lock-wait (or SPONSON_LOCK_WAIT) above %s, or, if the holder is dead, release its lease: %s", cfg.WaitTimeout, target.UnlockCommand())
+			} else {
+				e.WithHint("Raise --wait-timeout above %s, or, if the holder is dead, release its lease: %s", cfg.WaitTimeout, target.UnlockCommand())
+			}
 			if isHeld {
 				e.With("lease", held)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/pkg/engine/enginetest"
+	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -150,5 +151,22 @@ func TestExternalWaitReportsProgress(t *testing.T) {
 				t.Errorf("last event %+v, want done, ok %v", last, tc.ok)
 			}
 		})
+	}
+}
+
+// A wait bounded by LockWait that times out names --lock-wait, not
+// --wait-timeout (which bounds --wait).
+func TestLockWaitTimeoutNamesLockWait(t *testing.T) {
+	w := newWorld(t)
+	if _, _, err := w.store.Acquire(context.Background(), receipt.ScopeTarget("preview", "pr-12"), own("other"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.apply(mustPlan(t, basicPlan), prCtx(12), Options{LockWait: 20 * time.Second})
+	if errs.CodeOf(err) != errs.WAIT_TIMEOUT || !strings.Contains(errs.Coded(err).HintText(), "--lock-wait") {
+		t.Fatalf("err %v, hint %q", err, errs.Coded(err).HintText())
+	}
+	_, err = w.apply(mustPlan(t, basicPlan), prCtx(12), Options{Wait: true, WaitTimeout: 20 * time.Second})
+	if errs.CodeOf(err) != errs.WAIT_TIMEOUT || !strings.Contains(errs.Coded(err).HintText(), "--wait-timeout") {
+		t.Fatalf("err %v, hint %q", err, errs.Coded(err).HintText())
 	}
 }

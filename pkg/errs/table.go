@@ -128,7 +128,7 @@ var Table = []Info{
 	{DRIFT_CHANGED, ExitFailed, false, "line", "A resource was changed outside Sponson since the last apply.", "Review the change; run apply with --reconcile to accept it, or revert it in the provider's console."},
 	{OWNED_BY_OTHER_SCOPE, ExitFailed, false, "line", "Another scope of this environment manages the resource.", "Give the resource a name that includes ${ctx.scope}, or destroy the other scope first."},
 
-	{LOCK_HELD, ExitLock, false, "lease", "Another run holds the lease.", "Re-run with --wait to wait for it, or, if that run is dead, `sponson unlock <env> <scope> --reason \"...\"`."},
+	{LOCK_HELD, ExitLock, false, "lease", "Another run holds the lease.", "Re-run with --lock-wait 5m to wait for the lease (--wait also waits for deploys), or, if that run is dead, `sponson unlock <env> <scope> --reason \"...\"`."},
 	{LOCK_LOST, ExitLock, false, "lease", "This run lost its lease (expired or taken over) and stopped before writing more.", "Re-run; the next run takes over from the recorded state. Raise the lease TTL if runs are slow."},
 
 	{RECEIPT_CORRUPT, ExitFailed, false, "store", "A stored receipt cannot be parsed.", "Inspect the receipt branch or file named; Sponson never replaces it silently. Repair it by hand or push a saved receipt with `sponson receipts push --replace`."},
@@ -138,7 +138,7 @@ var Table = []Info{
 	{STORE_REJECTED, ExitFailed, false, "store", "A server-side rule refused the write.", "Allow pushes to `sponson-receipts/*` branches in the repository's rules; the server's message says which rule."},
 	{STORE_UNAVAILABLE, ExitFailed, false, "store", "The receipt store cannot be reached.", "Check the remote URL and the network; re-run when the store is reachable."},
 
-	{WAIT_TIMEOUT, ExitFailed, false, "run", "Waiting for a lease or an external event took longer than the timeout.", "Raise --wait-timeout, or re-run later without --wait."},
+	{WAIT_TIMEOUT, ExitFailed, false, "run", "Waiting for a lease or an external event took longer than the timeout.", "Raise --wait-timeout (or --lock-wait, when the wait was for a lease without --wait), or re-run later."},
 	{EXTERNAL_FAILED, ExitFailed, false, "run", "An external event (such as a deployment) failed for good.", "Fix the failed deployment, then re-run apply."},
 	{DEPENDENCY_BLOCKED, ExitFailed, false, "run", "A line was skipped because a line it depends on did not succeed.", "Fix the line it depends on; this line runs on the next apply."},
 	{INTERRUPTED, ExitFailed, false, "run", "The run was interrupted (signal or cancellation).", "Re-run; what was created is recorded and the next run continues from it."},

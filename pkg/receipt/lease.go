@@ -242,7 +242,7 @@ func HeldError(held Lease, now time.Time) *errs.Error {
 	if held.Target.IsParent() {
 		e.With("parent", held.Target.Identity)
 	}
-	return e.WithHint("Re-run with --wait to wait for it (it expires at %s unless renewed), or, if run %s is dead: %s",
+	return e.WithHint("Re-run with --lock-wait 5m to wait for the lease (it expires at %s unless renewed), or, if run %s is dead: %s",
 		held.ExpiresAt.UTC().Format(time.RFC3339), held.Holder, held.Target.UnlockCommand())
 }
 

@@ -226,7 +226,7 @@ func TestHeldAndLostErrors(t *testing.T) {
 			t.Errorf("LOCK_HELD message %q lacks %q", e.Message, want)
 		}
 	}
-	for _, want := range []string{"--wait", `sponson unlock preview pr-12 --reason "..."`} {
+	for _, want := range []string{"--lock-wait", `sponson unlock preview pr-12 --reason "..."`} {
 		if !strings.Contains(e.HintText(), want) {
 			t.Errorf("LOCK_HELD hint %q lacks %q", e.HintText(), want)
 		}
