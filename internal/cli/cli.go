@@ -366,6 +366,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.receiptCommand(),
 		a.receiptsCommand(),
 		a.demoCommand(),
+		a.gcCommand(),
 	)
 	return root
 }

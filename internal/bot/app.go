@@ -1,0 +1,144 @@
+package bot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/internal/wire"
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// appRepo is one repository through an installation's client: what the
+// sweep asks, and the pull request comments.
+type appRepo struct {
+	sweep.ClientRepo
+}
+
+var _ RepoGitHub = appRepo{}
+
+func (a appRepo) Comments(ctx context.Context, n int) ([]Comment, error) {
+	list, err := a.Client.ListIssueComments(ctx, a.Owner, a.Name, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Comment, len(list))
+	for i, c := range list {
+		out[i] = Comment{ID: c.ID, Author: c.Author, Body: c.Body}
+	}
+	return out, nil
+}
+
+func (a appRepo) CreateComment(ctx context.Context, n int, body string) error {
+	_, err := a.Client.CreateIssueComment(ctx, a.Owner, a.Name, n, body)
+	return err
+}
+
+func (a appRepo) EditComment(ctx context.Context, id int64, body string) error {
+	_, err := a.Client.EditIssueComment(ctx, a.Owner, a.Name, id, body)
+	return err
+}
+
+// AppWorkspaces opens the repositories of a GitHub App's installations:
+// one git-branch store per repository (the repository's own receipt
+// branches, authenticated by the installation's refreshing token), kept
+// for the process's life, and one run (engine, redactor) per job.
+type AppWorkspaces struct {
+	App       *github.App
+	ServerURL string
+	Identity  wire.Identity
+	LookupEnv func(string) (string, bool)
+	Clock     receipt.Clock
+	// Ops are the runnable ops; nil is the built-in adapters (tests
+	// inject a fake cloud's).
+	Ops *adapter.Registry
+	// Dir holds what a run keeps locally (unsaved receipts); "" is a
+	// folder under the system's temporary directory.
+	Dir string
+
+	mu     sync.Mutex
+	stores map[string]*wire.Store
+}
+
+var _ Workspaces = (*AppWorkspaces)(nil)
+
+// Open implements Workspaces.
+func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, error) {
+	inst := r.Installation
+	if inst == 0 {
+		in, err := a.App.RepositoryInstallation(ctx, r.Owner, r.Name)
+		if err != nil {
+			return nil, err
+		}
+		inst = in.ID
+	}
+	client, err := a.App.Installation(inst)
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.store(ctx, r, client)
+	if err != nil {
+		return nil, err
+	}
+	dir := a.Dir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "sponson-bot")
+	}
+	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: a.LookupEnv, Ops: a.Ops, Dir: filepath.Join(dir, r.Owner, r.Name), Clock: a.Clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Store: st, Engine: run.Engine, GitHub: appRepo{sweep.ClientRepo{Client: client, Owner: r.Owner, Name: r.Name}}, Close: run.Close}, nil
+}
+
+func (a *AppWorkspaces) store(ctx context.Context, r Repository, client *github.Client) (*wire.Store, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stores == nil {
+		a.stores = map[string]*wire.Store{}
+	}
+	if st := a.stores[r.FullName()]; st != nil {
+		return st, nil
+	}
+	st, err := wire.OpenStore(ctx, wire.GitHubStore(a.ServerURL, r.FullName(), wire.TokenFunc(client.Token)), "", a.Clock)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeOf(err), "open the receipts of %s", r.FullName())
+	}
+	a.stores[r.FullName()] = st
+	return st, nil
+}
+
+// AppInstallations lists every repository of every installation of the App.
+type AppInstallations struct{ App *github.App }
+
+var _ Installations = AppInstallations{}
+
+// Repositories implements Installations.
+func (a AppInstallations) Repositories(ctx context.Context) ([]Repository, error) {
+	insts, err := a.App.Installations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Repository
+	for _, in := range insts {
+		c, err := a.App.Installation(in.ID)
+		if err != nil {
+			return out, err
+		}
+		repos, err := c.InstallationRepositories(ctx)
+		if err != nil {
+			return out, err
+		}
+		for _, r := range repos {
+			out = append(out, Repository{Installation: in.ID, Owner: r.Owner, Name: r.Name})
+		}
+	}
+	return out, nil
+}
+
+var _ GitHubCounters = (*github.App)(nil)

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// gcCommand is `sponson gc`: the bot's sweep, run once, for teams without
+// the bot (an Actions schedule with the workflow token). Same code as the
+// bot's timer (internal/sweep).
+func (a *app) gcCommand() *cobra.Command {
+	var retention string
+	var concurrency int
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Destroy what closed pull requests and deleted branches left behind; prune old tombstones",
+		Long: `Sweeps the repository's receipt store once, the same sweep the bot runs on a timer: every
+pr-<n> scope whose pull request is closed and still has resources is destroyed (from its ledger,
+under its lease, leaving the tombstone), every branch-<name> scope whose branch is gone is
+destroyed, failed teardowns are retried, tombstoned receipt branches older than --retention are
+deleted (compare-and-swap), and leases that expired without release are reported. A scope whose
+pull request is open or whose lease is live is never touched; GitHub is asked again right before
+each destroy. Needs GITHUB_TOKEN (contents: write, pull-requests: read) and the repository
+(--repo, else GITHUB_REPOSITORY); GITHUB_API_URL for GitHub Enterprise.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ret, err := parseRetention(retention, a.env.Getenv("SPONSON_RETENTION"))
+			if err != nil {
+				return err
+			}
+			repo := a.g.repo
+			if repo == "" {
+				repo = a.env.Getenv("GITHUB_REPOSITORY")
+			}
+			owner, name, ok := strings.Cut(repo, "/")
+			if !ok || owner == "" || name == "" {
+				return errs.New(errs.USAGE, "gc needs the repository as owner/name (--repo, or GITHUB_REPOSITORY); got %q", repo)
+			}
+			token := a.env.Getenv("SPONSON_GITHUB_TOKEN")
+			if token == "" {
+				token = a.env.Getenv("GITHUB_TOKEN")
+			}
+			if token == "" {
+				return errs.New(errs.USAGE, "gc asks GitHub whether pull requests are closed and branches gone, and needs a token").
+					WithHint("Set GITHUB_TOKEN (in a workflow: `env: { GITHUB_TOKEN: \"${{ github.token }}\" }` with `permissions: { contents: write, pull-requests: read }`).")
+			}
+			a.redactor.Register(token, "GITHUB_TOKEN")
+			gh, err := github.NewToken(github.Config{APIURL: a.env.Getenv("GITHUB_API_URL"), ServerURL: a.env.Getenv("GITHUB_SERVER_URL")}, token)
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(a.planReceipts())
+			if err != nil {
+				return err
+			}
+			eng, err := a.engine(st)
+			if err != nil {
+				return err
+			}
+			id := a.identity()
+			actor := "sponson gc"
+			if id.Actor != "" && id.Actor != "unknown" {
+				actor = "sponson gc (" + id.Actor + ")"
+			}
+			s := &sweep.Sweeper{Retention: ret, Concurrency: concurrency, Clock: receipt.SystemClock{}}
+			rep, err := s.Sweep(a.ctx, sweep.Repo{Name: repo, Store: st, Engine: eng, GitHub: sweep.ClientRepo{Client: gh, Owner: owner, Name: name},
+				Owner: receipt.Owner{Kind: id.Kind, Host: id.Host, PID: id.PID, Actor: id.Actor, GitHubRunID: id.GitHubRunID, GitHubRunAttempt: id.GitHubRunAttempt}, Actor: actor})
+			if err != nil {
+				return err
+			}
+			a.result = map[string]any{"repo": repo, "scopes": rep.Scopes, "findings": rep.Findings, "retention": ret.String()}
+			a.text = func(w io.Writer) { renderSweep(w, rep) }
+			for _, f := range rep.Findings {
+				if f.Kind == sweep.DestroyFailed {
+					return errs.New(errs.DESTROY_FAILED, "gc: the teardown of %s/%s left %d resource(s); the next gc retries", f.Env, f.Scope, len(f.Failed)).
+						With("findings", rep.Findings)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&retention, "retention", "", "delete tombstoned receipt branches older than this (default SPONSON_RETENTION, else 14d)")
+	cmd.Flags().IntVar(&concurrency, "concurrency", sweep.DefaultConcurrency, "scopes judged at once")
+	return cmd
+}
+
+func parseRetention(flag, env string) (time.Duration, error) {
+	v, from := flag, "--retention"
+	if v == "" {
+		v, from = env, "SPONSON_RETENTION"
+	}
+	if v == "" {
+		return 14 * 24 * time.Hour, nil
+	}
+	d := time.Duration(0)
+	var err error
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		var n int
+		if _, err = fmt.Sscanf(days, "%d", &n); err == nil {
+			d = time.Duration(n) * 24 * time.Hour
+		}
+	} else {
+		d, err = time.ParseDuration(v)
+	}
+	if err != nil || d < 0 {
+		return 0, errs.New(errs.USAGE, "%s=%q is not a duration (such as 14d or 336h)", from, v)
+	}
+	return d, nil
+}
+
+func renderSweep(w io.Writer, rep sweep.Report) {
+	fmt.Fprintf(w, "gc %s: %d scope(s), %d finding(s)\n", rep.Repo, rep.Scopes, len(rep.Findings))
+	for _, f := range rep.Findings {
+		where := f.Env + "/" + f.Scope
+		if f.Scope == "" {
+			where = "-"
+		}
+		fmt.Fprintf(w, "  %-28s %-16s %s\n", where, f.Kind, f.Why)
+		for _, d := range f.Destroyed {
+			fmt.Fprintf(w, "      destroyed %s\n", d)
+		}
+		for _, d := range f.Failed {
+			fmt.Fprintf(w, "      FAILED    %s\n", d)
+		}
+		if f.Error != "" {
+			fmt.Fprintf(w, "      %s: %s\n", f.Code, f.Error)
+		}
+	}
+}
