@@ -10,11 +10,12 @@
 # left in the fake cloud.
 #
 # usage: .ci/act-e2e.sh            (needs root, Docker from Debian, the Go module proxy)
-# env:   SHARED   the shared folder (default ../shared beside the checkout)
+# env:   SHARED   the shared folder (default: the parent of SPONSON_FIXTURES_DIR, else ../shared beside the checkout)
 #        W        act's work dir, reused for dockerd's layer cache (default /tmp/sponson-act)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+if [ -z "${SHARED:-}" ] && [ -n "${SPONSON_FIXTURES_DIR:-}" ]; then SHARED=$(cd "$SPONSON_FIXTURES_DIR/.." && pwd); fi
 SHARED=${SHARED:-$(cd "$ROOT/.." && pwd)/shared}
 FIX=$SHARED/fixtures/github/webhooks/pull_request
 RUN_ACT=$SHARED/tools/act/run-act.sh
@@ -113,8 +114,7 @@ changes:
     op: callback
     url: https://\${ctx.scope}.e2e.dev/callback
 YAML
-git -C "$REPO_DIR" --git-dir="$T/repo.git" init -q -b changes
-printf 'gitdir: %s\n' "$T/repo.git" >"$REPO_DIR/.git"
+git init -q -b changes --separate-git-dir "$T/repo.git" "$REPO_DIR"
 git -C "$REPO_DIR" -c user.name=e2e -c user.email=e2e@example.com add -A
 git -C "$REPO_DIR" -c user.name=e2e -c user.email=e2e@example.com commit -qm "the pull request's checkout"
 git -C "$REPO_DIR" remote add origin "https://github.com/$REPO.git"
