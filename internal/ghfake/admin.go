@@ -2,8 +2,10 @@ package ghfake
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // serveAdmin serves the fake's own endpoints, for scripts that drive a
@@ -11,7 +13,10 @@ import (
 //
 //	GET  /_ghfake/state  the State as JSON
 //	POST /_ghfake/seed   apply a Seed (JSON body)
-//	POST /_ghfake/fault  inject a Fault (JSON body)
+//	POST /_ghfake/fault  inject a Fault: {"status": 403, "count": 2,
+//	                     "retry_after": 60 (seconds), "reset": UNIX,
+//	                     "method": "POST", "path": "/repos/o/r/issues",
+//	                     "message": "..."}
 func (f *Fake) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/_ghfake/state":
@@ -30,10 +35,22 @@ func (f *Fake) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && r.URL.Path == "/_ghfake/fault":
-		var fl Fault
-		if err := json.NewDecoder(r.Body).Decode(&fl); err != nil {
-			http.Error(w, "fault: "+err.Error(), http.StatusBadRequest)
+		var in struct {
+			Method     string `json:"method"`
+			Path       string `json:"path"`
+			Count      int    `json:"count"`
+			Status     int    `json:"status"`
+			RetryAfter int    `json:"retry_after"` // seconds
+			Reset      int64  `json:"reset"`       // unix seconds
+			Message    string `json:"message"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Status == 0 {
+			http.Error(w, fmt.Sprintf("fault: want {\"status\": 403, \"count\": 1, \"retry_after\": 60, ...}: %v", err), http.StatusBadRequest)
 			return
+		}
+		fl := Fault{Method: in.Method, Path: in.Path, Count: max(in.Count, 1), Status: in.Status, RetryAfter: time.Duration(in.RetryAfter) * time.Second, Message: in.Message}
+		if in.Reset > 0 {
+			fl.Reset = time.Unix(in.Reset, 0)
 		}
 		f.Inject(fl)
 		w.WriteHeader(http.StatusNoContent)

@@ -490,11 +490,13 @@ func (f *Fake) Apply(s Seed) error {
 
 // State is everything the fake holds, for assertions from a script.
 type State struct {
-	Repos       []RepoState   `json:"repos"`
-	Runs        []WorkflowRun `json:"runs"`
-	Deployments []Deployment  `json:"deployments"`
-	Requests    []Request     `json:"requests"`
-	Violations  []string      `json:"violations"`
+	Repos       []RepoState    `json:"repos"`
+	Runs        []WorkflowRun  `json:"runs"`
+	Deployments []Deployment   `json:"deployments"`
+	CheckRuns   []CheckRun     `json:"check_runs"`
+	Statuses    []CommitStatus `json:"statuses"`
+	Requests    []Request      `json:"requests"`
+	Violations  []string       `json:"violations"`
 }
 
 // RepoState is one repository in a State.
@@ -541,6 +543,12 @@ func (f *Fake) State() State {
 		for _, d := range ds {
 			st.Deployments = append(st.Deployments, *d)
 		}
+	}
+	for _, c := range f.checks {
+		st.CheckRuns = append(st.CheckRuns, *c)
+	}
+	for _, c := range f.statuses {
+		st.Statuses = append(st.Statuses, *c)
 	}
 	st.Requests = append([]Request{}, f.log...)
 	st.Violations = append([]string{}, f.violations...)

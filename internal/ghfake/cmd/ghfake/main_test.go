@@ -52,6 +52,17 @@ func TestServesASeedAndDumpsState(t *testing.T) {
 	if err != nil || resp.StatusCode != 204 {
 		t.Fatalf("seed: %v %v", resp, err)
 	}
+	resp, err = http.Post(vars["GITHUB_SERVER_URL"]+"/_ghfake/fault", "application/json", strings.NewReader(`{"status": 403, "count": 1, "retry_after": 60, "message": "You have exceeded a secondary rate limit."}`))
+	if err != nil || resp.StatusCode != 204 {
+		t.Fatalf("fault: %v %v", resp, err)
+	}
+	req, _ = http.NewRequest("GET", api+"/repos/Codertocat/Hello-World", nil)
+	req.Header.Set("Authorization", "token ghtok")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 403 || resp.Header.Get("Retry-After") != "60" {
+		t.Fatalf("the injected fault: %v %v", resp, err)
+	}
+	resp.Body.Close()
 	resp, err = http.Get(vars["GHFAKE_STATE_URL"])
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +76,7 @@ func TestServesASeedAndDumpsState(t *testing.T) {
 	if r.Pulls[0].State != "closed" || len(r.Comments) != 1 || r.Comments[0].Author.Login != "github-actions[bot]" || r.Branches["changes"] == "" {
 		t.Errorf("state: %+v", r)
 	}
-	if len(st.Violations) != 0 || len(st.Requests) != 1 {
+	if len(st.Violations) != 0 || len(st.Requests) != 2 {
 		t.Errorf("violations %v, requests %v", st.Violations, st.Requests)
 	}
 	cancel()
