@@ -24,7 +24,11 @@ var clouds sync.Map // *testscript.TestScript → *sim.Cloud
 //
 //	sim start            start it, seeded; set the adapters' variables and
 //	                     SIM_VERCEL_PROJECT, SIM_NEON_PROJECT,
-//	                     SIM_SUPABASE_PROJECT, SIM_AUTH0_CLIENT
+//	                     SIM_SUPABASE_PROJECT, SIM_AUTH0_CLIENT,
+//	                     SIM_NETLIFY_SITE, SIM_CLOUDFLARE_ACCOUNT,
+//	                     SIM_CLOUDFLARE_PROJECT, SIM_PLANETSCALE_ORG,
+//	                     SIM_PLANETSCALE_DB, SIM_LAUNCHDARKLY_PROJECT,
+//	                     SIM_LAUNCHDARKLY_FLAG
 //	sim writes N         exactly N writes reached it since the last reset
 //	sim reset            forget the write log
 //	sim state            print its state (for stdout patterns)
@@ -70,6 +74,13 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("SIM_NEON_PROJECT", demo.NeonProject)
 		ts.Setenv("SIM_SUPABASE_PROJECT", demo.SupabaseRef)
 		ts.Setenv("SIM_AUTH0_CLIENT", demo.Auth0Client)
+		ts.Setenv("SIM_NETLIFY_SITE", demo.NetlifySite)
+		ts.Setenv("SIM_CLOUDFLARE_ACCOUNT", demo.CloudflareAccount)
+		ts.Setenv("SIM_CLOUDFLARE_PROJECT", demo.CloudflareProject)
+		ts.Setenv("SIM_PLANETSCALE_ORG", demo.PlanetScaleOrg)
+		ts.Setenv("SIM_PLANETSCALE_DB", demo.PlanetScaleDB)
+		ts.Setenv("SIM_LAUNCHDARKLY_PROJECT", demo.LaunchDarklyProj)
+		ts.Setenv("SIM_LAUNCHDARKLY_FLAG", demo.LaunchDarklyFlag)
 		clouds.Store(ts, c)
 		return
 	}

@@ -58,6 +58,15 @@ type Demo struct {
 	SupabaseRef   string
 	Auth0Client   string
 	HTTPApp       string // id of the object "apps/demo-app"
+	// The providers beyond the first set.
+	NetlifySite        string // id; its name is "sim-site"
+	CloudflareAccount  string
+	CloudflareProject  string
+	PlanetScaleOrg     string
+	PlanetScaleDB      string
+	LaunchDarklyProj   string
+	LaunchDarklyFlag   string // a boolean flag, in environments preview and production (approvals required)
+	ClerkRedirectURLID string
 }
 
 // SeedDemo seeds one project per provider, with something already there
@@ -69,7 +78,7 @@ func (c *Cloud) SeedDemo() Demo {
 	var d Demo
 	d.VercelProject = c.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{
 		{Key: "ANALYTICS_ID", Value: "UA-SEEDED", Target: []string{"production"}},
-	}})
+	}, Link: &VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 4815162342, ProductionBranch: "main"}})
 	d.NeonProject = c.SeedNeonProject(NeonProject{Name: "sim-db"}).ID
 	d.SupabaseRef, _ = c.SeedSupabaseProject(SupabaseProject{Name: "sim-auth", Auth: SupabaseAuthConfig{
 		SiteURL: "https://example.com", URIAllowList: "https://example.com/**", ExternalEmailEnabled: true,
@@ -80,6 +89,22 @@ func (c *Cloud) SeedDemo() Demo {
 	d.HTTPApp, _ = c.SeedHTTPObject("apps", map[string]any{
 		"id": "demo-app", "name": "demo", "redirects": []any{"https://example.com/cb"}, "origins": "https://example.com",
 	})
+	d.NetlifySite = c.SeedNetlifySite(NetlifySite{Name: "sim-site", Env: []NetlifyEnvVar{
+		{Key: "API_URL", Values: []NetlifyEnvValue{{Value: "https://api.example.com", Context: "production"}}},
+	}})
+	d.CloudflareAccount, d.CloudflareProject = "0123456789abcdef0123456789abcdef", "sim-pages"
+	c.SeedCloudflarePagesProject(CloudflarePagesProject{Account: d.CloudflareAccount, Name: d.CloudflareProject,
+		Env: map[string]map[string]CloudflareVar{"preview": {"NODE_VERSION": {Type: "plain_text", Value: "20"}}}})
+	d.PlanetScaleOrg, d.PlanetScaleDB = "sim-org", "sim-db"
+	c.SeedPlanetScaleDatabase(d.PlanetScaleOrg, d.PlanetScaleDB)
+	d.LaunchDarklyProj, d.LaunchDarklyFlag = "sim-project", "new-checkout"
+	c.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: d.LaunchDarklyProj, Key: d.LaunchDarklyFlag,
+		Variations: []LaunchDarklyVariation{{Value: true, Name: "on"}, {Value: false, Name: "off"}},
+		Environments: map[string]*LaunchDarklyEnv{
+			"preview":    {On: true, Targets: []LaunchDarklyTarget{{ContextKind: "user", Variation: 1, Values: []string{"qa-bot"}}}},
+			"production": {On: true, ApprovalRequired: true},
+		}})
+	d.ClerkRedirectURLID = c.SeedClerkRedirectURL("https://example.com/sso-callback")
 	return d
 }
 
@@ -99,6 +124,8 @@ func Serve(ctx context.Context, addr string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "# seeded: vercel project web (%s), neon project %s, supabase project %s, auth0 client %s, http object apps/%s\n",
 		demo.VercelProject, demo.NeonProject, demo.SupabaseRef, demo.Auth0Client, demo.HTTPApp)
+	fmt.Fprintf(out, "# seeded: netlify site %s, cloudflare account %s pages project %s, planetscale %s/%s, launchdarkly project %s flag %s\n",
+		demo.NetlifySite, demo.CloudflareAccount, demo.CloudflareProject, demo.PlanetScaleOrg, demo.PlanetScaleDB, demo.LaunchDarklyProj, demo.LaunchDarklyFlag)
 	<-ctx.Done()
 	return s.Close()
 }
