@@ -104,6 +104,7 @@ type app struct {
 	written  bool                 // the JSON document was already written
 	run      *wire.Run            // the run built for plan, apply, destroy, push
 	progress *progressView        // the waits of this command, on stderr
+	bare     bool                 // sponson was run with no arguments at all
 	local    struct {             // the checkout, read once (localGit)
 		git  *scope.LocalGit
 		err  error
@@ -147,6 +148,7 @@ func Main(args []string, env Env, stdio IO) (code int) {
 		}
 	}()
 	root := a.rootCommand()
+	a.bare = len(args) == 0
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
@@ -317,6 +319,12 @@ func (a *app) rootCommand() *cobra.Command {
 			if len(args) > 0 {
 				return errs.New(errs.USAGE, "unknown command %q", args[0])
 			}
+			if a.bare {
+				// `sponson` alone: help, as gh and kubectl answer.
+				a.command = "help"
+				a.helpResult(cmd)
+				return nil
+			}
 			return usageError(cmd, "no command given")
 		},
 	}
@@ -367,6 +375,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.receiptsCommand(),
 		a.demoCommand(),
 		a.gcCommand(),
+		a.completionCommand(root),
 	)
 	return root
 }
