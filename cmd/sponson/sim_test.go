@@ -54,6 +54,13 @@ var clouds sync.Map // *testscript.TestScript → *sim.Cloud
 //	                     for each deployment made, older first
 //	sim count REGEXP N   the state (as `sim state` prints it) matches
 //	                     REGEXP exactly N times
+//	sim netlify-deploy STATE [FIELD=VALUE…]
+//	                     start a Netlify deploy (sim.NetlifyDeploySpec's
+//	                     JSON fields) of $SPONSON_CTX_SHA in context
+//	                     deploy-preview of $SIM_NETLIFY_SITE unless given;
+//	                     sets SIM_NETLIFY_DEPLOY to its id
+//	sim netlify-state ID STATE
+//	                     move a Netlify deploy to a state (ready, error)
 //	sim seed-http COLLECTION JSON
 //	                     seed an object of the generic API
 func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
@@ -204,6 +211,21 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		if got := len(re.FindAllIndex(b, -1)); (got == want) == neg {
 			ts.Fatalf("the state matches %q %d times, want %s%d", args[1], got, map[bool]string{true: "not ", false: ""}[neg], want)
 		}
+	case "netlify-deploy":
+		if len(args) < 2 {
+			ts.Fatalf("usage: sim netlify-deploy STATE [FIELD=VALUE ...]")
+		}
+		s := sim.NetlifyDeploySpec{Site: ts.Getenv("SIM_NETLIFY_SITE"), Context: "deploy-preview", CommitRef: ts.Getenv("SPONSON_CTX_SHA")}
+		decodeFields(ts, args[2:], &s)
+		s.State = args[1]
+		id, err := c.NetlifyDeploy(s)
+		ts.Check(err)
+		ts.Setenv("SIM_NETLIFY_DEPLOY", id)
+	case "netlify-state":
+		if len(args) != 3 {
+			ts.Fatalf("usage: sim netlify-state DEPLOY_ID STATE")
+		}
+		ts.Check(c.SetNetlifyDeployState(ts.Getenv("SIM_NETLIFY_SITE"), args[1], args[2]))
 	case "seed-http":
 		if len(args) != 3 {
 			ts.Fatalf("usage: sim seed-http COLLECTION JSON")
