@@ -64,10 +64,13 @@ type Stats struct {
 // over the governor's life. When the bound is reached the rate-limit
 // answer goes to the caller, who gets GITHUB_RATE_LIMITED.
 //
-// When an answer says the primary limit is spent (X-RateLimit-Remaining:
-// 0), the governor waits for the reset before the next call itself, and
-// removes those headers from successful answers so go-github's own
-// client-side block (which reads the wall clock) never second-guesses it.
+// A rate limit pauses every call of the governor, not only the one
+// refused (GitHub asks clients to stop all requests): a call that starts
+// during the pause waits for its end first ("paused"). When an answer says
+// the primary limit is spent (X-RateLimit-Remaining: 0), the governor
+// likewise waits for the reset before the next call ("reset"), and removes
+// those headers from successful answers so go-github's own client-side
+// block (which reads the wall clock) never second-guesses it.
 type governor struct {
 	clock    receipt.Clock
 	sleep    func(context.Context, time.Duration) error
@@ -77,7 +80,12 @@ type governor struct {
 
 	mu        sync.Mutex
 	stats     Stats
-	exhausted time.Time // primary limit spent until then
+	// pauseUntil: no call goes out before then (the primary limit is
+	// spent until its reset, or a call met a rate limit: GitHub asks
+	// clients to stop every request, not just the one refused);
+	// pauseReason is "reset" or "paused".
+	pauseUntil  time.Time
+	pauseReason string
 }
 
 func newGovernor(cfg Config) *governor {
@@ -127,7 +135,7 @@ func (t *governed) RoundTrip(req *http.Request) (*http.Response, error) {
 	var waited time.Duration
 	backoff := time.Minute
 	serverRetries := 0
-	if err := g.waitExhausted(ctx, &waited); err != nil {
+	if err := g.waitPaused(ctx, &waited); err != nil {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
@@ -176,6 +184,7 @@ func (t *governed) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		} else {
 			g.count(func(s *Stats) { s.RateLimited++ })
+			g.pause(g.clock.Now().Add(wait), "paused")
 		}
 		if !g.mayWait(ctx, wait, waited) || (req.Body != nil && req.GetBody == nil) {
 			if limited {
@@ -233,29 +242,29 @@ func (g *governor) doWait(ctx context.Context, d time.Duration, reason string, w
 	return g.sleep(ctx, d)
 }
 
-// waitExhausted waits for the primary limit's reset when the last answer
-// said it was spent (within the bounds; past them the call goes out and
-// GitHub answers for itself).
-func (g *governor) waitExhausted(ctx context.Context, waited *time.Duration) error {
+// waitPaused waits out a pause (within the bounds; past them the call
+// goes out and GitHub answers for itself).
+func (g *governor) waitPaused(ctx context.Context, waited *time.Duration) error {
 	g.mu.Lock()
-	until := g.exhausted
+	until, reason := g.pauseUntil, g.pauseReason
 	g.mu.Unlock()
 	if until.IsZero() {
 		return nil
 	}
 	d := until.Sub(g.clock.Now())
-	if d <= 0 {
-		g.mu.Lock()
-		if g.exhausted.Equal(until) {
-			g.exhausted = time.Time{}
-		}
-		g.mu.Unlock()
+	if d <= 0 || !g.mayWait(ctx, d, *waited) {
 		return nil
 	}
-	if !g.mayWait(ctx, d, *waited) {
-		return nil
+	return g.doWait(ctx, d, reason, waited, opOf(ctx))
+}
+
+// pause holds every call until until (a later pause wins).
+func (g *governor) pause(until time.Time, reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until.After(g.pauseUntil) {
+		g.pauseUntil, g.pauseReason = until, reason
 	}
-	return g.doWait(ctx, d, "reset", waited, opOf(ctx))
 }
 
 func (g *governor) noteRemaining(resp *http.Response) {
@@ -263,9 +272,7 @@ func (g *governor) noteRemaining(resp *http.Response) {
 		return
 	}
 	if reset, ok := unixHeader(resp.Header.Get("X-RateLimit-Reset")); ok {
-		g.mu.Lock()
-		g.exhausted = reset
-		g.mu.Unlock()
+		g.pause(reset, "reset")
 	}
 }
 

@@ -3,6 +3,8 @@ package github_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"net/http"
 	"sync"
 	"testing"
@@ -261,5 +263,63 @@ func TestNetworkErrors(t *testing.T) {
 	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
 	if n := w.Count("issues/create-comment"); n != 0 {
 		t.Errorf("a POST that met a reset was sent again: %d", n)
+	}
+}
+
+// obsLog records throttles with their operation.
+type obsLog struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (o *obsLog) Call(op string, status int, err error) {}
+func (o *obsLog) Throttled(op string, d time.Duration, reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.log = append(o.log, fmt.Sprintf("%s %v %s", op, d, reason))
+}
+
+func TestARateLimitPausesEveryCall(t *testing.T) {
+	w := newWorld(t)
+	obs := &obsLog{}
+	cfg := w.config()
+	cfg.Observer = obs
+	asleep, release := make(chan struct{}), make(chan struct{})
+	first := true
+	var mu sync.Mutex
+	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		block := first
+		first = false
+		mu.Unlock()
+		if block {
+			close(asleep)
+			<-release
+		}
+		return w.time.Sleep(ctx, d)
+	}
+	c, _ := github.NewToken(cfg, "wf")
+	ctx := context.Background()
+	w.Inject(ghfake.Fault{Path: "/repos/octo/app/pulls", Count: 1, Status: 403, RetryAfter: 30 * time.Second, Message: "You have exceeded a secondary rate limit."})
+	done := make(chan error)
+	go func() {
+		_, err := c.GetPullRequest(ctx, "octo", "app", 1)
+		done <- err
+	}()
+	<-asleep
+	// Another call while the first waits: it waits for the pause's end
+	// before it is sent.
+	if _, err := c.GetRepository(ctx, "octo", "app"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	want := []string{"pulls/get 30s retry-after", "repos/get 30s paused"}
+	if strings.Join(obs.log, "|") != strings.Join(want, "|") {
+		t.Errorf("throttles %q, want %q", obs.log, want)
 	}
 }
