@@ -78,8 +78,8 @@ type governor struct {
 	budget   time.Duration // 0: unbounded
 	observer Observer
 
-	mu        sync.Mutex
-	stats     Stats
+	mu    sync.Mutex
+	stats Stats
 	// pauseUntil: no call goes out before then (the primary limit is
 	// spent until its reset, or a call met a rate limit: GitHub asks
 	// clients to stop every request, not just the one refused);
