@@ -34,6 +34,7 @@ const (
 //	          change: Field "uri_allow_list" (default) or "site_url" := Value.
 //	auth0:    Project (client id); List (default "callbacks").
 //	          add/remove: entry Value. change: the list := Value split on ",".
+//	(the providers beyond the first set: see driftMore)
 //	http:     Project (collection); ID. change: Field := Value (as JSON when
 //	          it parses, else a string). delete, recreate (new id).
 //	          add/remove: entry Value of the list in Field: an array, a
@@ -68,6 +69,9 @@ func (c *Cloud) Drift(d Drift) (string, error) {
 		return c.driftAuth0(d)
 	case ProviderHTTP:
 		return c.driftHTTP(d)
+	}
+	if id, ok, err := c.driftMore(d); ok {
+		return id, err
 	}
 	return "", fmt.Errorf("sim: drift: unknown provider %q", d.Provider)
 }
