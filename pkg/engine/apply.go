@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -53,18 +54,93 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options
 	if err != nil {
 		return nil, err
 	}
+	if ss, ok := e.Store.(receipt.Sessions); ok {
+		return e.applySession(ctx, pr, o, owner, ss)
+	}
 	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(pr.env, pr.scope), owner)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	var res *RunResult
-	defer func() {
-		if rerr := keeper.Release(context.WithoutCancel(ctx)); rerr != nil && res != nil {
-			res.Warnings = append(res.Warnings, Warning{Code: errs.CodeOf(rerr), Message: e.redactor().String(errs.Coded(rerr).Message)})
+	return e.applyHeld(ctx, pr, o, owner, keeper, nil)
+}
+
+// applyHeld is applyLocked with keeper's lease given up on every way out,
+// a panic included.
+func (e *Engine) applyHeld(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, keeper *LeaseKeeper, view *receipt.View) (res *RunResult, err error) {
+	defer func() { res = e.released(ctx, keeper, res) }()
+	return e.applyLocked(ctx, pr, o, owner, keeper, view)
+}
+
+// released gives the keeper's lease up (if the run has not already, with
+// its final write) and adds a release that failed to the result's
+// warnings.
+func (e *Engine) released(ctx context.Context, k *LeaseKeeper, res *RunResult) *RunResult {
+	if rerr := k.Release(context.WithoutCancel(ctx)); rerr != nil && res != nil {
+		res.Warnings = append(res.Warnings, Warning{Code: errs.CodeOf(rerr), Message: e.redactor().String(errs.Coded(rerr).Message)})
+	}
+	return res
+}
+
+// errLeaseNeeded ends a run that started without the scope lease and
+// found it needs one it could not take on the state it read (another run
+// holds it, or the scope moved since the read). Nothing was written, to
+// providers or to the store: the run starts again, taking the lease first.
+var errLeaseNeeded = errors.New("the run needs the scope lease")
+
+// viewAttempts bounds how many times an apply reads the scope again
+// because it moved between the read and the acquire, before it takes the
+// lease without a version and reads under it.
+const viewAttempts = 8
+
+// applySession is Apply on a store with receipt.Sessions, at the floor of
+// round trips (docs/adr/0006): one View reads the scope, its lease and the
+// environment; with no lease stored, the run starts without one and takes
+// it (AcquireAt the version read: the View stays the run's read) only
+// before its first write — so a run that writes nothing to a provider
+// takes no lease and records itself with one WriteAt. A run that needs
+// the lease takes it on the version read, and ends with one WriteRelease.
+// When the scope moved or is held, the run that started without the lease
+// has written nothing: it starts again with the lease taken first, as
+// Apply always did.
+func (e *Engine) applySession(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, ss receipt.Sessions) (*RunResult, error) {
+	target := receipt.ScopeTarget(pr.env, pr.scope)
+	view, err := ss.View(ctx, pr.env, pr.scope)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	if view.Lease == nil {
+		cfg := e.leaseConfig(o, false)
+		cfg.At = &view.Version
+		keeper := DeferLease(ctx, cfg, target, owner)
+		res, err := e.applyHeld(ctx, pr, o, owner, keeper, view)
+		if !errors.Is(err, errLeaseNeeded) {
+			return res, err
 		}
-	}()
-	res, err = e.applyLocked(ctx, pr, o, owner, keeper)
-	return res, err
+		view = nil
+	}
+	for attempt := 0; attempt < viewAttempts; attempt++ {
+		if view == nil {
+			if view, err = ss.View(ctx, pr.env, pr.scope); err != nil {
+				return nil, e.redactor().Error(err)
+			}
+		}
+		cfg := e.leaseConfig(o, o.Wait)
+		cfg.At = &view.Version
+		keeper, err := AcquireLease(ctx, cfg, target, owner)
+		if receiptMoved(err) {
+			view = nil
+			continue
+		}
+		if err != nil {
+			return nil, e.redactor().Error(err)
+		}
+		return e.applyHeld(ctx, pr, o, owner, keeper, view)
+	}
+	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), target, owner)
+	if err != nil {
+		return nil, e.redactor().Error(err)
+	}
+	return e.applyHeld(ctx, pr, o, owner, keeper, nil)
 }
 
 func (e *Engine) owner(o Options, op receipt.Operation) (receipt.Owner, error) {
@@ -99,6 +175,7 @@ type applier struct {
 	*run
 	keeper *LeaseKeeper
 	owner  receipt.Owner
+	at     receipt.Version  // the version of the scope's receipt the run read
 	w      *receipt.Receipt // the working receipt; its ledger is r.ledger when written
 	order  []string         // destroy: the line ids in the order they were walked
 
@@ -155,9 +232,18 @@ type createdKey struct {
 	key string
 }
 
-func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, keeper *LeaseKeeper) (*RunResult, error) {
-	prev, _, err := e.Store.Read(ctx, pr.env, pr.scope)
-	if err != nil {
+// applyLocked runs the apply with keeper's lease (held, or deferred until
+// the first write) on the state view read; with a nil view it reads the
+// scope and the environment itself, under the lease.
+func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, keeper *LeaseKeeper, view *receipt.View) (*RunResult, error) {
+	var (
+		prev *receipt.Receipt
+		at   receipt.Version
+		err  error
+	)
+	if view != nil {
+		prev, at = view.Receipt, view.Version
+	} else if prev, at, err = e.Store.Read(ctx, pr.env, pr.scope); err != nil {
 		return nil, e.redactor().Error(err)
 	}
 	var reopened *receipt.Tombstone
@@ -174,11 +260,13 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	}
 	// One List(env) gives the other scopes' ledgers (foreign resources) and
 	// the scopes this one succeeds.
-	stored, err := e.Store.List(ctx, pr.env)
-	if err != nil {
+	var stored []receipt.Stored
+	if view != nil {
+		stored = storedOf(view, pr.env, pr.scope)
+	} else if stored, err = e.Store.List(ctx, pr.env); err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner, at: at}
 	a.noteTakeover()
 	a.loadForeign(stored)
 	if reopened != nil {
@@ -190,7 +278,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	stale := a.stale(prev)
 	if !stale {
 		if prev, err = a.succeed(ctx, prev, stored, false); err != nil {
-			return nil, e.redactor().Error(err)
+			return nil, a.leaseNeeded(e.redactor().Error(err))
 		}
 	}
 	a.w = a.startReceipt(prev)
@@ -223,6 +311,10 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 		a.initial[en.Ref().Identity()] = true
 	}
 	failure := a.runLines(ctx)
+	if a.leaseNeeded(nil) != nil {
+		// No line got past its first write: nothing to undo or record.
+		return nil, errLeaseNeeded
+	}
 	interrupted := ctx.Err() != nil
 	var rollbackErr error
 	if failure != nil && a.lostErr() == nil && !interrupted {
@@ -262,6 +354,27 @@ func (a *applier) noteTakeover() {
 		pre := a.keeper.Preempted()
 		a.warn(errs.LEASE_TAKEN_OVER, "took over the lease on %s of %s before its TTL: %s", pre.Target, describeOwner(pre.Holder, pre.Owner), why)
 	}
+}
+
+// leaseNeeded is errLeaseNeeded when the run started without the scope
+// lease and could not take it (held, or the scope moved since the read),
+// else err.
+func (a *applier) leaseNeeded(err error) error {
+	if d := a.keeper.deferred; d != nil && !a.keeper.Held() && d.err != nil {
+		return errLeaseNeeded
+	}
+	return err
+}
+
+// storedOf is the environment of a View as List returns it: every scope
+// with a receipt, the viewed one included, sorted by scope.
+func storedOf(v *receipt.View, env, scope string) []receipt.Stored {
+	out := slices.Clone(v.Others)
+	if v.Receipt != nil {
+		out = append(out, receipt.Stored{Env: env, Scope: scope, Receipt: v.Receipt, Version: v.Version})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
+	return out
 }
 
 // startReceipt is the receipt this run writes, starting from the stored
@@ -356,6 +469,13 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	}
 	if ls.status == PlanUnchanged {
 		a.recordUnchanged(ls)
+		return
+	}
+	// A lease deferred until now is taken before anything is written
+	// (and before a parent's lease: a parent lease is never held while
+	// waiting on the scope's).
+	if err := a.keeper.Ensure(); err != nil {
+		ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
 		return
 	}
 	if ls.parent != "" && !a.e.unlockedParents {
@@ -978,6 +1098,9 @@ func (a *applier) finish(status receipt.Status) {
 	a.w.Lines = a.lineResults()
 	a.w.History = appendHistory(a.w.History, receipt.HistoryEntry{SHA: a.pr.ctx.Git.SHA, At: now, RunID: a.owner.RunID, Status: status})
 	a.w.Warnings = slices.Clone(a.warnings)
+	if a.w.LockPreempted == nil {
+		a.w.LockPreempted = a.keeper.Preempted() // a deferred lease takes over when it is taken
+	}
 }
 
 // result writes the final receipt (fenced, step 8) unless the run is
@@ -1005,7 +1128,22 @@ func (a *applier) result(runErr error) (*RunResult, error) {
 	}
 	if !a.w.Stale {
 		ctx := context.Background()
-		if werr := a.e.Store.Write(ctx, red, a.keeper.Lease()); werr != nil {
+		var werr error
+		ss, sessions := a.e.Store.(receipt.Sessions)
+		switch {
+		case !a.keeper.Held():
+			// Nothing was written to a provider: the receipt is recorded
+			// without a lease, if the scope is still as the run read it.
+			if werr = ss.WriteAt(ctx, red, a.at); receiptMoved(werr) {
+				return nil, errLeaseNeeded
+			}
+		case sessions:
+			// The final receipt and the release in one step.
+			werr = a.keeper.ReleaseWith(func(l receipt.Lease) error { return ss.WriteRelease(ctx, red, l) })
+		default:
+			werr = a.e.Store.Write(ctx, red, a.keeper.Lease())
+		}
+		if werr != nil {
 			werr = a.e.redactor().Error(werr)
 			if a.wasTouched() {
 				res.Unsaved = a.e.saveUnsaved(ctx, red)

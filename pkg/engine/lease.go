@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -53,6 +54,27 @@ type LeaseConfig struct {
 	// LockWaitOnly says the wait is Options.LockWait's (a lease only, not
 	// external events), so a timeout names the setting that bounds it.
 	LockWaitOnly bool
+	// At, when set and the store implements receipt.Sessions, grants the
+	// lease only while the scope's receipt is still at *At (AcquireAt):
+	// the read At came from is then the run's read. A receipt that moved
+	// since is STORE_CONTENDED with receipt.DetailMoved, returned at once.
+	At *receipt.Version
+}
+
+// acquire is one acquire attempt: AcquireAt when cfg.At is set and the
+// store can, else Acquire.
+func (c *LeaseConfig) acquire(ctx context.Context, target receipt.Target, owner receipt.Owner) (receipt.Lease, *receipt.Lease, error) {
+	if ss, ok := c.Store.(receipt.Sessions); ok && c.At != nil {
+		return ss.AcquireAt(ctx, target, owner, c.TTL, *c.At)
+	}
+	return c.Store.Acquire(ctx, target, owner, c.TTL)
+}
+
+// receiptMoved reports whether err is a Sessions refusal because the scope
+// changed since the version given.
+func receiptMoved(err error) bool {
+	var e *errs.Error
+	return errors.As(err, &e) && e.Code == errs.STORE_CONTENDED && e.Details["detail"] == receipt.DetailMoved
 }
 
 // HolderGone reports whether the holder of a live lease is certainly gone
@@ -114,6 +136,75 @@ type LeaseKeeper struct {
 	release  sync.Once
 	relErr   error
 	released bool
+
+	// deferred: the lease is taken only when the run first needs it
+	// (Ensure); nil for a lease taken up front.
+	deferred *deferredAcquire
+}
+
+// deferredAcquire is a lease not taken yet: one attempt, never waiting,
+// the first time the run needs it.
+type deferredAcquire struct {
+	ctx   context.Context
+	owner receipt.Owner
+	once  sync.Once
+	err   error
+	held  bool
+}
+
+// DeferLease returns a keeper that holds no lease until Ensure (or Check)
+// is first called: then it makes one attempt (AcquireAt when cfg.At is set
+// and the store can), never waiting, and from then on is an ordinary
+// keeper. A run that never needs the lease never takes it: Held is false,
+// Release does nothing.
+func DeferLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, owner receipt.Owner) *LeaseKeeper {
+	cfg.fill()
+	cfg.Wait = false
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &LeaseKeeper{cfg: cfg, target: target, stop: make(chan struct{}), done: make(chan struct{}), rctx: rctx, cancel: cancel,
+		deferred: &deferredAcquire{ctx: ctx, owner: owner}}
+}
+
+// Ensure takes a deferred lease now if it is not held yet, and returns the
+// error of that one attempt (LOCK_HELD, STORE_CONTENDED with
+// receipt.DetailMoved, ...) to every caller, now and later. Nil for a
+// lease taken up front.
+func (k *LeaseKeeper) Ensure() error {
+	d := k.deferred
+	if d == nil {
+		return nil
+	}
+	d.once.Do(func() {
+		sent := k.cfg.Clock.Now()
+		l, pre, err := k.cfg.acquire(d.ctx, k.target, d.owner)
+		if held, isHeld := receipt.HeldLease(err); isHeld && held.Holder == d.owner.RunID {
+			l, pre, err = held, nil, nil // our own acquire landed, its answer was lost
+		}
+		if err != nil {
+			d.err = err
+			return
+		}
+		if l.TTL <= 0 {
+			l.TTL = k.cfg.TTL
+		}
+		k.mu.Lock()
+		k.lease, k.preempted, k.sent = l, pre, sent
+		d.held = true
+		k.mu.Unlock()
+		go k.loop()
+	})
+	return d.err
+}
+
+// Held reports whether the keeper holds (or held) a lease: false only for a
+// deferred lease never taken.
+func (k *LeaseKeeper) Held() bool {
+	if k.deferred == nil {
+		return true
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.deferred.held
 }
 
 // AcquireLease takes the lease on target for owner and starts renewing it.
@@ -144,7 +235,7 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 	waited := progressEvent(target, start, deadline)
 	for {
 		sent := cfg.Clock.Now()
-		l, pre, err := cfg.Store.Acquire(ctx, target, owner, cfg.TTL)
+		l, pre, err := cfg.acquire(ctx, target, owner)
 		if err == nil {
 			if waited.Attempt > 0 {
 				waited.Now, waited.Done, waited.OK = cfg.Clock.Now(), true, true
@@ -169,7 +260,7 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 			}
 		}
 		retryable := isHeld || errs.CodeOf(err) == errs.STORE_CONTENDED || errs.CodeOf(err) == errs.STORE_UNAVAILABLE
-		if !cfg.Wait || !retryable {
+		if !cfg.Wait || !retryable || receiptMoved(err) {
 			return nil, err
 		}
 		now := cfg.Clock.Now()
@@ -413,6 +504,9 @@ func (k *LeaseKeeper) Err() error {
 // goroutine: a process that was suspended, or a renewal goroutine that
 // was starved, must not stop a healthy run.
 func (k *LeaseKeeper) Check() error {
+	if err := k.Ensure(); err != nil {
+		return err
+	}
 	if err := k.Err(); err != nil {
 		return err
 	}
@@ -445,6 +539,9 @@ func (k *LeaseKeeper) Check() error {
 // the deadline still guards. Called before writes that must not happen
 // after a takeover, such as rollback's destroys.
 func (k *LeaseKeeper) confirm() error {
+	if !k.Held() {
+		return nil // a deferred lease never taken: nothing was written under it
+	}
 	_ = k.renew()
 	return k.Err()
 }
@@ -464,11 +561,15 @@ func (k *LeaseKeeper) left() time.Duration {
 // context.WithoutCancel.
 func (k *LeaseKeeper) Release(ctx context.Context) error {
 	k.release.Do(func() {
+		held := k.Held()
 		k.mu.Lock()
 		k.released = true
 		k.mu.Unlock()
 		close(k.stop)
 		k.cancel()
+		if !held {
+			return // a deferred lease never taken
+		}
 		<-k.done
 		l := k.Lease()
 		backoff := leaseBackoffMin
@@ -489,4 +590,31 @@ func (k *LeaseKeeper) Release(ctx context.Context) error {
 			With("lease", l)
 	})
 	return k.relErr
+}
+
+// ReleaseWith gives the lease up by fn, a store step that writes the run's
+// final receipt and releases the lease at once (receipt.Sessions
+// WriteRelease: one commit). No renewal runs while fn does. When fn fails
+// the lease is still held and still renewed: Release gives it up as
+// usual.
+func (k *LeaseKeeper) ReleaseWith(fn func(receipt.Lease) error) error {
+	k.renewMu.Lock()
+	err := fn(k.Lease())
+	if err == nil {
+		k.mu.Lock()
+		k.released = true
+		k.mu.Unlock()
+	}
+	k.renewMu.Unlock()
+	if err != nil {
+		return err
+	}
+	k.release.Do(func() {
+		close(k.stop)
+		k.cancel()
+		if k.Held() {
+			<-k.done
+		}
+	})
+	return nil
 }

@@ -36,15 +36,28 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 		ApprovalRequired: pr.production}
 
 	target := receipt.ScopeTarget(pr.env, pr.scope)
-	if l, err := e.Store.Lease(ctx, target); err != nil {
+	var (
+		view *receipt.View
+		l    *receipt.Lease
+	)
+	if v, ok := e.Store.(receipt.Viewer); ok {
+		// The scope, its lease and the environment in one read.
+		if view, err = v.View(ctx, pr.env, pr.scope); err != nil {
+			return nil, e.redactor().Error(err)
+		}
+		l = view.Lease
+	} else if l, err = e.Store.Lease(ctx, target); err != nil {
 		return nil, e.redactor().Error(err)
-	} else if l != nil && !l.Expired(e.now()) {
+	}
+	if l != nil && !l.Expired(e.now()) {
 		res.Lock = lockInfo(*l, e.now())
 		r.warn(errs.APPLY_RUNNING, "an %s is running on %s (run %s, since %s): this plan may be out of date when it finishes",
 			firstOf(string(l.Operation), "operation"), target, l.Holder, l.AcquiredAt.UTC().Format("15:04"))
 	}
-	prev, _, err := e.Store.Read(ctx, pr.env, pr.scope)
-	if err != nil {
+	var prev *receipt.Receipt
+	if view != nil {
+		prev = view.Receipt
+	} else if prev, _, err = e.Store.Read(ctx, pr.env, pr.scope); err != nil {
 		return nil, e.redactor().Error(err)
 	}
 	if prev != nil {
@@ -53,8 +66,10 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 			return nil, err
 		}
 	}
-	stored, err := e.Store.List(ctx, pr.env)
-	if err != nil {
+	var stored []receipt.Stored
+	if view != nil {
+		stored = storedOf(view, pr.env, pr.scope)
+	} else if stored, err = e.Store.List(ctx, pr.env); err != nil {
 		return nil, e.redactor().Error(err)
 	}
 	r.loadForeign(stored)

@@ -395,6 +395,11 @@ func (a *applier) succeed(ctx context.Context, prev *receipt.Receipt, stored []r
 				continue
 			}
 		}
+		// A hand-over writes this scope's receipt: a deferred lease is
+		// taken first.
+		if err := a.keeper.Ensure(); err != nil {
+			return nil, err
+		}
 		fk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, a.o.Wait || pending), receipt.ScopeTarget(a.pr.env, from), a.owner)
 		if err != nil {
 			if !pending && errs.CodeOf(err) == errs.LOCK_HELD {
@@ -431,6 +436,9 @@ func (a *applier) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt) 
 		return prev, nil
 	}
 	to := prev.SupersededBy
+	if err := a.keeper.Ensure(); err != nil {
+		return nil, err
+	}
 	// Never waits, LockWait or not: this run holds the branch lease, and a
 	// run of the pull request may be waiting for it while holding this one.
 	cfg := a.e.leaseConfig(a.o, false)
