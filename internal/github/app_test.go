@@ -243,3 +243,13 @@ func TestAppRepositoriesSpanInstallations(t *testing.T) {
 		t.Errorf("repositories: %v", names)
 	}
 }
+
+func TestTokenErrorsAreCleanlyCoded(t *testing.T) {
+	_, app := newApp(t)
+	c, _ := app.Installation(99)
+	_, err := c.GetRepository(context.Background(), "octo", "app")
+	wantCode(t, err, errs.GITHUB_AUTH)
+	if !strings.HasPrefix(err.Error(), "GITHUB_AUTH: ") || !strings.Contains(err.Error(), "installation 99") {
+		t.Errorf("message %q", err)
+	}
+}

@@ -36,7 +36,9 @@ func wrapErr(err error, c call) error {
 		return nil
 	}
 	if e := errs.As(err); e != nil {
-		return err
+		// Already coded below us (the token source); drop net/http's
+		// "Get URL:" wrapper.
+		return e
 	}
 	var rl *gh.RateLimitError
 	var abuse *gh.AbuseRateLimitError
