@@ -22,6 +22,9 @@ const (
 	DefaultURL = "https://api.planetscale.com/v1"
 	perPage    = 100
 	pollEvery  = 2 * time.Second
+	// readyLimit bounds the wait for a new branch: provisioning takes
+	// minutes, far longer than one request's retry budget.
+	readyLimit = 10 * time.Minute
 )
 
 // block is the provider block: organization and database, both required.
@@ -89,7 +92,7 @@ func getBranch(ctx context.Context, a httpclient.API, b block, name string) (*br
 // client's clock, within its budget.
 func waitReady(ctx context.Context, a httpclient.API, b block, name string) (*branch, error) {
 	var last *branch
-	err := a.Client.Poll(ctx, "planetscale branch "+name, a.Client.Config().Budget, pollEvery, func(ctx context.Context) (bool, error) {
+	err := a.Client.Poll(ctx, "planetscale branch "+name, readyLimit, pollEvery, func(ctx context.Context) (bool, error) {
 		br, err := getBranch(ctx, a, b, name)
 		if err != nil {
 			return false, err

@@ -16,7 +16,13 @@ import (
 
 const branchOp = "supabase.branch"
 
-const branchPollEvery = 5 * time.Second
+const (
+	branchPollEvery = 5 * time.Second
+	// branchHealthyLimit bounds the wait for a new branch's project to be
+	// healthy: provisioning takes minutes, far longer than one request's
+	// retry budget.
+	branchHealthyLimit = 15 * time.Minute
+)
 
 // BranchOp is supabase.branch: a Supabase preview branch of the provider
 // block's project, waited for until healthy.
@@ -260,7 +266,7 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 
 func (op *BranchOp) waitHealthy(ctx context.Context, a httpclient.API, b branch) (*detail, error) {
 	var last *detail
-	err := op.client.Poll(ctx, "supabase branch "+b.Name, op.client.Config().Budget, branchPollEvery, func(ctx context.Context) (bool, error) {
+	err := op.client.Poll(ctx, "supabase branch "+b.Name, branchHealthyLimit, branchPollEvery, func(ctx context.Context) (bool, error) {
 		d, err := op.detail(ctx, a, b.ID)
 		if httpclient.IsNotFound(err) {
 			return false, nil // not visible yet

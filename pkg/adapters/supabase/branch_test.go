@@ -3,12 +3,16 @@ package supabase_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/supabase"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/sim"
 )
 
 func (w *world) branchReq(name string) adapter.Request {
@@ -73,5 +77,47 @@ func TestBranchNeedsProject(t *testing.T) {
 	op := supabase.NewBranch(nil, nil)
 	if _, err := op.Defaults(map[string]any{"name": "x"}, adapter.Provider{}, adapter.RunCtx{}); errs.CodeOf(err) != errs.PARAM_INVALID {
 		t.Errorf("no project: %v", err)
+	}
+}
+
+// fakeClock is a clock whose Sleep advances time instead of waiting.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+// A branch that never comes up ends the wait with PROVIDER_TIMEOUT on the
+// injected clock: nothing sleeps for real.
+func TestBranchWaitTimesOutOnTheInjectedClock(t *testing.T) {
+	w := newWorld(t, "")
+	if _, err := w.Cloud.AddRule(sim.Rule{Kind: sim.KindFail, Provider: sim.ProviderSupabase, Method: "GET", Path: "/v1/branches/*", Status: 404, Count: 100000}); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	client := httpclient.New(httpclient.Config{Now: clock.Now, Sleep: clock.Sleep})
+	op := supabase.NewBranch(w.With(nil), client)
+	start := time.Now()
+	_, err := op.Apply(context.Background(), w.branchReq("never-up"), nil, func(...string) error { return nil })
+	if errs.CodeOf(err) != errs.PROVIDER_TIMEOUT {
+		t.Fatalf("err = %v, want PROVIDER_TIMEOUT", err)
+	}
+	if waited := clock.Now().Sub(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)); waited < 10*time.Minute {
+		t.Errorf("the injected clock moved %s; the wait should be minutes long", waited)
+	}
+	if real := time.Since(start); real > 30*time.Second {
+		t.Errorf("the wait took %s of real time", real)
 	}
 }

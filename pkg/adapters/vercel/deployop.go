@@ -16,7 +16,12 @@ import (
 
 const deployOpName = "vercel.deploy"
 
-const deployPollEvery = 5 * time.Second
+const (
+	deployPollEvery = 5 * time.Second
+	// deployReadyLimit bounds the wait for a build: builds take minutes,
+	// far longer than one request's retry budget.
+	deployReadyLimit = 20 * time.Minute
+)
 
 // DeployOp is vercel.deploy: a deployment of the run's commit through the
 // project's git connection, waited for until READY.
@@ -248,7 +253,7 @@ func (o one) state() string {
 // and within its budget; ERROR or CANCELED is EXTERNAL_FAILED.
 func (op *DeployOp) wait(ctx context.Context, a httpclient.API, r deployReq, id string) (*one, error) {
 	var got one
-	err := op.client.Poll(ctx, "vercel deployment "+id, op.client.Config().Budget, deployPollEvery, func(ctx context.Context) (bool, error) {
+	err := op.client.Poll(ctx, "vercel deployment "+id, deployReadyLimit, deployPollEvery, func(ctx context.Context) (bool, error) {
 		if err := a.Get(ctx, "/v13/deployments/"+url.PathEscape(id), teamQuery(r.team), &got); err != nil {
 			return false, err
 		}
