@@ -18,7 +18,8 @@
 //     finds it, the diff is unchanged, and the engine records it as adopted
 //     (destroy leaves it). A create that Clerk refuses because the URL
 //     appeared meanwhile (another writer) is resolved by re-reading: the
-//     URL found is taken over and not counted as created.
+//     URL found is taken over and not counted as created (the engine
+//     records it adopted, so destroy leaves it).
 //   - The listing is read with paginated=true, limit and offset until
 //     total_count entries were seen (a bare array answer, the unpaginated
 //     form, is accepted too).

@@ -252,9 +252,10 @@ func (op *RedirectOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 		// The create happened and its answer was lost.
 		return result(*again, true), nil
 	case again != nil:
-		// Refused because someone else allowed it meanwhile: take it over.
-		return nil, adapter.NotCreated(errs.Wrap(err, errs.PROVIDER_CONFLICT, "clerk: %s was allowed by someone else while this run created it", u).
-			WithHint("Re-run apply: the URL is now taken over as it is."), key)
+		// Refused because someone else allowed it meanwhile: take it
+		// over, as if it had been there when the line was read (not
+		// created, so never destroyed by this scope).
+		return result(*again, false), nil
 	case ambiguous:
 		return nil, err
 	}
