@@ -32,6 +32,8 @@ type runFlags struct {
 	reopen      bool
 	destroy     bool
 	close       bool
+	confirm     []string
+	recreate    []string
 }
 
 func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
@@ -103,6 +105,8 @@ the next apply finishes it, or --wait waits. --destroy destroys the scope instea
 	}
 	f.bind(cmd, true)
 	cmd.Flags().BoolVar(&f.reconcile, "reconcile", false, "accept resources changed outside Sponson")
+	cmd.Flags().StringSliceVar(&f.confirm, "confirm", nil, "a manual step someone has done: verify it and record who (repeatable, or comma-separated lines)")
+	cmd.Flags().StringSliceVar(&f.recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, so a once-only output (a new password) reaches the lines that use it (repeatable)")
 	cmd.Flags().BoolVar(&f.destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
 	cmd.Flags().BoolVar(&f.close, "close", false, "with --destroy: leave a tombstone (see sponson destroy --close)")
 	return cmd
@@ -369,6 +373,7 @@ func (a *app) runOptions(f runFlags, c scope.Ctx, op receipt.Operation) engine.O
 	}
 	o.Env, o.ApprovedBy, o.Reconcile, o.Wait, o.WaitTimeout = c.Env, approver, f.reconcile, f.wait, f.waitTimeout
 	o.Parallelism, o.Reopen = f.parallelism, f.reopen
+	o.Confirm, o.Recreate = f.confirm, f.recreate
 	return o
 }
 

@@ -14,6 +14,8 @@ type RunCtx struct {
 	SHA    string `json:"sha,omitempty"`
 	Repo   string `json:"repo,omitempty"`
 	PR     *int   `json:"pr,omitempty"`
+	// Actor is who runs it (a manual step records who confirmed it).
+	Actor string `json:"actor,omitempty"`
 }
 
 // Provider is a provider block of the plan (providers.<adapter>): static
@@ -243,4 +245,32 @@ type Expansion struct {
 // parameter that is not what the recipe takes.
 type Expander interface {
 	Expand(params map[string]any, provider Provider, run RunCtx) (*Expansion, error)
+}
+
+// Todo is a step a person does, as a plan, a PR comment or a destroy
+// shows it: what to do, how to check it, and how to undo it.
+type Todo struct {
+	Line         string         `json:"line"`
+	Title        string         `json:"title"`
+	Instructions string         `json:"instructions"` // Markdown
+	Undo         string         `json:"undo,omitempty"`
+	Vars         map[string]any `json:"vars,omitempty"` // resolved values; pending, secret and sensitive ones are null
+	Verify       string         `json:"verify,omitempty"`
+	// ConfirmedBy and ConfirmedAt say who confirmed it (apply --confirm)
+	// and when, once someone has.
+	ConfirmedBy string `json:"confirmed_by,omitempty"`
+	ConfirmedAt string `json:"confirmed_at,omitempty"`
+}
+
+// Stepper is the op of a step a person does (Spec.Manual). The engine
+// never calls Apply until the line is confirmed (apply --confirm <line>),
+// and then only after Verify passes; a confirmed step is never rolled back,
+// and destroy forgets it and shows its undo.
+type Stepper interface {
+	// Todo is the step of a line. Pure.
+	Todo(req Request) Todo
+	// Verify runs the step's read-only check, when it has one: nil when
+	// the step is done (or has no check), EXTERNAL_FAILED when the check
+	// says it is not.
+	Verify(ctx context.Context, req Request) error
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/sponson/apply/pkg/adapters/cloudflare"
 	"github.com/sponson/apply/pkg/adapters/httpop"
 	"github.com/sponson/apply/pkg/adapters/launchdarkly"
+	"github.com/sponson/apply/pkg/adapters/manual"
 	"github.com/sponson/apply/pkg/adapters/neon"
 	"github.com/sponson/apply/pkg/adapters/netlify"
 	"github.com/sponson/apply/pkg/adapters/planetscale"
@@ -48,6 +49,7 @@ func Registry(env func(string) (string, bool), client *httpclient.Client) *adapt
 		resource,
 		list,
 		httpop.NewRecipe(resource, list),
+		manual.NewStep(client, nil),
 		netlify.NewEnv(e, client),
 		cloudflare.NewPagesEnv(e, client),
 		clerk.NewRedirect(e, client),

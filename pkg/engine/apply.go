@@ -266,6 +266,8 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	} else if stored, err = e.Store.List(ctx, pr.env); err != nil {
 		return nil, e.redactor().Error(err)
 	}
+	// Who runs it: a confirmed manual step records it.
+	pr.run.Actor = firstOf(owner.Actor, owner.Host, "unknown")
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner, at: at}
 	a.noteTakeover()
 	a.loadForeign(stored)
@@ -463,12 +465,19 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 			return
 		}
 	}
+	if slices.Contains(a.o.Recreate, pl.id) && !a.recreate(ctx, ls) {
+		return
+	}
 	a.inspect(ctx, ls)
 	if !a.judged(ls) {
 		return
 	}
 	if ls.status == PlanUnchanged {
 		a.recordUnchanged(ls)
+		return
+	}
+	if pl.spec.Manual {
+		a.confirmStep(ctx, ls)
 		return
 	}
 	// A lease deferred until now is taken before anything is written
@@ -480,6 +489,88 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	}
 	if ls.parent != "" && !a.e.unlockedParents {
 		a.writeUnderParent(ctx, ls)
+		return
+	}
+	a.write(ctx, ls)
+}
+
+// redactVars masks registered secrets in a todo's values (a var may be a
+// secret or a sensitive output).
+func redactVars(e *Engine, vars map[string]any) map[string]any {
+	if vars == nil {
+		return nil
+	}
+	out := make(map[string]any, len(vars))
+	for k, v := range vars {
+		if s, ok := v.(string); ok {
+			v = e.redactor().String(s)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// recreate deletes what this scope created for the line (apply
+// --recreate <line>), so the inspection that follows creates it again in
+// this run. Adopted resources are left alone (a warning says so). It
+// reports whether the line can go on.
+func (a *applier) recreate(ctx context.Context, ls *lineState) bool {
+	pl := ls.pl
+	var mine []receipt.ResourceRef
+	var others []receipt.LedgerEntry
+	a.mu.Lock()
+	for _, en := range a.ledger {
+		if en.Line != pl.id || en.Adapter != pl.spec.Adapter || en.Op != pl.spec.Op {
+			continue
+		}
+		if en.CreatedBy == receipt.CreatedBySponson {
+			mine = append(mine, en.Ref())
+		} else {
+			others = append(others, en)
+		}
+	}
+	a.mu.Unlock()
+	for _, en := range others {
+		a.warn(errs.RECREATE_SKIPPED, "line %q: %s is %s, not created by this scope; --recreate leaves it alone", pl.id, en.Key, en.CreatedBy)
+	}
+	if len(mine) == 0 {
+		a.warn(errs.RECREATE_SKIPPED, "line %q: this scope created nothing for it yet; --recreate creates it as usual", pl.id)
+	}
+	if len(mine) > 0 {
+		if err := a.keeper.Ensure(); err != nil {
+			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
+			return false
+		}
+	}
+	for _, ref := range mine {
+		ls.touched = true
+		if err := a.destroyEntry(ctx, pl.op, ref, true); err != nil {
+			ls.status, ls.err = LineFailed, a.e.redactor().Error(errs.Wrap(err, errs.DESTROY_FAILED, "line %q: --recreate could not delete %s", pl.id, ref.Key))
+			return false
+		}
+	}
+	return true
+}
+
+// confirmStep records a manual step someone says is done (--confirm
+// <line>), once its verify check agrees; a step nobody confirmed leaves the
+// line waiting, and the run partial.
+func (a *applier) confirmStep(ctx context.Context, ls *lineState) {
+	pl := ls.pl
+	if !slices.Contains(a.o.Confirm, pl.id) {
+		ls.status = LineWaiting
+		ls.pending = []pendingRef{{line: pl.id, waitingFor: "apply --confirm " + pl.id}}
+		return
+	}
+	if st, ok := pl.op.(adapter.Stepper); ok {
+		if err := st.Verify(ctx, ls.req); err != nil {
+			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
+			return
+		}
+	}
+	ls.todo = nil
+	if err := a.keeper.Ensure(); err != nil {
+		ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
 		return
 	}
 	a.write(ctx, ls)
@@ -827,7 +918,9 @@ func (a *applier) recordResult(ls *lineState, res *adapter.Result) {
 	for _, k := range res.Created {
 		created[k] = true
 		ls.created = append(ls.created, k)
-		a.created = append(a.created, createdKey{ls: ls, key: k})
+		if !ls.pl.spec.Manual { // a step a person did is never rolled back
+			a.created = append(a.created, createdKey{ls: ls, key: k})
+		}
 	}
 	a.mu.Unlock()
 	ls.resKeys = nil
@@ -1113,6 +1206,13 @@ func (a *applier) result(runErr error) (*RunResult, error) {
 		return nil, err
 	}
 	res := &RunResult{Env: a.pr.env, Scope: a.pr.scope, Receipt: red, Order: a.order, Warnings: slices.Clone(a.warnings)}
+	for _, ls := range a.lines {
+		if ls.todo != nil && ls.status == LineWaiting {
+			t := *ls.todo
+			t.Vars = redactVars(a.e, t.Vars)
+			res.Todos = append(res.Todos, t)
+		}
+	}
 	if res.Order == nil {
 		for _, ls := range a.lines {
 			if _, ok := red.Lines[ls.pl.id]; ok {

@@ -88,6 +88,13 @@ type Options struct {
 	ApprovedBy string
 	// Reconcile accepts resources changed outside Sponson.
 	Reconcile bool
+	// Confirm names manual steps someone has done (apply --confirm
+	// <line>): each is verified and recorded with the run's actor.
+	Confirm []string
+	// Recreate names lines whose resources this scope created are deleted
+	// and created again in this run (apply --recreate <line>), so a
+	// once-only output (a new password) reaches the lines that use it.
+	Recreate []string
 	// Wait waits for held leases and external outputs instead of failing
 	// (LOCK_HELD) or stopping partial.
 	Wait bool

@@ -161,6 +161,24 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 		pr.lines = append(pr.lines, pl)
 		pr.byID[pl.id] = pl
 	}
+	for _, id := range o.Confirm {
+		switch pl := pr.byID[id]; {
+		case pl == nil:
+			list = append(list, errs.New(errs.USAGE, "--confirm names %q, which is no line of this plan in environment %s", id, env))
+		case !pl.spec.Manual:
+			list = append(list, errs.New(errs.USAGE, "--confirm names %q, a %s line: only manual steps are confirmed", id, pl.spec.Name()).
+				WithHint("Confirm a manual.step line; other lines are applied."))
+		}
+	}
+	for _, id := range o.Recreate {
+		switch pl := pr.byID[id]; {
+		case pl == nil:
+			list = append(list, errs.New(errs.USAGE, "--recreate names %q, which is no line of this plan in environment %s", id, env))
+		case pl.spec.Manual:
+			list = append(list, errs.New(errs.USAGE, "--recreate names %q, a manual step: a step a person did is never undone by Sponson", id).
+				WithHint("Change the step's instructions to ask for it again, or confirm it again."))
+		}
+	}
 	if err := list.Err(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"time"
 
+	"github.com/sponson/apply/pkg/adapter"
+
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -84,6 +86,9 @@ type PlanLine struct {
 	Error      *LineError `json:"error"`
 	// Parent is the shared object the line's writes lock, when it has one.
 	Parent string `json:"parent,omitempty"`
+	// Todo is the step a person is asked to do, for a manual step not yet
+	// confirmed (apply --confirm <line> records who did it).
+	Todo *adapter.Todo `json:"todo,omitempty"`
 }
 
 // Diff is one resource's diff.
@@ -159,6 +164,9 @@ type RunResult struct {
 	// walked.
 	Order    []string  `json:"order"`
 	Warnings []Warning `json:"warnings"`
+	// Todos are the manual steps this run waits on (apply), in run order:
+	// what to do, and how to confirm it.
+	Todos []adapter.Todo `json:"todos,omitempty"`
 	// Unsaved is set when the final receipt write failed after providers
 	// were touched: where the receipt was kept and how to finish the job.
 	Unsaved *Unsaved `json:"unsaved,omitempty"`

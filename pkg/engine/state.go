@@ -59,6 +59,7 @@ type lineState struct {
 	outcome  string                       // apply status before rollback
 	rollback []string                     // keys rollback could not remove
 	pk       *LeaseKeeper                 // the parent lease, while the line writes under it
+	todo     *adapter.Todo                // a manual step not confirmed yet
 }
 
 type pendingRef struct {
@@ -274,7 +275,7 @@ func (r *run) inputsOf(pl *pline) []Input {
 // ledger, setting ls.status to a plan status. It never writes.
 func (r *run) inspect(ctx context.Context, ls *lineState) {
 	pl := ls.pl
-	ls.status, ls.err, ls.live, ls.diffs, ls.drift = "", nil, nil, nil, nil
+	ls.status, ls.err, ls.live, ls.diffs, ls.drift, ls.todo = "", nil, nil, nil, nil, nil
 	ls.verdict = map[string]verdict{}
 	params, pend, secErr := r.resolve(pl)
 	ls.pending = pend
@@ -311,6 +312,10 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 		r.readFailed(ls, err)
 		return
 	}
+	if pl.spec.Manual {
+		r.inspectStep(ls, diffs)
+		return
+	}
 	if !r.apply {
 		diffs = r.secretsUnchanged(ls, live, diffs)
 	}
@@ -344,6 +349,34 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 		ls.status = PlanUpdate
 	default:
 		ls.status = PlanUnchanged
+	}
+}
+
+// inspectStep judges a manual step against the ledger, where its state
+// is: recorded with the same value, it is unchanged (done); otherwise it is
+// a todo, created once someone confirms it.
+func (r *run) inspectStep(ls *lineState, diffs []adapter.ResourceDiff) {
+	pl := ls.pl
+	if len(diffs) != 1 {
+		ls.status, ls.err = PlanError, errs.New(errs.INTERNAL, "manual step %q: %d diffs, want one", pl.id, len(diffs))
+		return
+	}
+	d := diffs[0]
+	if _, en := r.entry(pl.ref(d.Key)); en != nil && d.Desired != nil && en.Hash == r.hash(d.Desired) {
+		res := adapter.Resource{Key: d.Key, Value: d.Desired, Outputs: cloneMap(en.Outputs)}
+		ls.live = &adapter.Live{Resources: []adapter.Resource{res}, Outputs: cloneMap(en.Outputs)}
+		ls.diffs = []adapter.ResourceDiff{{Key: d.Key, Action: adapter.Unchanged, Desired: d.Desired}}
+		ls.status = PlanUnchanged
+		return
+	}
+	ls.diffs = diffs
+	if st, ok := pl.op.(adapter.Stepper); ok {
+		t := st.Todo(ls.req)
+		ls.todo = &t
+	}
+	ls.status = PlanCreate
+	if len(ls.pending) > 0 {
+		ls.status = PlanPending
 	}
 }
 

@@ -48,6 +48,7 @@ const (
 
 	WAIT_TIMEOUT       Code = "WAIT_TIMEOUT"
 	EXTERNAL_FAILED    Code = "EXTERNAL_FAILED"
+	STEP_NOT_DONE      Code = "STEP_NOT_DONE"
 	DEPENDENCY_BLOCKED Code = "DEPENDENCY_BLOCKED"
 	INTERRUPTED        Code = "INTERRUPTED"
 	INTENT_UNRESOLVED  Code = "INTENT_UNRESOLVED"
@@ -87,6 +88,7 @@ const (
 	ADOPTED_FORGOTTEN  Code = "ADOPTED_FORGOTTEN"
 	APPLY_RUNNING      Code = "APPLY_RUNNING"
 	SUCCESSION         Code = "SUCCESSION"
+	RECREATE_SKIPPED   Code = "RECREATE_SKIPPED"
 	LEASE_TAKEN_OVER   Code = "LEASE_TAKEN_OVER"
 	NO_OPEN_PR         Code = "NO_OPEN_PR"
 	EVENT_IGNORED      Code = "EVENT_IGNORED"
@@ -140,6 +142,7 @@ var Table = []Info{
 
 	{WAIT_TIMEOUT, ExitFailed, false, "run", "Waiting for a lease or an external event took longer than the timeout.", "Raise --wait-timeout (or --lock-wait, when the wait was for a lease without --wait), or re-run later."},
 	{EXTERNAL_FAILED, ExitFailed, false, "run", "An external event (such as a deployment) failed for good.", "Fix the failed deployment, then re-run apply."},
+	{STEP_NOT_DONE, ExitFailed, false, "run", "A manual step was confirmed, but its verify check says it is not done.", "Do the step as its instructions say (plan shows them), then re-run apply --confirm <line>."},
 	{DEPENDENCY_BLOCKED, ExitFailed, false, "run", "A line was skipped because a line it depends on did not succeed.", "Fix the line it depends on; this line runs on the next apply."},
 	{INTERRUPTED, ExitFailed, false, "run", "The run was interrupted (signal or cancellation).", "Re-run; what was created is recorded and the next run continues from it."},
 	{INTENT_UNRESOLVED, ExitFailed, false, "run", "A resource whose create may have succeeded could not be located.", "Check the provider for the resource named and delete it by hand if it exists, then re-run."},
@@ -176,6 +179,7 @@ var Table = []Info{
 	{STALE_UNDECIDED, ExitOK, true, "warning", "Whether this commit is older than the last one applied cannot be decided here (no local history): the run goes on.", "Fetch the history (actions/checkout with fetch-depth: 0) so stale runs can be recognised."},
 	{ADOPTED_FORGOTTEN, ExitOK, true, "warning", "A resource Sponson adopted is no longer declared by any line: it is forgotten and left as it is.", "Nothing to do; add the line back with {keep: true} to manage it again."},
 	{APPLY_RUNNING, ExitOK, true, "warning", "An apply holds the scope's lease: this plan may be out of date when it finishes.", "Plan again once the apply has finished (`sponson locks` shows it)."},
+	{RECREATE_SKIPPED, ExitOK, true, "warning", "apply --recreate left a resource alone: this scope did not create it (adopted), or created nothing for the line yet.", "Nothing to do: only what this scope created is deleted and created again."},
 	{SUCCESSION, ExitOK, true, "warning", "Resources moved, or could not move, between a branch's scope and its pull request's (succession).", "Nothing to do in most cases; the message says which scope owns what."},
 	{FORK_NO_SECRETS, ExitOK, true, "warning", "The pull request comes from a fork; its workflow has no secrets and is never handed any.", "Nothing to do: Sponson does not apply from forks."},
 	{LEASE_TAKEN_OVER, ExitOK, true, "warning", "The lease was taken over before its TTL because the GitHub run holding it has completed or was cancelled.", "Nothing to do; the receipt records whose lease it was and why it was taken over."},

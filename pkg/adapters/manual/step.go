@@ -1,0 +1,301 @@
+// Package manual is the manual adapter: manual.step, a step a person does
+// (rotate a key in a console, click "verify domain"), planned and recorded
+// like any other line.
+//
+// manual.step parameters: title, instructions (Markdown), undo (Markdown,
+// shown when the scope is destroyed), vars (NAME → value, value forms
+// included, shown beside the instructions), verify ({url, method GET|HEAD,
+// status default 200, contains}: a read-only HTTP check that the step is
+// done).
+//
+// Model (decisions where the issue is silent):
+//   - The step's state is the ledger: key step:<line>, its value the
+//     title, instructions, undo, vars and verify. A step whose value is as
+//     recorded is unchanged; a new or changed step is a todo: plan shows
+//     it, apply leaves the line waiting (the run ends partial, lines that
+//     depend on it wait) until apply --confirm <line> says it is done.
+//   - Confirming runs verify first (STEP_NOT_DONE when it says no), then
+//     records who confirmed it (the run's actor) and when, as outputs.
+//   - Nothing is sent to a provider: Read, Lookup and Destroy make no
+//     request; a step is never rolled back, and destroy forgets it and
+//     shows its undo.
+package manual
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/param"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+const opName = "manual.step"
+
+var stepSpec = adapter.Spec{
+	Adapter: "manual", Op: "step", Manual: true,
+	Summary: "a step a person does, shown as a todo until apply --confirm <line> records who did it",
+	Params: []adapter.ParamSpec{
+		{Name: "title", Type: adapter.TypeString, Required: true, Doc: "what to do, in a few words"},
+		{Name: "instructions", Type: adapter.TypeString, Required: true, Doc: "how to do it (Markdown)"},
+		{Name: "undo", Type: adapter.TypeString, Doc: "how to undo it when the scope is destroyed (Markdown)"},
+		{Name: "vars", Type: adapter.TypeMap, Doc: "NAME → value shown beside the instructions (value forms included)"},
+		{Name: "verify", Type: adapter.TypeObject, Doc: "a read-only HTTP check that the step is done, run when it is confirmed",
+			Fields: []adapter.ParamSpec{
+				{Name: "url", Type: adapter.TypeString, Doc: "the URL to request (required)"},
+				{Name: "method", Type: adapter.TypeString, Enum: []string{"GET", "HEAD"}, Default: "GET", Doc: "the method"},
+				{Name: "status", Type: adapter.TypeInt, Default: "200", Doc: "the status that means done"},
+				{Name: "contains", Type: adapter.TypeString, Doc: "text the answer's body must hold"},
+			}},
+	},
+	Outputs: []adapter.OutputSpec{
+		{Name: "confirmed_by", When: adapter.Immediate, Doc: "who confirmed the step"},
+		{Name: "confirmed_at", When: adapter.Immediate, Doc: "when (RFC 3339, UTC)"},
+	},
+	Key: "step:<line>",
+}
+
+// StepOp is manual.step.
+type StepOp struct {
+	client *httpclient.Client
+	now    func() time.Time
+}
+
+var (
+	_ adapter.Op        = (*StepOp)(nil)
+	_ adapter.Defaulter = (*StepOp)(nil)
+	_ adapter.Stepper   = (*StepOp)(nil)
+)
+
+// NewStep returns manual.step; verify requests go through client, and now
+// stamps confirmations.
+func NewStep(client *httpclient.Client, now func() time.Time) *StepOp {
+	if now == nil {
+		now = time.Now
+	}
+	return &StepOp{client: client, now: now}
+}
+
+// Spec declares manual.step.
+func (op *StepOp) Spec() adapter.Spec { return stepSpec }
+
+// Key is the ledger key of a line's step.
+func Key(line string) string { return "step:" + line }
+
+type verify struct {
+	url, method, contains string
+	status                int
+}
+
+type step struct {
+	title, instructions, undo string
+	vars                      map[string]any
+	verify                    *verify
+}
+
+func parse(params map[string]any, allowPending bool) (step, error) {
+	var s step
+	if err := param.Known(opName, params, stepSpec.ParamNames()...); err != nil {
+		return s, err
+	}
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *string
+		req  bool
+	}{{"title", &s.title, true}, {"instructions", &s.instructions, true}, {"undo", &s.undo, false}} {
+		if f.req {
+			if *f.dst, _, err = param.Required(opName, params, f.name, allowPending); err != nil {
+				return s, err
+			}
+		} else if *f.dst, _, _, err = param.Str(opName, params, f.name, allowPending); err != nil {
+			return s, err
+		}
+	}
+	if s.vars, err = param.Map(opName, params, "vars"); err != nil {
+		return s, err
+	}
+	vm, err := param.Map(opName, params, "verify")
+	if err != nil || vm == nil {
+		return s, err
+	}
+	v := &verify{method: http.MethodGet, status: http.StatusOK}
+	for k, x := range vm {
+		switch k {
+		case "url":
+			u, isS := x.(string)
+			if m, isM := adapter.MarkerOf(x); isM && m.Kind == adapter.Pending && allowPending {
+				continue
+			}
+			pu, perr := url.Parse(u)
+			if !isS || perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+				return s, param.Invalid(opName, "verify.url", "must be an absolute http(s) URL")
+			}
+			v.url = u
+		case "method":
+			m, _ := x.(string)
+			if m = strings.ToUpper(m); m != http.MethodGet && m != http.MethodHead {
+				return s, param.Invalid(opName, "verify.method", "must be GET or HEAD: the check never writes")
+			}
+			v.method = m
+		case "status":
+			n, ok := asInt(x)
+			if !ok || n < 100 || n > 599 {
+				return s, param.Invalid(opName, "verify.status", "must be an HTTP status such as 200")
+			}
+			v.status = n
+		case "contains":
+			c, isS := x.(string)
+			if !isS {
+				return s, param.Invalid(opName, "verify.contains", "must be a string")
+			}
+			v.contains = c
+		default:
+			return s, param.Invalid(opName, "verify."+k, "is not a verify setting (url, method, status, contains)")
+		}
+	}
+	if _, ok := vm["url"]; !ok {
+		return s, param.Invalid(opName, "verify.url", "is required")
+	}
+	s.verify = v
+	return s, nil
+}
+
+func asInt(x any) (int, bool) {
+	switch n := x.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), n == float64(int(n))
+	}
+	return 0, false
+}
+
+// Defaults validates the parameters.
+func (op *StepOp) Defaults(params map[string]any, _ adapter.Provider, _ adapter.RunCtx) (map[string]any, error) {
+	if _, err := parse(params, true); err != nil {
+		return nil, err
+	}
+	return param.Copy(params), nil
+}
+
+// value is the step as the ledger hashes it: a change to any part makes it
+// a todo again.
+func value(params map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, k := range stepSpec.ParamNames() {
+		if v, ok := params[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Read makes no request: a step leaves nothing at a provider, and whether
+// it was done is the ledger's to say.
+func (op *StepOp) Read(_ context.Context, req adapter.Request) (*adapter.Live, error) {
+	if _, err := parse(req.Params, true); err != nil {
+		return nil, err
+	}
+	return &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}, nil
+}
+
+// Diff is a create of the step (the engine compares it with the ledger).
+func (op *StepOp) Diff(_ *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
+	if _, err := parse(req.Params, true); err != nil {
+		return nil, err
+	}
+	v := value(req.Params)
+	d := adapter.ResourceDiff{Key: Key(req.Line), Action: adapter.Create, Fields: []adapter.FieldDiff{{Path: "title", After: req.Params["title"]}}}
+	if !adapter.HasMarker(v) {
+		d.Desired = v
+	}
+	return []adapter.ResourceDiff{d}, nil
+}
+
+// Todo is the line's step, its values for display (markers are null).
+func (op *StepOp) Todo(req adapter.Request) adapter.Todo {
+	s, _ := parse(req.Params, true)
+	t := adapter.Todo{Line: req.Line, Title: s.title, Instructions: s.instructions, Undo: s.undo}
+	if len(s.vars) > 0 {
+		t.Vars = map[string]any{}
+		for k, v := range s.vars {
+			if adapter.HasMarker(v) {
+				v = nil
+			}
+			t.Vars[k] = v
+		}
+	}
+	if s.verify != nil && s.verify.url != "" {
+		t.Verify = s.verify.method + " " + s.verify.url + " → " + strconv.Itoa(s.verify.status)
+		if s.verify.contains != "" {
+			t.Verify += " containing " + strconv.Quote(s.verify.contains)
+		}
+	}
+	return t
+}
+
+// Verify runs the step's check: the answer's status (and body text) must
+// be the step's. STEP_NOT_DONE when they are not; PROVIDER_* when the URL
+// cannot be reached.
+func (op *StepOp) Verify(ctx context.Context, req adapter.Request) error {
+	s, err := parse(req.Params, false)
+	if err != nil || s.verify == nil {
+		return err
+	}
+	resp, err := op.client.Do(ctx, &httpclient.Request{Provider: "manual verify", Method: s.verify.method, BaseURL: s.verify.url})
+	status, body := 0, ""
+	var se *httpclient.StatusError
+	switch {
+	case err == nil:
+		status, body = resp.Status, string(resp.Body)
+	case errors.As(err, &se):
+		status = se.Status
+	default:
+		return err
+	}
+	if status != s.verify.status || (s.verify.contains != "" && !strings.Contains(body, s.verify.contains)) {
+		return errs.New(errs.STEP_NOT_DONE, "%s %q: %s %s answered %d, the step wants %d%s", opName, s.title, s.verify.method, s.verify.url, status, s.verify.status,
+			map[bool]string{true: " with " + strconv.Quote(s.verify.contains) + " in the body", false: ""}[s.verify.contains != ""]).With("line", req.Line)
+	}
+	return nil
+}
+
+// Apply records the confirmed step: who (the run's actor) and when. It
+// sends nothing.
+func (op *StepOp) Apply(_ context.Context, req adapter.Request, _ *adapter.Live, _ adapter.Intend) (*adapter.Result, error) {
+	if _, err := parse(req.Params, false); err != nil {
+		return nil, err
+	}
+	outs := map[string]any{"confirmed_by": firstOf(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339)}
+	res := adapter.Resource{Key: Key(req.Line), Value: value(req.Params), Outputs: outs}
+	return &adapter.Result{Resources: []adapter.Resource{res}, Created: []string{res.Key}, Outputs: outs}, nil
+}
+
+// Lookup makes no request: a step leaves nothing to find.
+func (op *StepOp) Lookup(context.Context, adapter.Provider, adapter.RunCtx, string) (*adapter.Resource, error) {
+	return nil, nil
+}
+
+// Destroy makes no request: the engine forgets the step and shows its
+// undo.
+func (op *StepOp) Destroy(context.Context, adapter.Provider, adapter.RunCtx, adapter.Resource) error {
+	return nil
+}
+
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
