@@ -47,6 +47,11 @@ type Env struct {
 	// Ops are the ops commands run; nil means the built-in adapters. Tests
 	// inject a fake cloud's ops here.
 	Ops *adapter.Registry
+	// OnResult, when set, receives each command's typed result
+	// (*engine.PlanResult, *engine.RunResult) beside its rendered output:
+	// for a caller that runs commands in-process and checks what they did
+	// (the demo), never for parsing text.
+	OnResult func(result any)
 }
 
 // Getenv returns the value of an environment variable, "" when unset.

@@ -17,7 +17,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/spf13/cobra"
 
+	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -215,9 +218,12 @@ func (d *demo) run(steps ...func() error) error {
 	return nil
 }
 
+// paint colours the story on a terminal (not with NO_COLOR).
+func (d *demo) paint() report.Painter { return report.Painter{Color: d.a.colour(d.a.io.Term.Out)} }
+
 func (d *demo) begin(title string) *demoStep {
 	d.steps = append(d.steps, demoStep{Title: title})
-	fmt.Fprintf(d.out, "\n── %d. %s\n", len(d.steps), title)
+	fmt.Fprintf(d.out, "\n%s\n", d.paint().Paint(report.Bold, fmt.Sprintf("── %d. %s", len(d.steps), title)))
 	return &d.steps[len(d.steps)-1]
 }
 
@@ -227,28 +233,38 @@ func (d *demo) check(s *demoStep, ok bool, format string, args ...any) error {
 		return fmt.Errorf("check failed: %s", what)
 	}
 	s.Checks = append(s.Checks, what)
-	fmt.Fprintf(d.out, "   ✓ %s\n", what)
+	fmt.Fprintf(d.out, "   %s %s\n", d.paint().Paint(report.Green, "✓"), what)
 	return nil
 }
 
 // sponson runs one command as a user would, in the demo's folder and
 // environment, and prints it with its output.
-func (d *demo) sponson(s *demoStep, args ...string) (int, string) {
-	code, out := d.exec(args)
-	d.show(s, args, code, out)
-	return code, out
+func (d *demo) sponson(s *demoStep, args ...string) demoRun {
+	r := d.exec(args)
+	d.show(s, args, r.code, r.out)
+	return r
 }
 
-func (d *demo) exec(args []string) (int, string) {
-	code, out := d.execQuiet(args)
+// demoRun is one command of the demo: its exit code, what it printed
+// (stdout and stderr in the order written) and its typed result, which
+// the demo's checks read.
+type demoRun struct {
+	code   int
+	out    string
+	result any // *engine.PlanResult, *engine.RunResult, or nil
+}
+
+func (d *demo) exec(args []string) demoRun {
+	r := d.execQuiet(args)
 	d.mu.Lock()
-	d.transcript.WriteString(out)
+	d.transcript.WriteString(r.out)
 	d.mu.Unlock()
-	return code, out
+	return r
 }
 
-func (d *demo) execQuiet(args []string) (int, string) {
-	var out, errb bytes.Buffer
+func (d *demo) execQuiet(args []string) demoRun {
+	var out orderedBuffer
+	var result any
 	env := Env{
 		LookupEnv: func(k string) (string, bool) { v, ok := d.vars[k]; return v, ok },
 		Environ: func() []string {
@@ -262,9 +278,48 @@ func (d *demo) execQuiet(args []string) (int, string) {
 		Dir:      d.dir,
 		ReadFile: os.ReadFile,
 		Ops:      d.a.env.Ops,
+		OnResult: func(r any) { result = r },
 	}
-	code := Main(args, env, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return code, out.String() + errb.String()
+	code := Main(args, env, IO{In: strings.NewReader(""), Out: &out, Err: &out, Term: Terminal{Out: d.a.colour(d.a.io.Term.Out), Width: max(d.a.io.Term.Width-3, 0)}})
+	return demoRun{code: code, out: out.String(), result: result}
+}
+
+// orderedBuffer keeps what stdout and stderr wrote in the order they wrote
+// it, so a wait's progress shows before the result it led to.
+type orderedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *orderedBuffer) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *orderedBuffer) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// planCounts counts a plan's lines by status.
+func planCounts(r any) map[string]int {
+	n := map[string]int{}
+	if p, ok := r.(*engine.PlanResult); ok {
+		for _, l := range p.Lines {
+			n[l.Status]++
+		}
+	}
+	return n
+}
+
+// runOf is a run's receipt, or an empty one.
+func runOf(r any) *receipt.Receipt {
+	if res, ok := r.(*engine.RunResult); ok && res.Receipt != nil {
+		return res.Receipt
+	}
+	return &receipt.Receipt{}
 }
 
 func (d *demo) show(s *demoStep, args []string, code int, out string) {
@@ -320,11 +375,13 @@ func callback(p demoPR) string { return "https://" + p.scope() + ".demo.dev/call
 func (d *demo) stepPlan(pr demoPR) error {
 	s := d.begin("Plan pull request 1: read live state, write nothing")
 	before := d.writes()
-	code, out := d.sponson(s, pr.args("plan")...)
-	if err := d.check(s, code == 0, "plan exits 0"); err != nil {
+	r := d.sponson(s, pr.args("plan")...)
+	if err := d.check(s, r.code == 0, "plan exits 0"); err != nil {
 		return err
 	}
-	if err := d.check(s, strings.Contains(out, "create") && strings.Contains(out, "pending"), "four lines to create, one pending on the deploy"); err != nil {
+	n := planCounts(r.result)
+	if err := d.check(s, n["create"] == 2 && n["pending"] == 2 && len(n) == 2,
+		"%d lines to create, %d pending: the variables wait for the database branch, the web origin for the deploy", n["create"], n["pending"]); err != nil {
 		return err
 	}
 	return d.check(s, d.writes() == before, "the fake cloud received no write")
@@ -333,19 +390,20 @@ func (d *demo) stepPlan(pr demoPR) error {
 func (d *demo) stepConcurrent(pr1, pr2 demoPR) error {
 	s := d.begin("Apply both pull requests at once: each adds its callback to the same Auth0 list")
 	var wg sync.WaitGroup
-	codes, outs := make([]int, 2), make([]string, 2)
+	runs := make([]demoRun, 2)
 	for i, pr := range []demoPR{pr1, pr2} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i], outs[i] = d.exec(pr.args("apply"))
+			runs[i] = d.exec(pr.args("apply"))
 		}()
 	}
 	wg.Wait()
 	for i, pr := range []demoPR{pr1, pr2} {
-		d.show(s, pr.args("apply"), codes[i], outs[i])
+		d.show(s, pr.args("apply"), runs[i].code, runs[i].out)
 	}
-	if err := d.check(s, codes[0] == 0 && codes[1] == 0, "both applies exit 0 (partial: the preview URL waits for the deploy)"); err != nil {
+	if err := d.check(s, runs[0].code == 0 && runs[1].code == 0 && runOf(runs[0].result).Status == receipt.StatusPartial && runOf(runs[1].result).Status == receipt.StatusPartial,
+		"both applies exit 0, partial: the preview URL waits for the deploy"); err != nil {
 		return err
 	}
 	cbs := d.auth0List("callbacks")
@@ -362,8 +420,18 @@ func (d *demo) stepConcurrent(pr1, pr2 demoPR) error {
 func (d *demo) stepIdempotent(pr demoPR) error {
 	s := d.begin("Apply pull request 1 again: nothing changed, so nothing is written")
 	before := d.writes()
-	code, out := d.sponson(s, pr.args("apply")...)
-	if err := d.check(s, code == 0 && strings.Contains(out, "unchanged"), "apply exits 0 with every line unchanged"); err != nil {
+	r := d.sponson(s, pr.args("apply")...)
+	unchanged, still := 0, true
+	for id, l := range runOf(r.result).Lines {
+		switch {
+		case l.Status == engine.LineUnchanged:
+			unchanged++
+		case id == "origin" && l.Status == engine.LineWaiting:
+		default:
+			still = false
+		}
+	}
+	if err := d.check(s, r.code == 0 && still && unchanged == 3, "apply exits 0 with %d lines unchanged and the web origin still waiting", unchanged); err != nil {
 		return err
 	}
 	return d.check(s, d.writes() == before, "the fake cloud received no write")
@@ -376,13 +444,19 @@ func (d *demo) stepDrift(pr demoPR) error {
 		return err
 	}
 	fmt.Fprintf(d.out, "\n(console) NEXT_PUBLIC_SCOPE of %s := edited-in-the-console\n", pr.branch)
-	code, out := d.sponson(s, pr.args("plan")...)
-	if err := d.check(s, code == 1 && strings.Contains(out, string(errs.DRIFT_CHANGED)), "plan shows the line blocked with DRIFT_CHANGED (exit 1)"); err != nil {
+	r := d.sponson(s, pr.args("plan")...)
+	blocked := false
+	if p, ok := r.result.(*engine.PlanResult); ok {
+		for _, l := range p.Lines {
+			blocked = blocked || (l.ID == "env" && l.Status == engine.PlanBlocked && l.Error != nil && l.Error.Code == errs.DRIFT_CHANGED)
+		}
+	}
+	if err := d.check(s, r.code == 1 && blocked, "plan shows the line blocked with DRIFT_CHANGED (exit 1)"); err != nil {
 		return err
 	}
 	before := d.writes()
-	code, _ = d.sponson(s, pr.args("apply")...)
-	if err := d.check(s, code == 1, "apply refuses (exit 1) rather than overwrite the console edit"); err != nil {
+	r = d.sponson(s, pr.args("apply")...)
+	if err := d.check(s, r.code == 1 && runOf(r.result).Lines["env"].ErrorCode == errs.DRIFT_CHANGED, "apply refuses (exit 1) rather than overwrite the console edit"); err != nil {
 		return err
 	}
 	return d.check(s, d.writes() == before, "the edited variable was not touched")
@@ -394,8 +468,8 @@ func (d *demo) stepDeploy(pr demoPR) error {
 		return err
 	}
 	fmt.Fprintf(d.out, "\n(vercel) deployment of %s (%s) started\n", pr.branch, pr.sha[:7])
-	code, out := d.sponson(s, append(pr.args("apply"), "--wait", "--wait-timeout", "1m")...)
-	if err := d.check(s, code == 0 && strings.Contains(out, ": complete"), "apply --wait exits 0, complete"); err != nil {
+	r := d.sponson(s, append(pr.args("apply"), "--wait", "--wait-timeout", "1m")...)
+	if err := d.check(s, r.code == 0 && runOf(r.result).Status == receipt.StatusComplete, "apply --wait exits 0, complete"); err != nil {
 		return err
 	}
 	origins := d.auth0List("web_origins")
@@ -404,8 +478,8 @@ func (d *demo) stepDeploy(pr demoPR) error {
 
 func (d *demo) stepClose(pr1, pr2 demoPR) error {
 	s := d.begin("Pull request 1 closes: its scope is destroyed, pull request 2's stays")
-	code, _ := d.sponson(s, pr1.args("destroy")...)
-	if err := d.check(s, code == 0, "destroy exits 0"); err != nil {
+	r := d.sponson(s, pr1.args("destroy")...)
+	if err := d.check(s, r.code == 0 && runOf(r.result).Destroyed && len(runOf(r.result).Ledger) == 0, "destroy exits 0 and the scope's ledger is empty"); err != nil {
 		return err
 	}
 	cbs := d.auth0List("callbacks")
@@ -421,8 +495,9 @@ func (d *demo) stepClose(pr1, pr2 demoPR) error {
 		"pull request 1's variables are gone; pull request 2 keeps %s", strings.Join(d.vercelVars(pr2.branch), ", ")); err != nil {
 		return err
 	}
-	code, out := d.sponson(s, pr2.args("receipt")...)
-	return d.check(s, code == 0 && strings.Contains(out, "ledger: 6 resources"), "pull request 2's receipt still records its 6 resources")
+	r = d.sponson(s, pr2.args("receipt")...)
+	n := len(runOf(r.result).Ledger)
+	return d.check(s, r.code == 0 && n == 6, "pull request 2's receipt still records its %d resources", n)
 }
 
 func (d *demo) stepNothingLeaked() error {

@@ -18,6 +18,14 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the story lacks %q", want)
 		}
 	}
+	// The plan's summary and the demo's check of it say the same.
+	if !strings.Contains(r.out, "4 lines: 2 create, 2 pending") || !strings.Contains(r.out, "✓ 2 lines to create, 2 pending") {
+		t.Errorf("the plan's summary and the demo's check disagree:\n%s", r.out)
+	}
+	// Progress of a wait is shown before the result it led to.
+	if i, j := strings.Index(r.out, "waiting for deploy of line"), strings.Index(r.out, "apply preview/pr-2: complete"); i < 0 || j < 0 || i > j {
+		t.Errorf("the deploy wait (at %d) is not shown before the apply it led to (at %d)", i, j)
+	}
 	if strings.Contains(r.out+r.err, "sk_test_51DemoOnlyKey") {
 		t.Error("the demo printed its secret")
 	}

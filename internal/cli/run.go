@@ -175,6 +175,9 @@ func (a *app) receiptCommand() *cobra.Command {
 				return nil
 			}
 			res := &engine.RunResult{Env: c.Env, Scope: c.Scope, Receipt: r, Warnings: r.Warnings}
+			if a.env.OnResult != nil {
+				a.env.OnResult(res)
+			}
 			a.result = map[string]any{"env": c.Env, "scope": c.Scope, "receipt": r, "version": version}
 			a.text = func(w io.Writer) {
 				o := a.textOptions(nil)
@@ -380,6 +383,9 @@ func (a *app) runOptions(f runFlags, c scope.Ctx, op receipt.Operation) engine.O
 // setResult makes an engine result the command's answer: its fields in the
 // envelope, its warnings beside the command's own.
 func (a *app) setResult(res any, ws []engine.Warning, text func(io.Writer)) {
+	if a.env.OnResult != nil {
+		a.env.OnResult(res)
+	}
 	a.result = jsonFields(res)
 	delete(a.result, "warnings")
 	for _, w := range ws {
