@@ -47,6 +47,11 @@
 //     ones with X-RateLimit-Remaining: 0 and X-RateLimit-Reset, 5xx, for
 //     the next N matching calls; a faulted call changes nothing.
 //
+// SeedFromEvent (and a Seed's "events") makes the fake hold what a real
+// webhook delivery talks about (its repository, pull request, deployment,
+// installation), so a test handing a program a fixture payload seeds the
+// API from the same payload.
+//
 // Git auth is GitHub's: HTTP basic with the token as password (user
 // x-access-token). Fetch needs contents: read, push contents: write; a
 // token without it is answered 403 before git runs (the error a workflow

@@ -428,6 +428,9 @@ type Seed struct {
 	Deployments   []Deployment   `json:"deployments,omitempty"`
 	Apps          []App          `json:"apps,omitempty"`
 	Installations []Installation `json:"installations,omitempty"`
+	// Events are webhook deliveries whose repository, pull request,
+	// deployment or installation the fake should hold (SeedFromEvent).
+	Events []EventSeed `json:"events,omitempty"`
 }
 
 // Apply adds everything in s (a pull request or run with a number or id
@@ -456,6 +459,15 @@ func (f *Fake) Apply(s Seed) error {
 	}
 	for _, in := range s.Installations {
 		if err := f.AddInstallation(in); err != nil {
+			return err
+		}
+	}
+	for _, e := range s.Events {
+		b, err := e.body()
+		if err != nil {
+			return err
+		}
+		if err := f.SeedFromEvent(e.Event, b); err != nil {
 			return err
 		}
 	}

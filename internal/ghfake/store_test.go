@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/gittest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -36,6 +37,11 @@ func TestGitStoreConformsOverTheFake(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() {
+			if !t.Failed() {
+				gittest.Fsck(t, s.GitDir("octo/app"))
+			}
+		})
 		return st
 	}, receipttest.WithRacers(4, 2))
 }
