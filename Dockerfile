@@ -19,6 +19,21 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/action ./cmd/action \
  && mkdir -p /out/tmp && chmod 1777 /out/tmp
 
+# The bot (cmd/bot): docker build --target bot -t sponson-bot .
+# Its own build stage, so building the Action's image never compiles it.
+FROM build AS build-bot
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/bot ./cmd/bot
+
+FROM scratch AS bot
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /out/tmp /tmp
+COPY --from=build-bot /out/bot /sponson-bot
+ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt SPONSON_ADDR=:8080
+EXPOSE 8080
+# Not root: the bot needs nothing but its port and /tmp (unsaved receipts).
+USER 65532:65532
+ENTRYPOINT ["/sponson-bot"]
+
 FROM scratch AS action
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/tmp /tmp

@@ -88,22 +88,17 @@ func (e Event) Fork() bool { return e.HeadRepo != e.Repo.FullName() }
 // the event's JSON is an error (the webhook answers 400).
 func ParseEvent(name string, body []byte) (Event, error) {
 	ev := Event{Name: name, Do: DoNothing}
-	if !json.Valid(body) {
-		return ev, fmt.Errorf("the body is not JSON")
-	}
-	var probe struct {
-		Action string `json:"action"`
-	}
-	if err := json.Unmarshal(body, &probe); err != nil {
-		return ev, fmt.Errorf("the body is not a JSON object")
-	}
-	ev.Action = probe.Action
 	switch name {
 	case "pull_request", "push", "installation", "installation_repositories", "ping":
 	default:
+		// Not acted on: checked to be JSON, never decoded.
+		if !json.Valid(body) {
+			return ev, fmt.Errorf("the body is not JSON")
+		}
 		ev.Why = "the bot does not handle " + name + " events"
 		return ev, nil
 	}
+	// One decode, by go-github's webhook types.
 	payload, err := github.ParseWebHook(name, body)
 	if err != nil {
 		return ev, fmt.Errorf("the body is not a %s event: %v", name, err)
@@ -112,6 +107,7 @@ func ParseEvent(name string, body []byte) (Event, error) {
 	case *github.PingEvent:
 		ev.Why = "ping"
 	case *github.PullRequestEvent:
+		ev.Action = p.GetAction()
 		ev.Installation = p.GetInstallation().GetID()
 		ev.Repo = repoOf(ev.Installation, p.GetRepo())
 		pr := p.GetPullRequest()
@@ -152,6 +148,7 @@ func ParseEvent(name string, body []byte) (Event, error) {
 			ev.Do, ev.Branch = DoBranchGone, branch
 		}
 	case *github.InstallationEvent:
+		ev.Action = p.GetAction()
 		ev.Installation = p.GetInstallation().GetID()
 		ev.Do = DoInstallation
 		owner := p.GetInstallation().GetAccount().GetLogin()
@@ -168,6 +165,7 @@ func ParseEvent(name string, body []byte) (Event, error) {
 			ev.Do, ev.Why = DoNothing, "installation "+ev.Action+" changes no repository"
 		}
 	case *github.InstallationRepositoriesEvent:
+		ev.Action = p.GetAction()
 		ev.Installation = p.GetInstallation().GetID()
 		ev.Do = DoInstallation
 		owner := p.GetInstallation().GetAccount().GetLogin()

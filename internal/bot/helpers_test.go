@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,7 @@ func (g *repoState) EditComment(ctx context.Context, id int64, body string) erro
 // testWorld is one repository (a memory store and the fake cloud) served
 // by a Bot whose queue runs in the background.
 type testWorld struct {
-	t     *testing.T
+	t     testing.TB
 	tm    *enginetest.Time
 	store *memstore.Store
 	cloud *fakeop.Cloud
@@ -101,16 +102,18 @@ func (o oneRepo) Open(ctx context.Context, r Repository) (*Workspace, error) {
 	return &Workspace{Store: o.w.store, Engine: o.w.eng, GitHub: o.w.gh}, nil
 }
 
-func newTestWorld(t *testing.T) *testWorld {
+func newTestWorld(t *testing.T) *testWorld { return newBenchWorld(t) }
+
+func newBenchWorld(t testing.TB) *testWorld {
 	t.Helper()
 	w := &testWorld{t: t, tm: enginetest.NewTime(t0), cloud: fakeop.New(),
 		gh: &repoState{prs: map[int]sweep.PullRequest{}, branches: map[string]bool{}}}
 	w.store = memstore.New(w.tm)
 	w.eng = &engine.Engine{Store: w.store, Ops: w.cloud.Registry(),
 		Secrets:  secret.New(secret.Config{LookupEnv: func(string) (string, bool) { return "", false }}),
-		Redactor: redact.New(), Clock: w.tm, Sleep: w.tm.Sleep, After: w.tm.After, UnsavedDir: t.TempDir()}
+		Redactor: redact.New(), Clock: w.tm, Sleep: yield, After: w.tm.After, UnsavedDir: t.TempDir()}
 	q := &Queue{Cap: 100, Clock: w.tm}
-	w.bot = &Bot{Secret: testSecret, Identity: identity, Workspace: oneRepo{w}, Clock: w.tm, Sleep: w.tm.Sleep,
+	w.bot = &Bot{Secret: testSecret, Identity: identity, Workspace: oneRepo{w}, Clock: w.tm, Sleep: yield,
 		Queue: q, Dedup: &Dedup{Clock: w.tm}, Metrics: NewMetrics(q, nil), Workers: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.ctx = ctx
@@ -122,7 +125,9 @@ func newTestWorld(t *testing.T) *testWorld {
 }
 
 // fixture reads a real webhook payload.
-func fixture(t *testing.T, rel string) []byte {
+func fixture(t *testing.T, rel string) []byte { return fixtureB(t, rel) }
+
+func fixtureB(t testing.TB, rel string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(ghfixtures.Payload(t, rel))
 	if err != nil {
@@ -228,4 +233,12 @@ func (w *testWorld) setPR(n int, open bool, head string) {
 		pr.ClosedAt = w.tm.Now()
 	}
 	w.gh.prs[n] = pr
+}
+
+// yield is every wait of these tests (the engine's lease waits, the bot's
+// look-again): it lets the holder run and moves no clock. A wait that
+// advanced the shared fake clock would age every other holder's lease.
+func yield(ctx context.Context, d time.Duration) error {
+	runtime.Gosched()
+	return ctx.Err()
 }

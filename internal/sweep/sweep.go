@@ -16,6 +16,9 @@ import (
 // DefaultConcurrency is how many scopes one sweep judges at once.
 const DefaultConcurrency = 4
 
+// DefaultLockWait is how long a teardown waits for a held lease.
+const DefaultLockWait = 2 * time.Minute
+
 // PullRequest is what the sweep and the bot need to know of a pull request.
 type PullRequest struct {
 	Number   int
@@ -64,6 +67,9 @@ type Repo struct {
 	// Actor names who closes a scope in its tombstone ("<slug>[bot]",
 	// "sponson gc").
 	Actor string
+	// LockWait is how long a teardown waits for a lease another run holds
+	// (a shared parent object's, mostly); 0 is DefaultLockWait.
+	LockWait time.Duration
 }
 
 // Kind is what a finding is about.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +77,7 @@ func (g *fakeGitHub) set(pr PullRequest) {
 // world is a repository's receipts (a memory store, or a git remote), an
 // engine over them with the in-memory fake cloud, and its GitHub.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	tm    *enginetest.Time
 	store receipt.Store
 	cloud *fakeop.Cloud
@@ -84,17 +85,26 @@ type world struct {
 	gh    *fakeGitHub
 }
 
-func newWorld(t *testing.T, st receipt.Store, tm *enginetest.Time) *world {
+func newWorld(t testing.TB, st receipt.Store, tm *enginetest.Time) *world {
 	w := &world{t: t, tm: tm, store: st, cloud: fakeop.New(), gh: newGitHub()}
 	w.eng = &engine.Engine{
 		Store: st, Ops: w.cloud.Registry(),
 		Secrets:  secret.New(secret.Config{LookupEnv: func(string) (string, bool) { return "", false }}),
-		Redactor: redact.New(), Clock: tm, Sleep: tm.Sleep, After: tm.After, UnsavedDir: t.TempDir(),
+		Redactor: redact.New(), Clock: tm, Sleep: yield, After: tm.After, UnsavedDir: t.TempDir(),
 	}
 	return w
 }
 
-func memWorld(t *testing.T) *world {
+// yield is the engine's wait in these tests: it lets the lease's holder
+// run and returns, moving no clock. (A wait that advanced the shared fake
+// clock would age every other holder's lease too: four teardowns waiting
+// for one parent list would make time fly and give up.)
+func yield(ctx context.Context, d time.Duration) error {
+	runtime.Gosched()
+	return ctx.Err()
+}
+
+func memWorld(t testing.TB) *world {
 	tm := enginetest.NewTime(t0)
 	return newWorld(t, memstore.New(tm), tm)
 }
@@ -436,5 +446,26 @@ func TestSweepPrunesTombstonedBranchesAfterTheRetention(t *testing.T) {
 	}
 	if len(refs) != 1 || refs[0].Scope != "pr-10" {
 		t.Errorf("scopes after pruning: %+v", refs)
+	}
+}
+
+// Closed pull requests torn down at once share one callback list (a parent
+// object): each teardown waits for the list's lease instead of failing.
+func TestSweepTearsDownScopesSharingAParentAtOnce(t *testing.T) {
+	w := memWorld(t)
+	for i := 1; i <= 12; i++ {
+		w.apply("preview", 20+i, fmt.Sprintf("feat/p%d", i))
+		w.close(20 + i)
+	}
+	s := &Sweeper{Clock: w.tm, Concurrency: 4, Retention: -1}
+	rep, err := s.Sweep(context.Background(), w.repo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count(ClosedPR) != 12 {
+		t.Fatalf("findings: %s", kinds(rep))
+	}
+	if keys := w.cloud.Keys(); len(keys) != 0 {
+		t.Errorf("left: %v", keys)
 	}
 }

@@ -82,7 +82,13 @@ func TeardownEnv(ctx context.Context, r Repo, env, sc string, ts *receipt.Tombst
 	if rec != nil {
 		c.Git.Branch = rec.Branch
 	}
-	run, err := r.Engine.Destroy(ctx, c, engine.Options{Env: env, Owner: owner, Close: ts})
+	// Teardowns of one environment share its parent objects (one callback
+	// list): wait for a parent's lease rather than fail on it.
+	wait := r.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	run, err := r.Engine.Destroy(ctx, c, engine.Options{Env: env, Owner: owner, Close: ts, LockWait: wait})
 	res.Err = err
 	if run == nil || run.Receipt == nil {
 		return res
