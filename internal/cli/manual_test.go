@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sponson/apply/pkg/sim"
 )
 
 // TestManualStep: a step a person does is a todo in plan, keeps apply
@@ -117,8 +119,13 @@ changes:
 	if r.code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", r.code, r.out)
 	}
-	if l := oneDocument(t, r)["receipt"].(map[string]any)["ledger"].([]any); len(l) != 0 {
+	doc = oneDocument(t, r)
+	if l := doc["receipt"].(map[string]any)["ledger"].([]any); len(l) != 0 {
 		t.Errorf("destroy left %v", l)
+	}
+	if todos, _ := doc["todos"].([]any); len(todos) != 1 || todos[0].(map[string]any)["undo"] != "Remove the TXT record." ||
+		todos[0].(map[string]any)["confirmed_by"] != "octocat" {
+		t.Errorf("destroy does not say how to undo the step: %v", doc["todos"])
 	}
 
 	// Refusals before anything runs.
@@ -127,5 +134,65 @@ changes:
 		if r.code != 2 || !strings.Contains(r.out, "USAGE") {
 			t.Errorf("%v: exit %d\n%s", args, r.code, r.out)
 		}
+	}
+}
+
+// TestConfirmedStepIsNeverRolledBack: a run that confirms a step and then
+// fails rolls back what it created at providers, never the step a person
+// did.
+func TestConfirmedStepIsNeverRolledBack(t *testing.T) {
+	cloud := sim.New(sim.Options{Seed: 4})
+	srv := httptest.NewServer(cloud.Handler())
+	t.Cleanup(srv.Close)
+	vars := map[string]string{"SPONSON_ACTOR": "octocat"}
+	for _, kv := range cloud.Env(srv.URL) {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	plan := `version: 1
+providers:
+  http:
+    api: { base_url_env: ` + sim.HTTPURLVar + `, auth: { bearer_env: ` + sim.HTTPTokenVar + ` } }
+changes:
+  - id: step
+    adapter: manual
+    op: step
+    title: Enable billing
+    instructions: Click **Enable** in the billing console.
+  - id: made
+    adapter: http
+    op: resource
+    api: api
+    create: { path: /things }
+    fields: { name: "thing-${ctx.scope}" }
+    depends_on: [step]
+  - id: bad
+    adapter: http
+    op: resource
+    api: api
+    create: { path: /widgets }
+    fields: { name: "widget-${ctx.scope}" }
+    depends_on: [made]
+`
+	cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "http", Method: "POST", Path: "/widgets", Status: 400, Count: 1})
+	env := testEnv(t, vars, map[string]string{"release.plan.yaml": plan})
+	r := runCLI(t, env, "apply", "--json", "--pr", "6", "--receipts", "local", "--confirm", "step")
+	if r.code != 1 {
+		t.Fatalf("apply: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	rc := oneDocument(t, r)["receipt"].(map[string]any)
+	lines := rc["lines"].(map[string]any)
+	if lines["made"].(map[string]any)["status"] != "rolled_back" {
+		t.Errorf("the thing was not rolled back: %v", lines)
+	}
+	var keys []string
+	for _, e := range rc["ledger"].([]any) {
+		keys = append(keys, e.(map[string]any)["key"].(string))
+	}
+	if len(keys) != 1 || keys[0] != "step:step" {
+		t.Errorf("ledger after rollback = %v, want only the confirmed step", keys)
+	}
+	for _, o := range cloud.State().HTTP {
+		t.Errorf("left at the provider: %s/%s", o.Collection, o.ID)
 	}
 }

@@ -39,6 +39,17 @@
 //  4. Register it in pkg/adapters.Registry, run go generate ./pkg/adapters,
 //     and call adaptertest.Run from its tests against pkg/sim.
 //
+// Two roles change how the engine runs a line:
+//   - Expander (http.recipe): the line stands for another op of its
+//     adapter; the engine expands it before defaults and sees only the
+//     expansion from then on (the ledger records the expanded op and
+//     provider block, never the recipe). Recipes are declared in
+//     Spec.Recipes, so docs and schema list them.
+//   - Stepper (manual.step, Spec.Manual): a step a person does. Its state
+//     is the ledger; the engine shows it as a todo (PlanLine.Todo,
+//     RunResult.Todos), applies it only when apply --confirm names it and
+//     its Verify passes, never rolls it back, and on destroy shows its undo.
+//
 // Invariants:
 //   - Output and parameter names are stable once published: plans use
 //     them.

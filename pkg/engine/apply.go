@@ -183,6 +183,7 @@ type applier struct {
 	touched bool                          // a provider write was attempted
 	lost    error                         // the scope lease was lost
 	created []createdKey                  // what this run created, in completion order
+	undo    []adapter.Todo                // destroy: the manual steps forgotten, with how to undo them
 	results map[string]receipt.LineResult // the lines finished so far (checkpoints)
 
 	// The checkpoint writer (see checkpoint): ck guards the rest.
@@ -492,6 +493,17 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 		return
 	}
 	a.write(ctx, ls)
+}
+
+// undoStep notes a manual step destroy forgot: its undo, as recorded when
+// it was confirmed, becomes a todo of the destroy.
+func (a *applier) undoStep(en receipt.LedgerEntry) {
+	str := func(k string) string { s, _ := en.Outputs[k].(string); return a.e.redactor().String(s) }
+	t := adapter.Todo{Line: en.Line, Title: str("title"), Undo: str("undo"), ConfirmedBy: str("confirmed_by"), ConfirmedAt: str("confirmed_at")}
+	if t.Undo == "" {
+		t.Undo = "The step has no undo instructions: check by hand whether what it did should be reverted."
+	}
+	a.undo = append(a.undo, t)
 }
 
 // redactVars masks registered secrets in a todo's values (a var may be a
@@ -1206,6 +1218,7 @@ func (a *applier) result(runErr error) (*RunResult, error) {
 		return nil, err
 	}
 	res := &RunResult{Env: a.pr.env, Scope: a.pr.scope, Receipt: red, Order: a.order, Warnings: slices.Clone(a.warnings)}
+	res.Todos = append(res.Todos, a.undo...)
 	for _, ls := range a.lines {
 		if ls.todo != nil && ls.status == LineWaiting {
 			t := *ls.todo

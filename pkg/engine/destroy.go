@@ -169,6 +169,10 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			continue
 		}
 		note(en, LineDestroyed, nil)
+		if _, manual := op.(adapter.Stepper); manual {
+			// Sponson cannot undo what a person did: it says how.
+			a.undoStep(en)
+		}
 	}
 
 	status := receipt.StatusComplete

@@ -57,6 +57,8 @@ var stepSpec = adapter.Spec{
 	Outputs: []adapter.OutputSpec{
 		{Name: "confirmed_by", When: adapter.Immediate, Doc: "who confirmed the step"},
 		{Name: "confirmed_at", When: adapter.Immediate, Doc: "when (RFC 3339, UTC)"},
+		{Name: "title", When: adapter.Immediate, Doc: "the step's title, as confirmed"},
+		{Name: "undo", When: adapter.Immediate, Doc: "its undo instructions, as confirmed: destroy shows them"},
 	},
 	Key: "step:<line>",
 }
@@ -272,10 +274,14 @@ func (op *StepOp) Verify(ctx context.Context, req adapter.Request) error {
 // Apply records the confirmed step: who (the run's actor) and when. It
 // sends nothing.
 func (op *StepOp) Apply(_ context.Context, req adapter.Request, _ *adapter.Live, _ adapter.Intend) (*adapter.Result, error) {
-	if _, err := parse(req.Params, false); err != nil {
+	s, err := parse(req.Params, false)
+	if err != nil {
 		return nil, err
 	}
-	outs := map[string]any{"confirmed_by": firstOf(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339)}
+	outs := map[string]any{"confirmed_by": firstOf(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339), "title": s.title}
+	if s.undo != "" {
+		outs["undo"] = s.undo
+	}
 	res := adapter.Resource{Key: Key(req.Line), Value: value(req.Params), Outputs: outs}
 	return &adapter.Result{Resources: []adapter.Resource{res}, Created: []string{res.Key}, Outputs: outs}, nil
 }
