@@ -468,7 +468,7 @@ func testAcquireHeldRelease(t *testing.T, h *harness) {
 			t.Errorf("LOCK_HELD message %q does not name %q", e.Message, s)
 		}
 	}
-	for _, s := range []string{"--wait", "sponson unlock preview pr-1 --reason"} {
+	for _, s := range []string{"--lock-wait", "sponson unlock preview pr-1 --reason"} {
 		if !strings.Contains(e.HintText(), s) {
 			t.Errorf("LOCK_HELD hint %q does not say %q", e.HintText(), s)
 		}
