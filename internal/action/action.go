@@ -253,7 +253,7 @@ func (a *act) execute(ctx context.Context, raw *githubactions.Action, token stri
 	}
 	a.gha.EndGroup()
 	r.In(c.Env, c.Scope)
-	if r.Errors != nil && len(r.Errors) == 1 && r.Errors[0].Code == errs.SCOPE_CLOSED {
+	if len(r.Errors) == 1 && r.Errors[0].Code == errs.SCOPE_CLOSED {
 		// A later event for a closed pull request's scope: a quiet skip,
 		// nothing written anywhere.
 		msg := r.Errors[0].Message

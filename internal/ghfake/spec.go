@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -213,12 +212,6 @@ func checkErrorShape(body []byte) error {
 		return fmt.Errorf("error body is not GitHub's {\"message\": ...} shape: %.200s", body)
 	}
 	return nil
-}
-
-// splitQuery is url.ParseQuery that never fails.
-func splitQuery(raw string) url.Values {
-	v, _ := url.ParseQuery(raw)
-	return v
 }
 
 // trimErr shortens a validation error for a test log.

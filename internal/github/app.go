@@ -86,7 +86,7 @@ type clockSigner struct {
 
 func (s clockSigner) Sign(claims jwt.Claims) (string, error) {
 	if rc, ok := claims.(*jwt.RegisteredClaims); ok {
-		shift := s.clock.Now().Sub(time.Now())
+		shift := time.Until(s.clock.Now())
 		if rc.IssuedAt != nil {
 			rc.IssuedAt = jwt.NewNumericDate(rc.IssuedAt.Add(shift).Truncate(time.Second))
 		}

@@ -49,7 +49,6 @@ package sim
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -382,7 +381,7 @@ func (c *Cloud) psCreatePassword(w http.ResponseWriter, r *http.Request) {
 		psErr(w, http.StatusUnprocessableEntity, "invalid_params", "Name can't be blank")
 		return
 	case !psRoles[body.Role]:
-		psErr(w, http.StatusUnprocessableEntity, "invalid_params", fmt.Sprintf("role must be one of reader, writer, readwriter, admin"))
+		psErr(w, http.StatusUnprocessableEntity, "invalid_params", "role must be one of reader, writer, readwriter, admin")
 		return
 	case !b.Ready:
 		psErr(w, http.StatusUnprocessableEntity, "branch_not_ready", "The branch is not ready yet")

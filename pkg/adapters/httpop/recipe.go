@@ -45,8 +45,6 @@ type recipe struct {
 	build func(p map[string]any, run adapter.RunCtx) (map[string]any, error)
 }
 
-func (rc recipe) provider() string { return strings.SplitN(rc.spec.Name, ".", 2)[0] }
-
 var recipeSpec = adapter.Spec{
 	Adapter: "http", Op: "recipe",
 	Summary: "a provider's object or list entry, through http.resource or http.list_item, with typed parameters",
