@@ -15,7 +15,12 @@ WORKDIR /src
 # fetch the modules again.
 COPY go.mod go.sum ./
 RUN go mod download
-COPY . .
+# Only the Go sources: an edit to the docs, the workflows or CI scripts
+# keeps the compiled layer.
+COPY cmd ./cmd
+COPY internal ./internal
+COPY pkg ./pkg
+COPY schema ./schema
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/action ./cmd/action \
  && mkdir -p /out/tmp && chmod 1777 /out/tmp
 
