@@ -89,7 +89,8 @@ func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, err
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "sponson-bot")
 	}
-	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: a.LookupEnv, Ops: a.Ops, Dir: filepath.Join(dir, r.Owner, r.Name), Clock: a.Clock})
+	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: a.LookupEnv, Ops: a.Ops,
+		Hooks: wire.Hooks{HolderGone: LocalHolderGone(a.Identity.Host)}, Dir: filepath.Join(dir, r.Owner, r.Name), Clock: a.Clock})
 	if err != nil {
 		return nil, err
 	}

@@ -210,7 +210,11 @@ func (b *Bot) handle(ctx context.Context, log *slog.Logger, ev Event) error {
 }
 
 func (b *Bot) sweepRepo(ws *Workspace, r Repository) sweep.Repo {
-	return sweep.Repo{Name: r.FullName(), Store: ws.Store, Engine: ws.Engine, GitHub: ws.GitHub, Owner: b.owner(), Actor: b.Identity}
+	var gone engine.HolderGone
+	if ws.Engine != nil {
+		gone = ws.Engine.HolderGone
+	}
+	return sweep.Repo{Name: r.FullName(), Store: ws.Store, Engine: ws.Engine, GitHub: ws.GitHub, Owner: b.owner(), Actor: b.Identity, HolderGone: gone}
 }
 
 // succeed moves the head branch's ledger into the pull request's scope in

@@ -70,6 +70,11 @@ type Repo struct {
 	// LockWait is how long a teardown waits for a lease another run holds
 	// (a shared parent object's, mostly); 0 is DefaultLockWait.
 	LockWait time.Duration
+	// HolderGone, when set, says whether the holder of a live lease is
+	// certainly gone (the same hook the engine's acquire asks): such a
+	// scope is judged as if its lease had expired. nil: a live lease is
+	// always left alone.
+	HolderGone engine.HolderGone
 }
 
 // Kind is what a finding is about.
@@ -235,7 +240,11 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef) []Fin
 	var out []Finding
 	if ref.Lease != nil {
 		l := ref.Lease
-		if !l.Expired(s.now()) {
+		gone := ""
+		if !l.Expired(s.now()) && r.HolderGone != nil {
+			gone, _ = r.HolderGone(ctx, *l) // an error is "not known": the lease stands
+		}
+		if !l.Expired(s.now()) && gone == "" {
 			f := base
 			f.Kind, f.Why = LeaseLive, "run "+l.Holder+" holds the scope's lease until "+l.ExpiresAt.UTC().Format(time.RFC3339)+": left alone"
 			return []Finding{f}
@@ -243,6 +252,9 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef) []Fin
 		f := base
 		f.Kind = LeaseExpired
 		f.Why = "the lease of run " + l.Holder + " (" + string(l.Owner.Kind) + " " + string(l.Operation) + ") expired at " + l.ExpiresAt.UTC().Format(time.RFC3339) + " without being released"
+		if gone != "" {
+			f.Why = "the lease of run " + l.Holder + " (" + string(l.Owner.Kind) + " " + string(l.Operation) + ") was not released, and its holder is gone: " + gone
+		}
 		out = append(out, f)
 	}
 	if !ref.HasReceipt {

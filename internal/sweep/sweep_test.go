@@ -469,3 +469,37 @@ func TestSweepTearsDownScopesSharingAParentAtOnce(t *testing.T) {
 		t.Errorf("left: %v", keys)
 	}
 }
+
+// A live lease whose holder is certainly gone (a SIGKILLed bot on this
+// host) is judged as expired, and the destroy takes it over at once.
+func TestSweepTakesOverTheLeaseOfAGoneHolder(t *testing.T) {
+	w := memWorld(t)
+	w.apply("preview", 40, "feat/gone-holder")
+	w.close(40)
+	dead := receipt.Owner{RunID: "r-dead", Kind: receipt.KindBot, Host: "h1", PID: 4242, Operation: receipt.OpDestroy}
+	if _, _, err := w.store.Acquire(context.Background(), receipt.ScopeTarget("preview", "pr-40"), dead, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	gone := func(ctx context.Context, l receipt.Lease) (string, error) {
+		if l.Owner.PID == 4242 {
+			return "process 4242 on h1 is gone", nil
+		}
+		return "", nil
+	}
+	w.eng.HolderGone = gone
+	r := w.repo()
+	r.HolderGone = gone
+	rep, err := (&Sweeper{Clock: w.tm}).Sweep(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kinds(rep), "preview/pr-40:lease_expired preview/pr-40:closed_pr"; got != want {
+		t.Fatalf("findings: got %q, want %q", got, want)
+	}
+	if !strings.Contains(rep.Findings[0].Why, "is gone") {
+		t.Errorf("why: %s", rep.Findings[0].Why)
+	}
+	if left := w.keys("pr-40"); len(left) != 0 {
+		t.Errorf("left: %v", left)
+	}
+}
