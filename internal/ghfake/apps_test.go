@@ -77,7 +77,8 @@ func TestAppJWTIsChecked(t *testing.T) {
 		{"another key", appJWT(t, other, "42", n, n.Add(time.Minute)), 401},
 		{"unknown app", appJWT(t, testKey, "43", n, n.Add(time.Minute)), 401},
 		{"expired", appJWT(t, testKey, "42", n.Add(-11*time.Minute), n.Add(-time.Minute)), 401},
-		{"exp over ten minutes after iat", appJWT(t, testKey, "42", n, n.Add(11*time.Minute)), 401},
+		{"exp over ten minutes ahead", appJWT(t, testKey, "42", n, n.Add(11*time.Minute)), 401},
+		{"iat a minute back, exp ten minutes ahead", appJWT(t, testKey, "42", n.Add(-time.Minute), n.Add(10*time.Minute)), 200},
 		{"iat in the future", appJWT(t, testKey, "42", n.Add(5*time.Minute), n.Add(6*time.Minute)), 401},
 		{"not a JWT", "abc", 401},
 	}

@@ -38,7 +38,7 @@
 //     git refs;
 //   - GitHub Apps: GET /app and the other App endpoints check the JWT
 //     against the App's public key (RS256, iss, iat not in the future,
-//     exp in the future and at most ten minutes after iat);
+//     exp in the future and at most ten minutes ahead);
 //     POST /app/installations/{id}/access_tokens issues tokens that expire
 //     after App.TokenTTL (one hour) by Options.Clock;
 //   - pagination as GitHub pages: per_page (default 30, at most 100),

@@ -9,8 +9,17 @@
 // branches, pull requests, comments with their edit history, the request
 // log, violations of the description) as JSON; POST /_ghfake/seed applies
 // more of the seed format (a pull request with an existing number is
-// replaced: that is how a script closes one). See ghfake.Seed for the
-// format.
+// replaced: that is how a script closes one); POST /_ghfake/fault injects
+// a rate limit or server error. See ghfake.Seed for the format, e.g.:
+//
+//	{
+//	  "repos":  [{"full_name": "octo/app", "branches": {"feature": "a commit message"}}],
+//	  "tokens": [{"token": "t0ken", "identity": {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"},
+//	              "permissions": {"contents": "write", "pull_requests": "write", "actions": "read"}}],
+//	  "pulls":  [{"repo": "octo/app", "number": 1, "head": {"ref": "feature"}}],
+//	  "runs":   [{"repo": "octo/app", "id": 42, "status": "completed", "conclusion": "cancelled"}],
+//	  "events": [{"event": "pull_request", "path": "shared/fixtures/github/webhooks/pull_request/opened.payload.json"}]
+//	}
 package main
 
 import (
