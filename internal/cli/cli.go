@@ -162,7 +162,14 @@ func Main(args []string, env Env, stdio IO) (code int) {
 	if err != nil && a.cmd == nil && errs.As(err) == nil {
 		// cobra refused the command line before any command ran (an unknown
 		// command, a wrong number of arguments): a usage error.
-		err = usageError(root, "%s", err.Error())
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		e := errs.As(usageError(root, "%s", msg))
+		if bad := unknownCommand(msg); bad != "" {
+			if s := root.SuggestionsFor(bad); len(s) > 0 {
+				e.WithHint("Did you mean `sponson %s`? %s", s[0], e.HintText())
+			}
+		}
+		err = e
 	}
 	return a.finish(err)
 }
@@ -406,6 +413,15 @@ func usageError(cmd *cobra.Command, format string, args ...any) error {
 	}
 	sort.Strings(names)
 	return errs.New(errs.USAGE, format, args...).WithHint("Commands: %s. Run `sponson help <command>` for one.", strings.Join(names, ", "))
+}
+
+// unknownCommand is the word cobra's "unknown command" error names.
+func unknownCommand(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "unknown command \""); ok {
+		bad, _, _ := strings.Cut(rest, "\"")
+		return bad
+	}
+	return ""
 }
 
 // exactArgs is cobra.ExactArgs with a coded error.

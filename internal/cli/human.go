@@ -100,12 +100,16 @@ func (a *app) printError(e *errs.Error) {
 func (a *app) printWarnings() {
 	p := report.Painter{Color: a.colour(a.io.Term.Err)}
 	ws := make([]report.Warning, 0, len(a.warnings))
+	hints := map[report.Warning]string{}
 	for _, w := range a.warnings {
 		if a.text != nil && a.inText[w] {
 			continue
 		}
 		k := report.Warning{Code: w.Code, Message: w.Error()}
 		ws = append(ws, k)
+		if w.Hint != "" {
+			hints[k] = w.Hint
+		}
 	}
 	for _, g := range report.CollapseWarnings(ws) {
 		line := p.Paint(report.Yellow, "warning:") + " " + g.Message
@@ -113,6 +117,11 @@ func (a *app) printWarnings() {
 			line += p.Paint(report.Dim, fmt.Sprintf(" (×%d)", g.Count))
 		}
 		fmt.Fprintln(a.io.Err, line)
+		if h := hints[g.Warning]; h != "" {
+			// A warning's own hint (a "did you mean"); the table's general
+			// hint of a warning code is in docs/errors.md.
+			fmt.Fprintf(a.io.Err, "  %s\n", p.Paint(report.Dim, "hint: "+h))
+		}
 	}
 }
 

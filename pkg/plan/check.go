@@ -46,8 +46,8 @@ func (p *Plan) Check(cat Catalog) error {
 	}
 	for name, pos := range p.providerPos {
 		if !slices.Contains(adapters, name) {
-			l = append(l, errs.At(pos, errs.ADAPTER_UNKNOWN,
-				"providers names adapter %q, which does not exist; the adapters are: %s", clip(name), list(adapters)))
+			l = append(l, suggest(errs.At(pos, errs.ADAPTER_UNKNOWN,
+				"providers names adapter %q, which does not exist; the adapters are: %s", clip(name), list(adapters)), name, adapters))
 		}
 	}
 	known := make(map[*Line]bool, len(p.Lines))
@@ -55,11 +55,11 @@ func (p *Plan) Check(cat Catalog) error {
 		ops := cat.Ops(ln.Adapter)
 		switch {
 		case ops == nil:
-			l = append(l, errs.At(ln.AdapterPos, errs.ADAPTER_UNKNOWN,
-				"line %q names adapter %q, which does not exist; the adapters are: %s", ln.ID, clip(ln.Adapter), list(adapters)))
+			l = append(l, suggest(errs.At(ln.AdapterPos, errs.ADAPTER_UNKNOWN,
+				"line %q names adapter %q, which does not exist; the adapters are: %s", ln.ID, clip(ln.Adapter), list(adapters)), ln.Adapter, adapters))
 		case !slices.Contains(ops, ln.Op):
-			l = append(l, errs.At(ln.OpPos, errs.OP_UNKNOWN,
-				"adapter %s has no op %q; its ops are: %s", ln.Adapter, clip(ln.Op), list(ops)))
+			l = append(l, suggest(errs.At(ln.OpPos, errs.OP_UNKNOWN,
+				"adapter %s has no op %q; its ops are: %s", ln.Adapter, clip(ln.Op), list(ops)), ln.Op, ops))
 		default:
 			known[ln] = true
 		}
@@ -78,10 +78,10 @@ func (p *Plan) Check(cat Catalog) error {
 				outs = cat.Outputs(t.Adapter, t.Op)
 			}
 			if !slices.Contains(outs, v.From.Output) {
-				l = append(l, errs.At(v.Pos, errs.REF_OUTPUT_UNKNOWN,
+				l = append(l, suggest(errs.At(v.Pos, errs.REF_OUTPUT_UNKNOWN,
 					"line %q (%s.%s) has no output %q; its outputs are: %s",
 					t.ID, t.Adapter, t.Op, v.From.Output, list(outs)).
-					With("outputs", slices.Clone(outs)))
+					With("outputs", slices.Clone(outs)), v.From.Output, outs))
 			}
 		}
 	}

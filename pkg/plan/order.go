@@ -160,7 +160,7 @@ func (p *Plan) Select(env string) ([]*Line, error) {
 		if p.EnvironmentsExplicit {
 			pos = p.envPos
 		}
-		return nil, errs.At(pos, errs.ENV_UNKNOWN, "environment %q is not one of the plan's: %s", env, strings.Join(p.Environments, ", "))
+		return nil, suggest(errs.At(pos, errs.ENV_UNKNOWN, "environment %q is not one of the plan's: %s", env, strings.Join(p.Environments, ", ")), env, p.Environments)
 	}
 	var kept []*Line
 	var l errs.List

@@ -141,8 +141,8 @@ func (p *parser) plan(root *yaml.Node) *Plan {
 		case "changes":
 			changes = f.val
 		default:
-			p.warns = append(p.warns, errs.At(p.pos(f.kn), errs.UNKNOWN_KEY,
-				"unknown top-level key %q; format version 1 knows %s", clip(f.key), strings.Join(topKeys, ", ")))
+			p.warns = append(p.warns, suggest(errs.At(p.pos(f.kn), errs.UNKNOWN_KEY,
+				"unknown top-level key %q; format version 1 knows %s", clip(f.key), strings.Join(topKeys, ", ")), f.key, topKeys))
 		}
 	}
 	if version == nil {
@@ -376,8 +376,8 @@ func (p *parser) link(pl *Plan) {
 	for _, l := range pl.Lines {
 		for _, e := range l.refs {
 			if pl.byID[e.line] == nil {
-				p.errs = append(p.errs, errs.At(e.pos, errs.REF_UNKNOWN, "%s names line %q, which does not exist; the lines are: %s",
-					e.describe(), e.line, strings.Join(ids, ", ")))
+				p.errs = append(p.errs, suggest(errs.At(e.pos, errs.REF_UNKNOWN, "%s names line %q, which does not exist; the lines are: %s",
+					e.describe(), e.line, strings.Join(ids, ", ")), e.line, ids))
 				continue
 			}
 			if !slices.Contains(l.deps, e.line) {

@@ -40,8 +40,14 @@ func Known(op string, params map[string]any, known ...string) error {
 		return nil
 	}
 	sort.Strings(bad)
+	var dym string
+	for _, b := range bad {
+		if s := errs.Suggest(b, known); s != "" {
+			dym += fmt.Sprintf("%s: did you mean %q? ", b, s)
+		}
+	}
 	return errs.New(errs.PARAM_INVALID, "%s has no parameter %s", op, strings.Join(bad, ", ")).
-		WithHint("%s takes %s.", op, strings.Join(known, ", "))
+		WithHint("%s%s takes %s.", dym, op, strings.Join(known, ", "))
 }
 
 // Invalid is PARAM_INVALID about one parameter.
