@@ -29,7 +29,13 @@ type OutputSpec struct {
 	When      string `json:"when"`            // Immediate or External
 	Event     string `json:"event,omitempty"` // for External: the event's name, e.g. "deploy"
 	Sensitive bool   `json:"sensitive,omitempty"`
-	Doc       string `json:"doc,omitempty"`
+	// Once: the provider answers it only to the create (a new password),
+	// so Read cannot return it. A later run's line that uses it keeps what
+	// it wrote then (the reference resolves to a Keep marker) instead of
+	// waiting for a value that will not come; apply --recreate makes a new
+	// one.
+	Once bool   `json:"once,omitempty"`
+	Doc  string `json:"doc,omitempty"`
 }
 
 // ParamSpec declares one parameter of an op, or one setting of its provider

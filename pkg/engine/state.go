@@ -189,6 +189,11 @@ func (r *run) resolveWith(pl *pline, withSecrets bool) (map[string]any, []pendin
 				if val, ok := r.output(line, out); ok {
 					return val
 				}
+				if r.onceGone(line, out) {
+					// Answered only by the create, which an earlier run
+					// made: what that run wrote stays.
+					return adapter.Marker{Kind: adapter.Keep}
+				}
 				if !seen[m.Ref] {
 					seen[m.Ref] = true
 					pend = append(pend, r.pendingOf(line, out))
@@ -222,6 +227,24 @@ func (r *run) resolveWith(pl *pline, withSecrets bool) (map[string]any, []pendin
 	}
 	params := walk(pl.params).(map[string]any)
 	return params, pend, secErr
+}
+
+// onceGone reports whether line's output out is a once-only output
+// (OutputSpec.Once) that will not come: the line's resource exists (its
+// other outputs are known this run) but was not created by this run.
+func (r *run) onceGone(line, out string) bool {
+	src := r.pr.byID[line]
+	if src == nil || !src.outputs[out].Once {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	known := r.outputs[line]
+	if len(known) == 0 {
+		return false
+	}
+	v, ok := known[out]
+	return !ok || v == nil
 }
 
 func (r *run) pendingOf(line, out string) pendingRef {

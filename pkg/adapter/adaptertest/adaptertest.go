@@ -67,10 +67,6 @@ type Case struct {
 	// line controls): Lookup is then checked for key and id only, and must
 	// leave Value nil rather than guess.
 	LookupWithoutValue bool
-	// OnceOutputs are immediate outputs the provider answers only to the
-	// create (planetscale.password's secret): Apply must return them, Read
-	// cannot.
-	OnceOutputs []string
 	// DestroyKeeps says the op's Destroy deliberately leaves what it made
 	// (vercel.deploy: a deployment is the commit's history). Destroy must
 	// then succeed without a write, and the resource stays.
@@ -350,7 +346,7 @@ func (s *suite) reread(t *testing.T) {
 		if o.When != adapter.Immediate {
 			continue
 		}
-		if _, ok := live.Outputs[o.Name]; !ok && !slices.Contains(s.c.OnceOutputs, o.Name) {
+		if _, ok := live.Outputs[o.Name]; !ok && !o.Once {
 			t.Errorf("immediate output %s is missing from Read after apply (outputs %v)", o.Name, outputNames(live.Outputs))
 		}
 		if _, ok := s.result.Outputs[o.Name]; !ok {
