@@ -55,6 +55,9 @@ func Markdown(specs []Spec) []byte {
 				if o.Event != "" {
 					when += " (event `" + o.Event + "`)"
 				}
+				if o.Once {
+					when += ", once (only the create answers it)"
+				}
 				sens := ""
 				if o.Sensitive {
 					sens = "yes"
