@@ -3,6 +3,8 @@ package costs_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/sponson/apply/pkg/sim"
 )
 
 // TestSteadyApplyCosts counts what a steady-state apply (nothing changed)
@@ -24,7 +26,31 @@ func TestSteadyApplyCosts(t *testing.T) {
 	if steady.git > 4 || steady.commits > 1 {
 		t.Errorf("steady apply: %d git requests and %d commits, want at most 4 and 1:\n  %s", steady.git, steady.commits, strings.Join(steady.gitLog, "\n  "))
 	}
+	// Providers: one read per resource by the ledger's id (16), and the
+	// shared parent object read once per list entry (4; its floor is 1).
+	if steady.provider > resources+items {
+		t.Errorf("steady apply: %d provider requests, want at most %d:\n%s", steady.provider, resources+items, strings.Join(steady.provLog, "\n"))
+	}
 	if plan.git > 2 || plan.commits != 0 {
 		t.Errorf("plan: %d git requests and %d commits, want at most 2 and none:\n  %s", plan.git, plan.commits, strings.Join(plan.gitLog, "\n  "))
+	}
+}
+
+// TestCreateCosts: creating one http.resource object is its read (the
+// name is looked up once, and not found) and the create request, whose
+// answer is the object; reading it back by the ledger's id afterwards is
+// one request.
+func TestCreateCosts(t *testing.T) {
+	w := newWorld(t, func(string) string {
+		return "version: 1\nproviders:\n  http:\n    sim:\n      base_url_env: " + sim.HTTPURLVar + "\n      auth: { bearer_env: " + sim.HTTPTokenVar + " }\n" +
+			"changes:\n  - { id: flag, adapter: http, op: resource, api: sim, create: { path: /flags }, fields: { name: \"flag-${ctx.scope}\", on: true } }\n"
+	})
+	create := w.measure("apply", "--pr", "1")
+	if create.provider > 2 {
+		t.Errorf("one create: %d provider requests, want at most 2:\n%s", create.provider, strings.Join(create.provLog, "\n"))
+	}
+	steady := w.measure("apply", "--pr", "1")
+	if steady.provider != 1 {
+		t.Errorf("reading it back: %d provider requests, want 1 (by the ledger's id):\n%s", steady.provider, strings.Join(steady.provLog, "\n"))
 	}
 }

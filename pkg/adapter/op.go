@@ -33,6 +33,13 @@ type Request struct {
 	Params   map[string]any // see Marker
 	Provider Provider
 	Run      RunCtx
+	// IDs are the provider ids the scope's ledger recorded for this line's
+	// keys (key → id; nil when none). A hint for Read: an op may read the
+	// object by its id instead of looking its name up (one request instead
+	// of two), but an id that answers not found, or an object that no
+	// longer matches the key, must still be looked up the usual way (it may
+	// have been deleted and re-created: a new id is drift).
+	IDs map[string]string
 }
 
 // Resource is one object at the provider that a line manages.

@@ -307,7 +307,7 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 		ls.status, ls.err = PlanBlocked, secErr
 		return
 	}
-	ls.req = adapter.Request{Line: pl.id, Params: params, Provider: pl.provider, Run: r.pr.run}
+	ls.req = adapter.Request{Line: pl.id, Params: params, Provider: pl.provider, Run: r.pr.run, IDs: r.knownIDs(pl)}
 	ls.parent = ""
 	if lk, ok := pl.op.(adapter.ParentLocker); ok {
 		id := lk.LockOn(params, pl.provider)
@@ -428,6 +428,27 @@ func (r *run) learnSensitive(pl *pline, outs map[string]any) {
 // ref is the ledger identity of a key of the line.
 func (pl *pline) ref(key string) receipt.ResourceRef {
 	return receipt.ResourceRef{Adapter: pl.spec.Adapter, Op: pl.spec.Op, Provider: map[string]any(pl.provider), Key: key}
+}
+
+// knownIDs are the provider ids the ledger holds for the line's resources
+// (adapter.Request.IDs): the op may read by id rather than by name.
+func (r *run) knownIDs(pl *pline) map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids map[string]string
+	for _, en := range r.ledger {
+		if en.ID == "" || en.Line != pl.id || en.Adapter != pl.spec.Adapter || en.Op != pl.spec.Op {
+			continue
+		}
+		if ref := pl.ref(en.Key); ref.Identity() != en.Ref().Identity() {
+			continue // another provider block
+		}
+		if ids == nil {
+			ids = map[string]string{}
+		}
+		ids[en.Key] = en.ID
+	}
+	return ids
 }
 
 func (r *run) entry(ref receipt.ResourceRef) (int, *receipt.LedgerEntry) {

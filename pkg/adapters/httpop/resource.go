@@ -393,6 +393,24 @@ func (op *ResourceOp) find(ctx context.Context, a httpclient.API, r resourceReq)
 	return get(ctx, a, fill(r.read.path, it.id), r.api.objectPath, r.idPath)
 }
 
+// findByID reads the object by an id the ledger recorded (one request
+// instead of a listing and a read) when it still answers and still matches
+// the line; otherwise it finds it the usual way (deleted and re-created
+// objects have a new id: that must show as drift, never be missed).
+func (op *ResourceOp) findByID(ctx context.Context, a httpclient.API, r resourceReq, id string) (*object, error) {
+	if id == "" || r.match == nil || !strings.Contains(r.read.path, "{id}") {
+		return op.find(ctx, a, r)
+	}
+	o, err := get(ctx, a, fill(r.read.path, id), r.api.objectPath, r.idPath)
+	if err != nil {
+		return nil, err
+	}
+	if o != nil && o.id == id && matches(o.doc, r.match) {
+		return o, nil
+	}
+	return op.find(ctx, a, r)
+}
+
 // value is the part of the object the line controls: the fields' keys.
 func value(doc map[string]any, fields map[string]any) map[string]any {
 	out := make(map[string]any, len(fields))
@@ -427,7 +445,7 @@ func (op *ResourceOp) Read(ctx context.Context, req adapter.Request) (*adapter.L
 	if err != nil {
 		return nil, err
 	}
-	o, err := op.find(ctx, a, r)
+	o, err := op.findByID(ctx, a, r, req.IDs[r.key])
 	if err != nil {
 		return nil, err
 	}
@@ -500,8 +518,11 @@ func (op *ResourceOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 
 // Apply creates the object (intend first; a lost answer is resolved by
 // finding it again, never by a second create) or updates the fields that
-// differ; nothing when it is as planned.
-func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
+// differ; nothing when it is as planned. It starts from live, the read the
+// engine made just before, when there is one: a create is then the create
+// request alone when its answer is the object (two requests with the
+// read), an update is one read by id, the update and its answer.
+func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, live *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
 	r, a, err := op.connect(req)
 	if err != nil {
 		return nil, err
@@ -517,7 +538,13 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 			return nil, err
 		}
 	}
-	o, err := op.find(ctx, a, r)
+	var o *object
+	switch lr := live.Resource(r.key); {
+	case live == nil:
+		o, err = op.find(ctx, a, r)
+	case lr != nil:
+		o, err = op.findByID(ctx, a, r, lr.ID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -536,8 +563,16 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 		if err != nil && !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
 			return nil, err
 		}
-		// Read back: the create's answer may be lost (the intent says what
-		// to look for) or partial.
+		// The answer is the object when it has an id and everything the
+		// line controls and matches by; else read back: the answer may be
+		// lost (the intent says what to look for) or partial.
+		if err == nil {
+			if doc := unwrap(resp, r.api.objectPath); doc != nil && complete(doc, r) {
+				o = &object{id: idOf(doc, r.idPath), doc: doc}
+				created = []string{r.key}
+				break
+			}
+		}
 		found, ferr := op.find(ctx, a, r)
 		if ferr != nil {
 			return nil, ferr
@@ -572,7 +607,7 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 			if err := a.Send(ctx, r.update.method, fill(r.update.path, o.id), nil, body, r.update.method != http.MethodPost, nil); err != nil {
 				return nil, err
 			}
-			if o, err = op.find(ctx, a, r); err != nil {
+			if o, err = op.findByID(ctx, a, r, o.id); err != nil {
 				return nil, err
 			}
 			if o == nil {
@@ -582,6 +617,21 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 	}
 	res := op.resource(r, o)
 	return &adapter.Result{Resources: []adapter.Resource{res}, Created: created, Outputs: res.Outputs}, nil
+}
+
+// complete reports whether a create's answer is the whole object as a
+// read would return it: an id, every field the line controls, and the
+// match it is found by.
+func complete(doc map[string]any, r resourceReq) bool {
+	if idOf(doc, r.idPath) == "" || (r.match != nil && !matches(doc, r.match)) {
+		return false
+	}
+	for k := range r.fields {
+		if _, ok := doc[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // keyParts splits a resource key: the api, and either the fixed read path
