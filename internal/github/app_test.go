@@ -1,12 +1,15 @@
 package github_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -251,5 +254,42 @@ func TestTokenErrorsAreCleanlyCoded(t *testing.T) {
 	wantCode(t, err, errs.GITHUB_AUTH)
 	if !strings.HasPrefix(err.Error(), "GITHUB_AUTH: ") || !strings.Contains(err.Error(), "installation 99") {
 		t.Errorf("message %q", err)
+	}
+}
+
+// bodies records the body of every POST.
+type bodies struct {
+	mu   sync.Mutex
+	got  []string
+	next http.RoundTripper
+}
+
+func (b *bodies) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Body != nil {
+		raw, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		b.mu.Lock()
+		b.got = append(b.got, r.URL.Path+" "+strings.TrimSpace(string(raw)))
+		b.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+	}
+	return b.next.RoundTrip(r)
+}
+
+func TestTokenRequestBodyIsAnObject(t *testing.T) {
+	w, _ := newApp(t)
+	rec := &bodies{next: http.DefaultTransport}
+	cfg := w.config()
+	cfg.Transport = rec
+	app, err := github.NewApp(cfg, 42, appPEM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := app.Installation(7)
+	if _, err := c.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.got) != 1 || rec.got[0] != "/api/v3/app/installations/7/access_tokens {}" {
+		t.Errorf("token requests: %q", rec.got)
 	}
 }
