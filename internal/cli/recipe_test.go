@@ -57,6 +57,9 @@ changes:
 		if l["status"] != "create" && l["status"] != "pending" {
 			t.Errorf("plan line %v: %v", l["id"], l["status"])
 		}
+		if l["op"] != "resource" || !strings.HasPrefix(l["recipe"].(string), map[any]string{"hook": "github.", "release": "sentry."}[l["id"]]) {
+			t.Errorf("plan line %v runs as %v from recipe %v", l["id"], l["op"], l["recipe"])
+		}
 	}
 	if n := len(cloud.Writes()); n != 0 {
 		t.Fatalf("plan wrote %d times", n)

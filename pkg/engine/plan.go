@@ -95,7 +95,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 	for _, ls := range r.lines {
 		pl := PlanLine{ID: ls.pl.id, Adapter: ls.pl.spec.Adapter, Op: ls.pl.spec.Op, Status: ls.status,
 			Diffs: ls.diffsOf(), Inputs: ls.inputs, WaitingOn: []string{}, WaitingFor: []string{},
-			Error: lineError(ls.err), Parent: ls.parent, Todo: ls.todo}
+			Error: lineError(ls.err), Parent: ls.parent, Todo: ls.todo, Recipe: ls.pl.recipe}
 		if pl.Inputs == nil {
 			pl.Inputs = []Input{}
 		}

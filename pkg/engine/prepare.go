@@ -33,6 +33,9 @@ type pline struct {
 	deps    []string
 	outputs map[string]adapter.OutputSpec
 	keep    bool // a {keep: true} somewhere: the line adopts what is live
+	// recipe is the recipe a line was expanded from (http.recipe), for
+	// display only: the ledger records the expansion.
+	recipe string
 }
 
 // prepare checks and readies p for env (o.Env, else c.Env, else preview) and
@@ -127,6 +130,7 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 				}
 				continue
 			}
+			pl.recipe, _ = params["recipe"].(string)
 			params, provider = exp.Params, exp.Provider
 			pl.op, pl.spec, pl.provider = op, op.Spec(), provider
 			if exp.Outputs != nil {

@@ -86,6 +86,9 @@ type PlanLine struct {
 	Error      *LineError `json:"error"`
 	// Parent is the shared object the line's writes lock, when it has one.
 	Parent string `json:"parent,omitempty"`
+	// Recipe is the recipe the line was written as (github.repo_webhook);
+	// Op is what it runs as.
+	Recipe string `json:"recipe,omitempty"`
 	// Todo is the step a person is asked to do, for a manual step not yet
 	// confirmed (apply --confirm <line> records who did it).
 	Todo *adapter.Todo `json:"todo,omitempty"`
