@@ -53,7 +53,7 @@
 // # App authentication
 //
 // ghinstallation/v2 signs the App's JWT (RS256) and fetches installation
-// tokens; its claims are stamped on Config.Clock (clockSigner), so a test
+// tokens (with an empty options object as body); its claims are stamped on Config.Clock (clockSigner), so a test
 // clock and GitHub's iat/exp checks agree. The installation token is held
 // by this package, not by ghinstallation's own cache (which refreshes a
 // minute before expiry by the wall clock): it is replaced RefreshBefore
@@ -70,20 +70,29 @@
 // limit" message) is waited out: Retry-After, else until
 // X-RateLimit-Reset, else a backoff from one minute, doubling; then the
 // call is sent again, a POST included, because GitHub did not process a
-// call it answered so. A 502/503/504 or a network error to a GET is
-// retried twice after 1 s and 2 s; a write that met a server error or a lost connection is never
-// sent again (it may have been processed), so CreateIssueComment writes at
-// most one comment. Waits are bounded by the context's deadline, by
-// Config.MaxWait per call (15 minutes) and by Config.Budget over the
-// client's life; past a bound the caller gets GITHUB_RATE_LIMITED at once,
-// without sleeping. Clock and Sleep are injected. Stats counts calls, rate
-// limits, retries, give-ups and time throttled; Config.Observer hears
-// each call and each wait, labelled with GitHub's operationId (bounded
-// cardinality: the bot turns them into Prometheus metrics; this package
-// does not import Prometheus); App and Client also have Calls and
-// ThrottledSeconds. An answer saying the primary limit is spent
-// (X-RateLimit-Remaining: 0) makes the governor wait for
-// X-RateLimit-Reset before the next call, within the same bounds.
+// call it answered so. While one call waits, every other call of the
+// governor waits for the same moment before it is sent (GitHub asks
+// clients to pause all requests), and an answer saying the primary limit
+// is spent (X-RateLimit-Remaining: 0) holds the next call until
+// X-RateLimit-Reset.
+//
+// A 502/503/504 or a network error to a GET is retried twice, after 1 s
+// and 2 s; a write that met a server error or a lost connection is never
+// sent again (it may have been processed), so CreateIssueComment writes
+// at most one comment.
+//
+// Waits are bounded by the context's deadline, by Config.MaxWait per call
+// (15 minutes) and by Config.Budget over the client's life (the Action's
+// run budget; leave it 0 in a long-lived bot); past a bound the caller
+// gets GITHUB_RATE_LIMITED at once, without sleeping. Clock and Sleep are
+// injected (Clock must be the clock GitHub's side keeps: the system clock
+// outside tests, the fake's clock against internal/ghfake).
+//
+// Stats counts calls, rate limits, retries, give-ups and time throttled;
+// App and Client also have Calls and ThrottledSeconds; Config.Observer
+// hears each call and each wait, labelled with GitHub's operationId
+// (bounded cardinality, for Prometheus labels; this package does not
+// import Prometheus).
 //
 // # Errors
 //
