@@ -283,7 +283,12 @@ func TestBotProcessesReplicasAndSIGKILL(t *testing.T) {
 			return false
 		}
 		defer resp.Body.Close()
-		var st struct{ Rules []struct{ ID string; Held int } }
+		var st struct {
+			Rules []struct {
+				ID   string
+				Held int
+			}
+		}
 		_ = json.NewDecoder(resp.Body).Decode(&st)
 		for _, r := range st.Rules {
 			if r.ID == "pin" && r.Held > 0 {
