@@ -84,7 +84,7 @@ func TestParseRefuses(t *testing.T) {
 		{"comments only", "# nothing yet\n", []errAt{{errs.PLAN_INVALID, 1, 1}}, "empty", ""},
 		{"document marker only", "---\n", []errAt{{errs.PLAN_INVALID, 1, 1}}, "empty", ""},
 		{"unclosed flow list", "version: 1\nchanges: [\n", []errAt{{errs.PLAN_PARSE, 3, 0}}, "invalid YAML", ""},
-		{"tab indentation", "version: 1\n\tchanges: []\n", []errAt{{errs.PLAN_PARSE, 2, 0}}, "tab", ""},
+		{"tab indentation", "version: 1\n\tchanges: []\n", []errAt{{errs.PLAN_PARSE, 2, 1}}, "tab", ""},
 		{"mapping on line 1", "version: 1: 2\n", []errAt{{errs.PLAN_PARSE, 1, 0}}, "mapping values", ""},
 		{"invalid utf-8", "version: 1\nchanges:\n  - id: \xff\n", []errAt{{errs.PLAN_PARSE, 3, 9}}, "UTF-8", ""},
 		{"control character", "version: 1\nchanges:\n  - id: a\x01\n", []errAt{{errs.PLAN_PARSE, 3, 10}}, "control", ""},

@@ -104,6 +104,7 @@ func (p *parser) yamlError(err error, src []byte) {
 		// Zero is the library's "first line": it omits line 0.
 		pos.Line = 1
 	}
+	msg, pos = explainYAML(msg, pos, src)
 	p.errs = append(p.errs, errs.At(pos, errs.PLAN_PARSE, "invalid YAML: %s", msg))
 }
 
