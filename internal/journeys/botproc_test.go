@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/bot"
 	"github.com/sponson/apply/internal/ghfake"
 )
 
@@ -238,6 +239,51 @@ func TestBotProcessesReplicasAndSIGKILL(t *testing.T) {
 		}
 	}
 	a, b := w.startBot(), w.startBot()
+
+	// Deliveries the bot cannot trust change nothing.
+	if err := w.gh.SetPullState(repoFull, 101, "closed", false); err != nil {
+		t.Fatal(err)
+	}
+	forged := w.closeBody(101)
+	for _, c := range []struct {
+		name    string
+		body    []byte
+		headers map[string]string
+		want    int
+	}{
+		{"missing signature", forged, map[string]string{"X-Hub-Signature-256": ""}, 401},
+		{"SHA-1 only", forged, map[string]string{"X-Hub-Signature-256": "", "X-Hub-Signature": "sha1=0123456789abcdef0123456789abcdef01234567"}, 401},
+		{"wrong signature", forged, map[string]string{"X-Hub-Signature-256": "sha256=" + strings.Repeat("ab", 32)}, 401},
+		{"oversized", bytes.Repeat([]byte{' '}, 25<<20+1), nil, 413},
+		{"malformed", []byte(`{"action":"closed","pull_request":`), nil, 400},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, a.url+"/webhook", bytes.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", "pull_request")
+		req.Header.Set("X-GitHub-Delivery", "forged-"+c.name)
+		req.Header.Set("X-Hub-Signature-256", bot.Sign(botSecret, c.body))
+		for k, v := range c.headers {
+			if v == "" {
+				req.Header.Del(k)
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+	if got := w.live(101); len(got) != 5 {
+		t.Fatalf("a refused delivery changed pr-101: %v", got)
+	}
+	if err := w.gh.SetPullState(repoFull, 101, "open", false); err != nil {
+		t.Fatal(err)
+	}
 
 	// Two replicas, one delivery each: one effect.
 	if err := w.gh.SetPullState(repoFull, 100, "closed", false); err != nil {
