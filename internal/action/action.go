@@ -90,6 +90,7 @@ type act struct {
 	planErr  error
 	masked   map[string]bool
 	warnings []*errs.Error
+	store    *report.StoreInfo
 	result   any   // the engine's result, for the result output
 	err      error // the run's error
 }
@@ -215,6 +216,7 @@ func (a *act) execute(ctx context.Context, raw *githubactions.Action, token stri
 		return report.FromError(d.Command, c.Env, c.Scope, err, a.links)
 	}
 	defer run.Close()
+	a.store = &report.StoreInfo{Kind: run.Store.Kind, Location: run.Store.Location, Capabilities: run.Store.Capabilities()}
 	repo := getenv("GITHUB_REPOSITORY")
 	run.Engine.HolderGone = holderGone(a.gh, repo)
 	a.mask(raw) // the store's token, registered by wire
@@ -267,6 +269,9 @@ func (a *act) execute(ctx context.Context, raw *githubactions.Action, token stri
 // and the outputs; then the exit code.
 func (a *act) finish(raw *githubactions.Action, r *report.Report, pr *int) int {
 	a.mask(raw) // what the run registered (sensitive outputs) before it is reported
+	if r.Store == nil {
+		r.Store = a.store
+	}
 	a.annotate(r)
 	if pr != nil && a.in.Comment && r.Status != report.StatusSkipped && a.gh != nil {
 		body := a.red.String(report.Comment(r))

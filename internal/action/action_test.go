@@ -106,7 +106,7 @@ func TestPullRequestLife(t *testing.T) {
 		t.Fatalf("comments %+v", cs)
 	}
 	id := cs[0].ID
-	if !strings.Contains(cs[0].Body, "pr-2") || !strings.Contains(w.summary(), "Sponson apply") {
+	if !strings.Contains(cs[0].Body, "pr-2") || !strings.Contains(w.summary(), "Sponson apply") || !strings.Contains(w.summary(), "git-branch store at "+w.gh.URL) {
 		t.Errorf("comment:\n%s\nsummary:\n%s", cs[0].Body, w.summary())
 	}
 

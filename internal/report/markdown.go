@@ -238,7 +238,26 @@ func renderRows(r *Report, s style, n int) string {
 	}
 	b.WriteString(r.footer())
 	b.WriteString("\n")
+	if st := r.Store; st != nil && s.hints {
+		b.WriteString("\n<sub>receipts: " + Escape(st.Kind, 0) + " store at " + Escape(st.Location, s.cell) + " · " + guarantees(st.Capabilities) + "</sub>\n")
+	}
 	return b.String()
+}
+
+// guarantees says what a store guarantees, and what it does not.
+func guarantees(c receipt.Capabilities) string {
+	var parts []string
+	for _, g := range []struct {
+		ok   bool
+		what string
+	}{{c.Locking, "leases"}, {c.FencedWrites, "fenced writes"}, {c.AtomicMulti, "atomic multi-scope writes"}, {c.History, "history"}} {
+		if g.ok {
+			parts = append(parts, g.what)
+		} else {
+			parts = append(parts, "no "+g.what)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // headline is the one sentence under the title.

@@ -97,7 +97,7 @@ func cases() map[string]*Report {
 	return map[string]*Report{
 		"plan":          FromPlan(planRes, nil, links),
 		"plan_errors":   FromPlan(nil, planErrs, links).In("preview", "pr-12"),
-		"apply":         FromRun("apply", applied(), nil, nil, links),
+		"apply":         withStore(FromRun("apply", applied(), nil, nil, links)),
 		"apply_partial": FromRun("apply", partial, nil, nil, links),
 		"apply_failed":  FromRun("apply", failed, failErr, nil, links),
 		"apply_held":    FromRun("apply", nil, held, nil, links).In("preview", "pr-12"),
@@ -105,6 +105,11 @@ func cases() map[string]*Report {
 		"destroy":       FromRun("destroy", destroyed, nil, nil, links),
 		"skip_fork":     Skip("apply", "preview", "pr-12", "pull request #12 comes from the fork evil/app; its workflow has no secrets", links),
 	}
+}
+
+func withStore(r *Report) *Report {
+	r.Store = &StoreInfo{Kind: "git-branch", Location: "https://github.com/octo/app.git", Capabilities: receipt.Capabilities{Locking: true, FencedWrites: true, History: true}}
+	return r
 }
 
 func TestGolden(t *testing.T) {

@@ -66,6 +66,16 @@ type Report struct {
 	Ledger *LedgerCount `json:"ledger,omitempty"`
 
 	Links Links `json:"links"`
+	// Store is where the receipt lives and what that store guarantees,
+	// so the guarantee in force is visible (the job summary shows it).
+	Store *StoreInfo `json:"store,omitempty"`
+}
+
+// StoreInfo names a receipt store and its guarantees.
+type StoreInfo struct {
+	Kind         string               `json:"kind"`     // git-branch, local
+	Location     string               `json:"location"` // the remote (no credentials) or folder
+	Capabilities receipt.Capabilities `json:"capabilities"`
 }
 
 // Line is one plan line's outcome.
