@@ -183,12 +183,30 @@ func (c *Client) EditIssueComment(ctx context.Context, owner, repo string, id in
 	return comment(x), nil
 }
 
+// DeleteIssueComment deletes comment id (a comment already gone is not
+// an error).
+func (c *Client) DeleteIssueComment(ctx context.Context, owner, repo string, id int64) error {
+	ctx = withOp(ctx, "issues/delete-comment")
+	cl := call{fmt.Sprintf("delete comment %d of %s", id, repoName(owner, repo)), "pull-requests: write"}
+	_, err := c.gh.Issues.DeleteComment(ctx, owner, repo, id)
+	if err = wrapErr(err, cl); errs.CodeOf(err) == errs.GITHUB_NOT_FOUND {
+		return nil
+	}
+	return err
+}
+
 // UpsertComment keeps one comment per marker on issue or pull request
-// number: the first comment written by this client's identity (Login)
+// number: the oldest comment written by this client's identity (Login)
 // whose body contains marker (a hidden "<!-- sponson:<env> -->") is
-// edited to body; with none, a new comment is created. Every page is
-// read. It returns the comment and whether it was created. body must
-// contain marker, or the next call could not find it.
+// edited to body (not when it already reads so); with none, a new comment
+// is created. Every page is read. It returns the comment and whether it
+// was created. body must contain marker, or the next call could not find
+// it.
+//
+// Two writers racing (two bot replicas on one delivery) may both create;
+// so after creating, the comments are read again and every one of ours
+// with the marker but the oldest is deleted: the pull request converges on
+// one comment, whichever writer finishes last.
 func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number int, marker, body string) (Comment, bool, error) {
 	if marker == "" || !strings.Contains(body, marker) {
 		return Comment{}, false, errs.New(errs.INTERNAL, "UpsertComment: the body does not contain its marker %q", marker)
@@ -197,21 +215,57 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 	if err != nil {
 		return Comment{}, false, err
 	}
-	all, err := c.ListIssueComments(ctx, owner, repo, number)
+	ours := func() ([]Comment, error) {
+		all, err := c.ListIssueComments(ctx, owner, repo, number)
+		if err != nil {
+			return nil, err
+		}
+		var out []Comment
+		for _, cm := range all {
+			if strings.EqualFold(cm.Author, login) && strings.Contains(cm.Body, marker) {
+				out = append(out, cm)
+			}
+		}
+		return out, nil
+	}
+	mine, err := ours()
 	if err != nil {
 		return Comment{}, false, err
 	}
-	for _, cm := range all {
-		if strings.EqualFold(cm.Author, login) && strings.Contains(cm.Body, marker) {
-			if cm.Body == body {
-				return cm, false, nil
+	if len(mine) > 0 {
+		cm := mine[0]
+		for _, extra := range mine[1:] {
+			if err := c.DeleteIssueComment(ctx, owner, repo, extra.ID); err != nil {
+				return Comment{}, false, err
 			}
-			out, err := c.EditIssueComment(ctx, owner, repo, cm.ID, body)
-			return out, false, err
+		}
+		if cm.Body == body {
+			return cm, false, nil
+		}
+		out, err := c.EditIssueComment(ctx, owner, repo, cm.ID, body)
+		return out, false, err
+	}
+	created, err := c.CreateIssueComment(ctx, owner, repo, number, body)
+	if err != nil {
+		return Comment{}, false, err
+	}
+	mine, err = ours()
+	if err != nil || len(mine) <= 1 {
+		return created, err == nil, err
+	}
+	// Another writer created one too: keep the oldest.
+	keep := mine[0]
+	for _, extra := range mine[1:] {
+		if err := c.DeleteIssueComment(ctx, owner, repo, extra.ID); err != nil {
+			return Comment{}, false, err
 		}
 	}
-	out, err := c.CreateIssueComment(ctx, owner, repo, number, body)
-	return out, err == nil, err
+	if keep.Body != body {
+		if keep, err = c.EditIssueComment(ctx, owner, repo, keep.ID, body); err != nil {
+			return Comment{}, false, err
+		}
+	}
+	return keep, keep.ID == created.ID, nil
 }
 
 // GetPullRequest returns pull request number.

@@ -3,7 +3,9 @@ package github_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,5 +266,54 @@ func TestARenamedBranchNoLongerExists(t *testing.T) {
 	}
 	if ok, err := c.BranchExists(ctx, "octo", "app", "feature-2"); err != nil || !ok {
 		t.Errorf("BranchExists(new name) = %v, %v", ok, err)
+	}
+}
+
+func TestRacingUpsertsConvergeOnOneComment(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	marker := "<!-- sponson:preview -->"
+	// Two writers of one identity, as two bot replicas are.
+	a, b := w.client(t, "wf"), w.client(t, "wf")
+	var wg sync.WaitGroup
+	for i, c := range []*github.Client{a, b, a, b} {
+		wg.Add(1)
+		go func(i int, c *github.Client) {
+			defer wg.Done()
+			if _, _, err := c.UpsertComment(ctx, "octo", "app", 1, marker, fmt.Sprintf("%s\nwriter %d", marker, i)); err != nil {
+				t.Error(err)
+			}
+		}(i, c)
+	}
+	wg.Wait()
+	// Whatever the interleaving, each creator looked again after creating.
+	if got := w.Comments("octo/app", 1); len(got) != 1 {
+		t.Fatalf("after the race: %d comments", len(got))
+	}
+	if _, _, err := a.UpsertComment(ctx, "octo", "app", 1, marker, marker+"\nfinal"); err != nil {
+		t.Fatal(err)
+	}
+	got := w.Comments("octo/app", 1)
+	if len(got) != 1 || got[0].Body != marker+"\nfinal" {
+		t.Errorf("comments: %+v", got)
+	}
+}
+
+func TestUpsertCostsOneListPerHundredComments(t *testing.T) {
+	w := newWorld(t)
+	c := w.client(t, "wf")
+	for i := 0; i < 250; i++ {
+		w.AddComment("octo/app", 1, ghfake.Identity{Login: "reviewer"}, "noise")
+	}
+	marker := "<!-- sponson:preview -->"
+	if _, _, err := c.UpsertComment(context.Background(), "octo", "app", 1, marker, marker+"\n1"); err != nil {
+		t.Fatal(err)
+	}
+	w.ResetLog()
+	if _, _, err := c.UpsertComment(context.Background(), "octo", "app", 1, marker, marker+"\n2"); err != nil {
+		t.Fatal(err)
+	}
+	if w.Count("issues/list-comments") != 3 || w.Count("issues/update-comment") != 1 || len(w.Requests()) != 4 {
+		t.Errorf("calls for an update among 251 comments: %v", w.Requests())
 	}
 }

@@ -21,10 +21,11 @@
 // # The calls
 //
 // Issue comments: ListIssueComments (every page, 100 a page),
-// CreateIssueComment, EditIssueComment, and UpsertComment (one comment per
-// hidden marker among the comments this identity wrote: found on any
-// page, edited in place, created once; an unchanged body is not
-// rewritten). Pull requests: GetPullRequest, ListPullRequests (state
+// CreateIssueComment, EditIssueComment, DeleteIssueComment, and
+// UpsertComment (one comment per hidden marker among the comments this
+// identity wrote: found on any page, edited in place, created once, an
+// unchanged body not rewritten; writers racing to create converge on the
+// oldest comment, the others deleted). Pull requests: GetPullRequest, ListPullRequests (state
 // open/closed/all), PullRequestsForCommit (commits/{sha}/pulls) and
 // OpenPullRequestForCommit (the deployment_status rule: only an open pull
 // request counts). GetWorkflowRun (WorkflowRun.Done: completed or
