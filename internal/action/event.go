@@ -106,7 +106,7 @@ func skip(code errs.Code, format string, args ...any) Decision {
 //	pull_request, pull_request_target closed                      → destroy, leaving the tombstone
 //	deployment_status success outside production, open PR found   → apply (finish the waiting lines)
 //	push to the default branch                                    → apply (scope main)
-//	push deleting a branch                                        → destroy (scope branch-<name>)
+//	push deleting a branch, delete of a branch                    → destroy (scope branch-<name>)
 //	workflow_dispatch                                             → apply
 //	anything else                                                 → skip, with a notice
 //
@@ -169,6 +169,9 @@ func Decide(command string, ev Event, c scope.Ctx, prFound bool) Decision {
 			return Decision{Command: CommandApply}
 		}
 		return skip(errs.EVENT_IGNORED, "a push to %s, which is not the default branch: pull requests apply their own scope (command: apply applies %s)", c.Git.Branch, c.Scope)
+	case ev.Name == "delete" && c.Deleted:
+		// GitHub's delete event for a branch: the same as a push deleting it.
+		return Decision{Command: CommandDestroy}
 	case ev.Name == "workflow_dispatch":
 		return Decision{Command: CommandApply}
 	}

@@ -47,6 +47,7 @@ func TestDecide(t *testing.T) {
 		{"push to a branch", "auto", Event{Name: "push"}, branch, false, Decision{Code: errs.EVENT_IGNORED}},
 		{"push applying a branch when told", "apply", Event{Name: "push"}, branch, false, Decision{Command: "apply"}},
 		{"push deleting a branch", "auto", Event{Name: "push"}, deleted, false, Decision{Command: "destroy"}},
+		{"delete event of a branch", "auto", Event{Name: "delete"}, deleted, false, Decision{Command: "destroy"}},
 		{"dispatch", "auto", Event{Name: "workflow_dispatch"}, branch, false, Decision{Command: "apply"}},
 		{"dispatch destroy", "destroy", Event{Name: "workflow_dispatch"}, branch, false, Decision{Command: "destroy"}},
 		{"issue comment", "auto", Event{Name: "issue_comment", Action: "created"}, pr(1), false, Decision{Code: errs.EVENT_IGNORED}},
