@@ -139,7 +139,7 @@ func Main(args []string, env Env, stdio IO) (code int) {
 	}
 	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx, inText: map[*errs.Error]bool{}}
 	a.g.json = wantsJSON(args)
-	a.progress = newProgressView(lineWriter{stdio.Err}, stdio.Term.Err, a.colour(stdio.Term.Err))
+	a.progress = newProgressView(lineWriter{stdio.Err}, stdio.Term.Err, a.colour(stdio.Term.Err), stdio.Term.Width)
 	defer a.progress.Close()
 	defer func() {
 		if a.run != nil {

@@ -135,6 +135,7 @@ const storeQuiet = 3
 type progressView struct {
 	w     io.Writer
 	tty   bool
+	width int // the terminal's columns, 0 when unknown
 	paint report.Painter
 	now   func() time.Time
 
@@ -146,8 +147,11 @@ type progressView struct {
 	stopped bool
 }
 
-func newProgressView(w io.Writer, tty, colour bool) *progressView {
-	v := &progressView{w: w, tty: tty, paint: report.Painter{Color: colour}, now: time.Now,
+func newProgressView(w io.Writer, tty, colour bool, width int) *progressView {
+	if tty && width == 0 {
+		width = 80
+	}
+	v := &progressView{w: w, tty: tty, width: width, paint: report.Painter{Color: colour}, now: time.Now,
 		last: map[string]progress.Event{}, said: map[string]string{}, stop: make(chan struct{})}
 	if tty {
 		go v.tick()
@@ -213,7 +217,12 @@ func (v *progressView) draw() {
 		// Several lines wait at once: the earliest first, then a count.
 		parts = []string{parts[0], fmt.Sprintf("and %d more", len(parts)-1)}
 	}
-	fmt.Fprint(v.w, "\r\x1b[K"+v.paint.Paint(report.Cyan, "⧗ ")+strings.Join(parts, "; "))
+	line := strings.Join(parts, "; ")
+	if v.width > 0 {
+		// A status line that wraps cannot be redrawn in place.
+		line = report.Elide(line, v.width-3)
+	}
+	fmt.Fprint(v.w, "\r\x1b[K"+v.paint.Paint(report.Cyan, "⧗ ")+line)
 	flush(v.w)
 	v.drawn = true
 }

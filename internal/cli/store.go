@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/wire"
+	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -29,12 +30,28 @@ func (a *app) openStore(planReceipts string) (*wire.Store, error) {
 			return local.Origin
 		},
 	})
-	a.warnings = append(a.warnings, cfg.Warnings...)
+	for _, w := range cfg.Warnings {
+		if w.Code == errs.LOCAL_RECEIPTS && !a.g.json && !writesReceipts(a.command) {
+			// Said where it matters: when a receipt is written where CI
+			// will not see it. --json reports it on every command.
+			continue
+		}
+		a.warnings = append(a.warnings, w)
+	}
 	if err != nil {
 		return nil, err
 	}
 	cfg.Warnings = nil
 	return wire.OpenStore(a.ctx, cfg, a.env.Dir, receipt.SystemClock{})
+}
+
+// writesReceipts says whether a command writes to the receipt store.
+func writesReceipts(command string) bool {
+	switch command {
+	case "apply", "destroy", "receipts push", "unlock", "demo":
+		return true
+	}
+	return false
 }
 
 // identity is this invocation's lease owner, minus the run.

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sponson/apply/pkg/progress"
+)
+
+var p0 = time.Date(2026, 12, 1, 14, 2, 0, 0, time.UTC)
+
+func wait(attempt int, holder string, done, ok bool) progress.Event {
+	return progress.Event{Kind: progress.Lease, Target: "preview/pr-2", Holder: holder, Started: p0,
+		Now: p0.Add(time.Duration(attempt) * 10 * time.Second), Deadline: p0.Add(10 * time.Minute), Attempt: attempt, Done: done, OK: ok}
+}
+
+// In a log, a wait is one line when it starts, one when its holder
+// changes, one when it ends — not one per attempt.
+func TestProgressInALog(t *testing.T) {
+	var b bytes.Buffer
+	v := newProgressView(&b, false, false, 0)
+	defer v.Close()
+	for i := 1; i <= 5; i++ {
+		v.Sink(wait(i, "run r1 (cli, apply)", false, false))
+	}
+	v.Sink(wait(6, "run r2 (action, apply)", false, false))
+	v.Sink(wait(7, "", true, true))
+	v.Sink(progress.Event{Kind: progress.Store, Target: "write preview/pr-2", Started: p0, Now: p0, Attempt: 1})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), b.String())
+	}
+	for i, want := range []string{"held by run r1 (cli, apply) — 10s so far, until 14:12:00", "held by run r2", "done waiting for lock on preview/pr-2 after 1m10s"} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d %q lacks %q", i, lines[i], want)
+		}
+	}
+	if strings.Contains(b.String(), "\x1b") || strings.Contains(b.String(), "\r") {
+		t.Errorf("escapes in a log: %q", b.String())
+	}
+}
+
+// On a terminal the status line is redrawn in place, never wider than the
+// terminal, and cleared when the wait ends.
+func TestProgressOnATerminal(t *testing.T) {
+	var b bytes.Buffer
+	v := newProgressView(&b, true, true, 60)
+	v.now = func() time.Time { return p0.Add(20 * time.Second) }
+	v.Sink(wait(1, "run r1 (cli, apply, actor someone-with-a-long-name, host build-agent-17 pid 4242)", false, false))
+	v.Sink(wait(2, "run r1 (cli, apply, actor someone-with-a-long-name, host build-agent-17 pid 4242)", false, false))
+	v.Sink(wait(3, "", true, true))
+	v.Close()
+	out := b.String()
+	draws := strings.Split(out, "\r\x1b[K")
+	if len(draws) < 3 {
+		t.Fatalf("not redrawn in place: %q", out)
+	}
+	for _, d := range draws {
+		plain := strings.NewReplacer("\x1b[36m", "", "\x1b[2m", "", "\x1b[0m", "").Replace(d)
+		first, _, _ := strings.Cut(plain, "\n")
+		if n := len([]rune(first)); n > 60 {
+			t.Errorf("a status line of %d columns on a 60-column terminal: %q", n, first)
+		}
+	}
+	if !strings.Contains(out, "done waiting for lock on preview/pr-2") || !strings.HasSuffix(out, "\n") {
+		t.Errorf("the end of the wait is not said: %q", out)
+	}
+}
