@@ -317,3 +317,27 @@ func TestUpsertCostsOneListPerHundredComments(t *testing.T) {
 		t.Errorf("calls for an update among 251 comments: %v", w.Requests())
 	}
 }
+
+func TestBranchNamesWithSlashes(t *testing.T) {
+	w := newWorld(t)
+	c := w.client(t, "wf")
+	ctx := context.Background()
+	sha, err := w.Commit("octo/app", "topic/login-page", "login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.GetBranch(ctx, "octo", "app", "topic/login-page")
+	if err != nil || b.SHA != sha || b.Name != "topic/login-page" {
+		t.Fatalf("branch: %+v %v", b, err)
+	}
+	if ok, err := c.BranchExists(ctx, "octo", "app", "topic/login-page"); err != nil || !ok {
+		t.Errorf("exists: %v %v", ok, err)
+	}
+	if ok, err := c.BranchExists(ctx, "octo", "app", "topic/gone"); err != nil || ok {
+		t.Errorf("a missing slashed branch: %v %v", ok, err)
+	}
+	cmp, err := c.Compare(ctx, "octo", "app", "main", "topic/login-page")
+	if err != nil || cmp.Status != "ahead" {
+		t.Errorf("compare: %+v %v", cmp, err)
+	}
+}
