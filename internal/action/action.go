@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -43,12 +45,18 @@ type Env struct {
 	NewGitHub func(apiURL, serverURL, token, login string, hc *http.Client) (GitHub, error)
 	// Clock stamps tombstones and leases (nil: the system clock).
 	Clock receipt.Clock
+	// Context is done when the job is cancelled (nil: never). The engine
+	// then stops starting lines, records what it created and releases its
+	// lease; the report says INTERRUPTED.
+	Context context.Context
 }
 
-// OSEnv is the process's own world.
+// OSEnv is the process's own world. Its context ends on SIGINT or SIGTERM:
+// what the runner sends a container when the job is cancelled.
 func OSEnv() Env {
 	dir, _ := os.Getwd()
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: os.ReadFile, Dir: dir, Stdout: os.Stdout}
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: os.ReadFile, Dir: dir, Stdout: os.Stdout, Context: ctx}
 }
 
 func (e Env) getenv(k string) string {
@@ -70,7 +78,10 @@ func (e Env) now() time.Time {
 // same run (0 ok, partial, stale or skipped; 1 failed; 2 refused; 3 the
 // lease), decided after the comment is posted.
 func Main(env Env) int {
-	ctx := context.Background()
+	ctx := env.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	a := &act{env: env, red: redact.New()}
 	return a.main(ctx)
 }
@@ -90,12 +101,14 @@ type act struct {
 	planErr  error
 	masked   map[string]bool
 	warnings []*errs.Error
+	ctx      context.Context
 	store    *report.StoreInfo
 	result   any   // the engine's result, for the result output
 	err      error // the run's error
 }
 
 func (a *act) main(ctx context.Context) int {
+	a.ctx = ctx
 	stdout := a.env.Stdout
 	if stdout == nil {
 		stdout = io.Discard
@@ -276,7 +289,8 @@ func (a *act) finish(raw *githubactions.Action, r *report.Report, pr *int) int {
 	if pr != nil && a.in.Comment && r.Status != report.StatusSkipped && a.gh != nil {
 		body := a.red.String(report.Comment(r))
 		owner, name := split(a.env.getenv("GITHUB_REPOSITORY"))
-		if _, _, err := a.gh.UpsertComment(context.Background(), owner, name, *pr, report.Marker(r.Env), body); err != nil {
+		// Not the run's context: a cancelled job still says what it did.
+		if _, _, err := a.gh.UpsertComment(context.WithoutCancel(a.ctx), owner, name, *pr, report.Marker(r.Env), body); err != nil {
 			e := errs.Coded(a.red.Error(err))
 			a.gha.Warningf("%s: the pull request comment could not be written: %s", e.Code, e.Message)
 		}

@@ -110,3 +110,24 @@ func TestStaleRunThroughTheCompareAPI(t *testing.T) {
 		t.Errorf("the stale run wrote its receipt")
 	}
 }
+
+// A cancelled job (SIGTERM: a done context) touches no provider, and still
+// says so on the pull request.
+func TestCancelledJob(t *testing.T) {
+	w := newWorld(t)
+	w.openPR()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w.ctx = ctx
+	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
+	if code := w.run(); code == 0 {
+		t.Fatalf("exit 0\n%s", w.out.String())
+	}
+	w.want("status", "failed")
+	if w.writes() != 0 {
+		t.Errorf("%d provider writes after the cancel", w.writes())
+	}
+	if cs := w.comments(2); len(cs) != 1 || !strings.Contains(cs[0].Body, "INTERRUPTED") {
+		t.Errorf("the comment does not say the run was interrupted: %+v", cs)
+	}
+}

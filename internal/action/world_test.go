@@ -3,6 +3,7 @@ package action
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,6 +38,7 @@ type world struct {
 	vars  map[string]string
 	out   bytes.Buffer
 	code  int
+	ctx   context.Context // the job's context (nil: never cancelled)
 }
 
 func newWorld(t *testing.T) *world {
@@ -160,7 +162,7 @@ func (w *world) run() int {
 		}
 		return l
 	}
-	w.code = Main(Env{LookupEnv: lookup, Environ: environ, ReadFile: os.ReadFile, Dir: w.ws, Stdout: &w.out})
+	w.code = Main(Env{LookupEnv: lookup, Environ: environ, ReadFile: os.ReadFile, Dir: w.ws, Stdout: &w.out, Context: w.ctx})
 	for _, l := range strings.Split(w.out.String(), "\n") {
 		if !strings.HasPrefix(l, "::add-mask::") && (strings.Contains(l, secretV) || strings.Contains(l, token)) {
 			w.t.Errorf("a secret reached stdout: %s", l)
