@@ -1079,6 +1079,7 @@ func (a *applier) destroyEntry(ctx context.Context, op adapter.Op, ref receipt.R
 			return err
 		}
 		defer release()
+		defer a.reads.Drop(en.Parent)
 		if err := checkParent(pk, en.Parent, firstOf(en.Line, en.Key)); err != nil {
 			return err
 		}

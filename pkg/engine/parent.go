@@ -104,6 +104,9 @@ func (a *applier) writeUnderParent(ctx context.Context, ls *lineState) {
 		return
 	}
 	defer release()
+	// What is decided under the lease is read under it.
+	a.reads.Drop(identity)
+	defer a.reads.Drop(identity)
 	a.inspect(ctx, ls)
 	if !a.judged(ls) {
 		return

@@ -34,6 +34,11 @@ type run struct {
 	outputs   map[string]map[string]any
 	lines     []*lineState
 	byID      map[string]*lineState
+	// reads is what the lines read of shared parent objects this run (one
+	// read per parent object, not per line); an identity is dropped
+	// before a line is inspected again under its lease and after every
+	// write of it.
+	reads *adapter.ReadCache
 }
 
 // lineState is what one line did in this run.
@@ -73,7 +78,8 @@ func (p pendingRef) ref() string { return p.line + "." + p.output }
 func newRun(e *Engine, pr *prepared, o Options, apply bool) *run {
 	r := &run{e: e, pr: pr, o: o, apply: apply,
 		secrets: map[string]string{}, secretErr: map[string]error{},
-		foreign: map[string]string{}, outputs: map[string]map[string]any{}, byID: map[string]*lineState{}}
+		foreign: map[string]string{}, outputs: map[string]map[string]any{}, byID: map[string]*lineState{},
+		reads: adapter.NewReadCache()}
 	for _, pl := range pr.lines {
 		ls := &lineState{pl: pl}
 		r.lines = append(r.lines, ls)
@@ -317,7 +323,7 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 		}
 		ls.parent = id
 	}
-	live, err := pl.op.Read(ctx, ls.req)
+	live, err := pl.op.Read(adapter.WithReadCache(ctx, r.reads, ls.parent), ls.req)
 	if err != nil {
 		r.readFailed(ls, err)
 		return

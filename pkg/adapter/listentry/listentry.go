@@ -21,16 +21,14 @@
 //     concurrency comes from the engine's parent lease (LockOn) held
 //     around every Apply and Destroy; this package takes no lock.
 //
-// Reducing requests (a later change): the Parent is the seam. A Parent that
-// remembers its Load for the length of one run (keyed by the parent's
-// LockOn identity, dropped by every Put or Remove and whenever the parent
-// lease is taken) lets the lines that share a parent read it once per run,
-// and a Lookup of a ledger entry is that same Load and a Has, so resolving
-// intents costs no extra request per entry.
+// Requests: Read goes through the run's adapter.ReadCache when the engine
+// hands one (lines that share a parent read it once per run); Apply,
+// Lookup and Destroy always Load themselves.
 package listentry
 
 import (
 	"context"
+	"fmt"
 	"maps"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -111,8 +109,10 @@ func (e Entry) Resource(v any) adapter.Resource {
 }
 
 // Read returns the entry when the list holds it, with the entry's outputs.
+// When ctx carries the run's adapter.ReadCache, lines whose Parent is the
+// same (the same object, list and shape) share one Load per run.
 func Read(ctx context.Context, p Parent, e Entry) (*adapter.Live, error) {
-	l, err := p.Load(ctx)
+	l, err := sharedLoad(ctx, p, e)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +122,34 @@ func Read(ctx context.Context, p Parent, e Entry) (*adapter.Live, error) {
 		live.Outputs = e.outputs()
 	}
 	return live, nil
+}
+
+// ReadKeyer is a Parent that says what its Load reads, for a Parent value
+// that also holds what only its writes need (ReadKey leaves that out).
+// Without it, a Parent's whole value is what it reads.
+type ReadKeyer interface {
+	ReadKey() string
+}
+
+// sharedLoad is p.Load through the run's read cache, if ctx carries one.
+// Two lines share a Load only when their Parents read the same thing: the
+// same object, list, shape and credentials (the Parent's whole value, or
+// its ReadKey).
+func sharedLoad(ctx context.Context, p Parent, e Entry) (List, error) {
+	c, identity := adapter.ReadCacheFrom(ctx)
+	if c == nil {
+		return p.Load(ctx)
+	}
+	what := fmt.Sprintf("%T %#v", p, p)
+	if k, ok := p.(ReadKeyer); ok {
+		what = fmt.Sprintf("%T %s", p, k.ReadKey())
+	}
+	v, err := c.Load(identity, what+" "+e.Field, func() (any, error) { return p.Load(ctx) })
+	if err != nil {
+		return nil, err
+	}
+	l, _ := v.(List)
+	return l, nil
 }
 
 // Diff is create when live lacks the entry; for a valued entry, update when

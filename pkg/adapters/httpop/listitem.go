@@ -3,6 +3,7 @@ package httpop
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -456,6 +457,16 @@ type parent struct {
 	item         string // picks the delimiter when delim is ""
 	method       string // the update method of Put
 	patch        string // how a PATCH writes the list
+}
+
+// ReadKey implements listentry.ReadKeyer: the item only picks the
+// delimiter of a delimited list that declares none, so lines adding other
+// items to the same list share its read.
+func (p parent) ReadKey() string {
+	if p.shape != ShapeDelimited || p.delim != "" {
+		p.item = ""
+	}
+	return fmt.Sprintf("%#v", p)
 }
 
 func (p parent) Load(ctx context.Context) (listentry.List, error) {
