@@ -228,7 +228,7 @@ func TestMarkerCannotBeClosed(t *testing.T) {
 // limits, keeps the marker, cuts at rows and says where the rest is.
 func TestTruncation(t *testing.T) {
 	res := &engine.RunResult{Env: "preview", Scope: "pr-12", Receipt: &receipt.Receipt{RunID: "r1", Status: receipt.StatusFailed, Lines: map[string]receipt.LineResult{}}}
-	for i := range 5000 {
+	for i := range 1500 {
 		id := fmt.Sprintf("line%04d", i)
 		res.Order = append(res.Order, id)
 		res.Receipt.Lines[id] = receipt.LineResult{Status: engine.LineFailed, ErrorCode: errs.PROVIDER_RESPONSE, Error: strings.Repeat("<p>|x|</p> ", 200)}
