@@ -45,7 +45,10 @@
 //     page, and a Link header with next/last/first/prev;
 //   - faults (Inject): secondary rate limits with Retry-After, primary
 //     ones with X-RateLimit-Remaining: 0 and X-RateLimit-Reset, 5xx, for
-//     the next N matching calls; a faulted call changes nothing.
+//     the next N matching calls, REST or git (Path "git-receive-pack",
+//     ...); a faulted call changes nothing, unless Lost: then it takes
+//     effect and only its answer is replaced (a write whose answer was
+//     lost).
 //
 // SeedFromEvent (and a Seed's "events") makes the fake hold what a real
 // webhook delivery talks about (its repository, pull request, deployment,

@@ -263,11 +263,17 @@ func (f *Fake) Inject(fl Fault) {
 	f.faults = append(f.faults, &c)
 }
 
-func (f *Fake) takeFault(method, path string) *Fault {
+func isGitFault(fl *Fault) bool {
+	return strings.HasPrefix(fl.Path, "git-") || fl.Path == "info-refs"
+}
+
+// takeFault takes the next fault for a REST call (path after /api/v3) or,
+// with git, a git request (path its kind: git-receive-pack, ...).
+func (f *Fake) takeFault(method, path string, git bool) *Fault {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, fl := range f.faults {
-		if fl.Method != "" && fl.Method != method || fl.Path != "" && !strings.HasPrefix(path, fl.Path) {
+		if isGitFault(fl) != git || fl.Method != "" && fl.Method != method || fl.Path != "" && !strings.HasPrefix(path, fl.Path) {
 			continue
 		}
 		c := *fl
@@ -303,6 +309,7 @@ type call struct {
 	token  *Token // nil for an app (JWT) call
 	app    *App
 	resp   response
+	lost   *Fault // answer this instead, once the call took effect
 }
 
 func (c *call) json(status int, v any) {
@@ -375,6 +382,10 @@ func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		h.fn(c)
+		if c.lost != nil {
+			c.resp = response{header: http.Header{}}
+			c.faultError(c.lost)
+		}
 	}
 	if c.resp.status == 0 {
 		c.error(http.StatusInternalServerError, "ghfake: handler "+op+" answered nothing")
@@ -447,10 +458,19 @@ func (f *Fake) rateHeaders(c *call) {
 }
 
 func (f *Fake) faultAnswer(c *call, path string) bool {
-	fl := f.takeFault(c.r.Method, path)
+	fl := f.takeFault(c.r.Method, path, false)
 	if fl == nil {
 		return false
 	}
+	if fl.Lost {
+		c.lost = fl // answered after the handler has run
+		return false
+	}
+	c.faultError(fl)
+	return true
+}
+
+func (c *call) faultError(fl *Fault) {
 	msg := fl.Message
 	if msg == "" {
 		msg = http.StatusText(fl.Status)
@@ -466,7 +486,6 @@ func (f *Fake) faultAnswer(c *call, path string) bool {
 		c.resp.header.Set("X-RateLimit-Resource", "core")
 	}
 	c.error(fl.Status, msg)
-	return true
 }
 
 // handler serves one operation.

@@ -361,3 +361,15 @@ func TestRequestsGitHubRefusesOutright(t *testing.T) {
 		}
 	}
 }
+
+func TestALostAnswerTakesEffect(t *testing.T) {
+	s, _ := seeded(t)
+	s.Inject(ghfake.Fault{Method: "POST", Count: 1, Status: 502, Lost: true})
+	_, resp, err := client(t, s, "wf").Issues.CreateComment(context.Background(), "octo", "app", 1, &github.IssueComment{Body: github.String("landed")})
+	if err == nil || resp.StatusCode != 502 {
+		t.Fatalf("the client heard %v", err)
+	}
+	if got := s.Comments("octo/app", 1); len(got) != 1 || got[0].Body != "landed" {
+		t.Errorf("comments: %+v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/cgi"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,6 +195,11 @@ func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, fmt.Sprintf("Permission to %s.git denied to %s.", full, tok.Identity.Login), http.StatusForbidden)
 		return
 	}
+	fl := f.takeFault(r.Method, op, true)
+	if fl != nil && !fl.Lost {
+		http.Error(rec, "injected: "+http.StatusText(fl.Status), fl.Status)
+		return
+	}
 	execPath, err := gittest.ExecPath()
 	if err != nil {
 		http.Error(rec, err.Error(), http.StatusInternalServerError)
@@ -211,6 +217,12 @@ func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
 			"GIT_HTTP_EXPORT_ALL=1",
 			"REMOTE_USER="+tok.Identity.Login,
 		),
+	}
+	if fl != nil {
+		// The request takes effect; the client never hears so.
+		h.ServeHTTP(httptest.NewRecorder(), r2)
+		http.Error(rec, "injected: the answer was lost", fl.Status)
+		return
 	}
 	h.ServeHTTP(rec, r2)
 }

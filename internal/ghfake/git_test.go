@@ -52,3 +52,30 @@ func TestGitSmartHTTPWithTokens(t *testing.T) {
 		t.Errorf("receive-pack calls: %d, want 1 (the refused push never reaches git)", s.Count("git-receive-pack"))
 	}
 }
+
+func TestGitFaults(t *testing.T) {
+	s, _ := seeded(t)
+	work := filepath.Join(t.TempDir(), "work")
+	gittest.Run(t, "", "clone", "-q", remote(s, "octo/app", "wf"), work)
+	gittest.Run(t, work, "commit", "-q", "--allow-empty", "-m", "one")
+	s.Inject(ghfake.Fault{Path: "git-receive-pack", Count: 1, Status: 503})
+	if out, err := gittest.Try(work, nil, "push", "-q", "origin", "HEAD:refs/heads/r"); err == nil {
+		t.Fatalf("a push met no fault\n%s", out)
+	}
+	if _, ok := s.Branches("octo/app")["r"]; ok {
+		t.Fatal("a refused push landed")
+	}
+	s.Inject(ghfake.Fault{Path: "git-receive-pack", Count: 1, Status: 502, Lost: true})
+	if out, err := gittest.Try(work, nil, "push", "-q", "origin", "HEAD:refs/heads/r"); err == nil {
+		t.Fatalf("the lost answer reached git\n%s", out)
+	}
+	if _, ok := s.Branches("octo/app")["r"]; !ok {
+		t.Fatal("the push whose answer was lost did not land")
+	}
+	// REST calls are not touched by git faults, nor git by REST faults.
+	s.Inject(ghfake.ServerError(1, 500))
+	gittest.Run(t, work, "fetch", "-q", "origin")
+	if n := len(s.Requests()); n == 0 {
+		t.Fatal("no requests logged")
+	}
+}

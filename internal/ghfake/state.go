@@ -170,7 +170,9 @@ type Request struct {
 // instead of reaching the fake's state.
 type Fault struct {
 	// Method and Path match the request ("" any; Path is a prefix of the
-	// path after /api/v3, e.g. "/repos/o/r/issues").
+	// path after /api/v3, e.g. "/repos/o/r/issues"). A Path of
+	// "git-receive-pack", "git-upload-pack" or "info-refs" matches git
+	// requests of that kind instead (faults match git only so).
 	Method string
 	Path   string
 	Count  int
@@ -184,6 +186,9 @@ type Fault struct {
 	Reset time.Time
 	// Message is the error message (default by status).
 	Message string
+	// Lost makes the call take effect while the client gets the error
+	// instead of the answer: a write that landed but whose answer was lost.
+	Lost bool
 }
 
 // SecondaryRateLimit is a fault: the next n requests answer 403 "You have

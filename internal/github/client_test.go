@@ -341,3 +341,19 @@ func TestBranchNamesWithSlashes(t *testing.T) {
 		t.Errorf("compare: %+v %v", cmp, err)
 	}
 }
+
+func TestALostCreateIsFoundByTheNextUpsert(t *testing.T) {
+	w := newWorld(t)
+	c := w.client(t, "wf")
+	ctx := context.Background()
+	marker := "<!-- sponson:preview -->"
+	w.Inject(ghfake.Fault{Method: "POST", Count: 1, Status: 502, Lost: true})
+	_, _, err := c.UpsertComment(ctx, "octo", "app", 1, marker, marker+"\nfirst")
+	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
+	if _, created, err := c.UpsertComment(ctx, "octo", "app", 1, marker, marker+"\nsecond"); err != nil || created {
+		t.Fatalf("the next upsert: created %v, %v", created, err)
+	}
+	if got := w.Comments("octo/app", 1); len(got) != 1 || got[0].Body != marker+"\nsecond" {
+		t.Errorf("comments: %+v", got)
+	}
+}
