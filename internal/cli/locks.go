@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -61,17 +61,19 @@ program, the actor, the GitHub run, the host), live or expired, and the command 
 					fmt.Fprintln(w, "no leases are held")
 					return
 				}
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "TARGET\tHOLDER\tGEN\tAGE\tEXPIRES\tOWNER")
+				o := a.textOptions(nil)
+				t := &report.Table{}
+				t.Row(report.S(report.Bold, "TARGET"), report.S(report.Bold, "HOLDER"), report.S(report.Bold, "GEN"),
+					report.S(report.Bold, "AGE"), report.S(report.Bold, "EXPIRES"), report.S(report.Bold, "OWNER"))
 				for _, v := range views {
-					exp := "in " + short(time.Duration(v.LeftSecs)*time.Second)
+					exp, style := "in "+short(time.Duration(v.LeftSecs)*time.Second), report.Plain
 					if v.Expired {
-						exp = "expired " + short(time.Duration(-v.LeftSecs)*time.Second) + " ago"
+						exp, style = "expired "+short(time.Duration(-v.LeftSecs)*time.Second)+" ago", report.Yellow
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.Target, v.Holder, v.Generation,
-						short(time.Duration(v.AgeSeconds)*time.Second), exp, ownerText(v.Owner))
+					t.Row(report.C(report.Clean(v.Target, o.Width/2)), report.C(v.Holder), report.C(fmt.Sprint(v.Generation)),
+						report.C(short(time.Duration(v.AgeSeconds)*time.Second)), report.S(style, exp), report.S(report.Dim, ownerText(v.Owner)))
 				}
-				tw.Flush()
+				t.Write(w, report.Painter{Color: o.Color})
 			}
 			return nil
 		},

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"flag"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +69,48 @@ func TestProgressOnATerminal(t *testing.T) {
 	if !strings.Contains(out, "done waiting for lock on preview/pr-2") || !strings.HasSuffix(out, "\n") {
 		t.Errorf("the end of the wait is not said: %q", out)
 	}
+}
+
+// The waits of a run as a CI log shows them: golden.
+func TestProgressGolden(t *testing.T) {
+	var b bytes.Buffer
+	v := newProgressView(&b, false, false, 0)
+	ext := progress.Event{Kind: progress.External, Target: `deploy of line "env" (env.preview_url)`, Line: "env", Started: p0, Deadline: p0.Add(10 * time.Minute)}
+	prov := progress.Event{Kind: progress.Provisioning, Target: "neon operation create_branch of branch br-1", Started: p0, Deadline: p0.Add(2 * time.Minute)}
+	parent := progress.Event{Kind: progress.ParentLock, Target: "auth0:acme.eu.auth0.com:client:AbCd", Holder: "run r2/callback (cli, apply, actor mona)",
+		HolderUntil: p0.Add(15 * time.Minute), Started: p0, Deadline: p0.Add(30 * time.Second)}
+	store := progress.Event{Kind: progress.Store, Target: "write preview/pr-2", Started: p0, Deadline: p0.Add(time.Minute)}
+	step := func(e progress.Event, after time.Duration, attempt int, done, ok bool) {
+		e.Now, e.Attempt, e.Done, e.OK = p0.Add(after), attempt, done, ok
+		v.Sink(e)
+	}
+	step(prov, time.Second, 1, false, false)
+	step(prov, 2*time.Second, 2, false, false)
+	step(prov, 3*time.Second, 3, true, true)
+	step(parent, 4*time.Second, 1, false, false)
+	step(parent, 34*time.Second, 5, true, false)
+	for i := 1; i <= 4; i++ {
+		step(store, time.Duration(i)*time.Second, i, false, false)
+	}
+	step(ext, 0, 1, false, false)
+	step(ext, 25*time.Second, 6, true, true)
+	v.Close()
+	path := "testdata/golden/waits.txt"
+	if updating() {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || string(want) != b.String() {
+		t.Errorf("%s differs (go test -update rewrites it): %v\n--- got\n%s\n--- want\n%s", path, err, b.String(), want)
+	}
+}
+
+// updating reports whether -update was given (the flag is defined by the
+// package's external tests, compiled into the same test binary).
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
 }

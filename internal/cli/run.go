@@ -212,15 +212,17 @@ func (a *app) history(st *wire.Store, c scope.Ctx) error {
 			return
 		}
 		fmt.Fprintf(w, "history of %s (%d %s)\n", target, len(events), map[bool]string{true: "entry", false: "entries"}[len(events) == 1])
+		t := &report.Table{Indent: "  "}
 		for _, e := range events {
 			at := e.At.UTC().Format("2006-01-02 15:04:05Z")
 			switch e.Operation {
 			case receipt.OpUnlock:
-				fmt.Fprintf(w, "  %s  unlock     by %s: %s\n", at, e.By, e.Reason)
+				t.Row(report.S(report.Dim, at), report.S(report.Yellow, "unlock"), report.C(""), report.C("by "+e.By+": "+report.Clean(e.Reason, 200)))
 			default:
-				fmt.Fprintf(w, "  %s  %-10s %-9s run %s\n", at, e.Operation, e.Status, e.RunID)
+				t.Row(report.S(report.Dim, at), report.C(string(e.Operation)), report.S(report.StatusStyle(string(e.Status)), string(e.Status)), report.C("run "+e.RunID))
 			}
 		}
+		t.Write(w, report.Painter{Color: a.textOptions(nil).Color})
 	}
 	return nil
 }
