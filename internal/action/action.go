@@ -88,13 +88,14 @@ func Main(env Env) int {
 
 // act is one run of the Action.
 type act struct {
-	env Env
-	red *redact.Redactor
-	gha *githubactions.Action // writes through the redactor
-	out *redact.Writer
-	in  Inputs
-	dir string
-	gh  GitHub
+	env   Env
+	red   *redact.Redactor
+	gha   *githubactions.Action // writes through the redactor
+	out   *redact.Writer
+	in    Inputs
+	dir   string
+	gh    GitHub
+	ghErr error // why there is no GitHub client
 
 	links    report.Links
 	plan     *plan.Plan
@@ -143,13 +144,9 @@ func (a *act) main(ctx context.Context) int {
 	if inErr != nil {
 		return a.finish(raw, report.FromError(commandName(in.Command), in.Env, "", inErr, a.links), nil)
 	}
-	if a.gh == nil {
-		gh, err := a.newGitHub(token)
-		if err != nil {
-			return a.finish(raw, report.FromError(commandName(in.Command), in.Env, "", err, a.links), nil)
-		}
-		a.gh = gh
-	}
+	// Without a usable client (no token) a skip still skips; what needs
+	// GitHub fails with the client's error.
+	a.gh, a.ghErr = a.newGitHub(token)
 	r, hasPR := a.run(ctx, raw, token)
 	return a.finish(raw, r, hasPR)
 }
@@ -173,6 +170,9 @@ func (a *act) run(ctx context.Context, raw *githubactions.Action, token string) 
 	var deploymentPR *int
 	prFound := false
 	if d := ev.Deployment; d != nil && d.State == "success" && !d.IsProduction() && d.SHA != "" {
+		if a.gh == nil {
+			return report.FromError(commandName(a.in.Command), a.in.Env, "", a.ghErr, a.links), nil
+		}
 		n, err := openPullRequest(ctx, a.gh, getenv("GITHUB_REPOSITORY"), d.SHA)
 		if err != nil {
 			return report.FromError(commandName(a.in.Command), a.in.Env, "", err, a.links), nil
@@ -223,15 +223,19 @@ func (a *act) execute(ctx context.Context, raw *githubactions.Action, token stri
 	cfg.LockWait = a.in.LockWait
 	cfg.WaitTimeout = a.in.WaitTimeout
 	cfg.Clock = a.env.Clock
-	cfg.Hooks.Ancestry = firstOf(wire.LocalAncestry(a.dir), compareAncestry(ctx, a.gh, c.Repo))
+	cfg.Hooks.Ancestry = wire.LocalAncestry(a.dir)
+	if a.gh != nil {
+		cfg.Hooks.Ancestry = firstOf(cfg.Hooks.Ancestry, compareAncestry(ctx, a.gh, c.Repo))
+	}
 	run, err := wire.New(ctx, cfg)
 	if err != nil {
 		return report.FromError(d.Command, c.Env, c.Scope, err, a.links)
 	}
 	defer run.Close()
 	a.store = &report.StoreInfo{Kind: run.Store.Kind, Location: run.Store.Location, Capabilities: run.Store.Capabilities()}
-	repo := getenv("GITHUB_REPOSITORY")
-	run.Engine.HolderGone = holderGone(a.gh, repo)
+	if a.gh != nil {
+		run.Engine.HolderGone = holderGone(a.gh, getenv("GITHUB_REPOSITORY"))
+	}
 	a.mask(raw) // the store's token, registered by wire
 
 	// A later event for a closed pull request's scope is a quiet skip that
@@ -294,6 +298,9 @@ func (a *act) finish(raw *githubactions.Action, r *report.Report, pr *int) int {
 			e := errs.Coded(a.red.Error(err))
 			a.gha.Warningf("%s: the pull request comment could not be written: %s", e.Code, e.Message)
 		}
+	} else if pr != nil && a.in.Comment && r.Status != report.StatusSkipped && a.ghErr != nil {
+		e := errs.Coded(a.red.Error(a.ghErr))
+		a.gha.Warningf("%s: the pull request comment could not be written: %s", e.Code, e.Message)
 	}
 	if a.env.getenv("GITHUB_STEP_SUMMARY") != "" {
 		a.gha.AddStepSummary(a.red.String(report.Summary(r)))

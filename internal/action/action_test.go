@@ -363,3 +363,23 @@ func TestCommandPlan(t *testing.T) {
 		t.Errorf("comments %+v", cs)
 	}
 }
+
+// Without a token a skip still skips cleanly, and a run that needs GitHub
+// fails with one coded error.
+func TestNoToken(t *testing.T) {
+	w := newWorld(t)
+	delete(w.vars, "INPUT_GITHUB_TOKEN")
+	w.event("ping", fixture(t, "ping/payload.json"))
+	if w.run() != 0 {
+		t.Fatalf("a skip without a token: exit %d\n%s", w.code, w.out.String())
+	}
+	w.want("skipped", "true")
+	w.openPR()
+	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
+	if w.run() == 0 {
+		t.Fatalf("an apply without a token: exit 0\n%s", w.out.String())
+	}
+	if strings.Count(w.out.String(), "::error") != 1 {
+		t.Errorf("want one error:\n%s", w.out.String())
+	}
+}

@@ -54,7 +54,11 @@ func newGitHubClient(apiURL, serverURL, token, login string, hc *http.Client) (G
 	if hc != nil {
 		cfg.Transport = hc.Transport
 	}
-	return github.NewToken(cfg, token)
+	c, err := github.NewToken(cfg, token)
+	if err != nil {
+		return nil, err // not a nil *Client inside the interface
+	}
+	return c, nil
 }
 
 func split(repo string) (string, string) {
