@@ -16,7 +16,8 @@ import (
 //	POST /_ghfake/fault  inject a Fault: {"status": 403, "count": 2,
 //	                     "retry_after": 60 (seconds), "reset": UNIX,
 //	                     "method": "POST", "path": "/repos/o/r/issues",
-//	                     "message": "..."}
+//	                     "message": "...", "lost": true (the call
+//	                     takes effect, its answer is replaced)}
 func (f *Fake) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/_ghfake/state":
@@ -43,12 +44,13 @@ func (f *Fake) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			RetryAfter int    `json:"retry_after"` // seconds
 			Reset      int64  `json:"reset"`       // unix seconds
 			Message    string `json:"message"`
+			Lost       bool   `json:"lost"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Status == 0 {
 			http.Error(w, fmt.Sprintf("fault: want {\"status\": 403, \"count\": 1, \"retry_after\": 60, ...}: %v", err), http.StatusBadRequest)
 			return
 		}
-		fl := Fault{Method: in.Method, Path: in.Path, Count: max(in.Count, 1), Status: in.Status, RetryAfter: time.Duration(in.RetryAfter) * time.Second, Message: in.Message}
+		fl := Fault{Method: in.Method, Path: in.Path, Count: max(in.Count, 1), Status: in.Status, RetryAfter: time.Duration(in.RetryAfter) * time.Second, Message: in.Message, Lost: in.Lost}
 		if in.Reset > 0 {
 			fl.Reset = time.Unix(in.Reset, 0)
 		}

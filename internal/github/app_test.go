@@ -293,3 +293,41 @@ func TestTokenRequestBodyIsAnObject(t *testing.T) {
 		t.Errorf("token requests: %q", rec.got)
 	}
 }
+
+func TestCallsAreLabelledByOperation(t *testing.T) {
+	w, _ := newApp(t)
+	obs := &observed{}
+	cfg := w.config()
+	cfg.Observer = obs
+	app, err := github.NewApp(cfg, 42, appPEM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := app.Repositories(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{
+		"apps/list-installations":                    1,
+		"apps/create-installation-access-token":      1,
+		"apps/list-repos-accessible-to-installation": 1,
+	}
+	if fmt.Sprint(obs.ops) != fmt.Sprint(want) {
+		t.Errorf("operations %v, want %v", obs.ops, want)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	env := map[string]string{"GITHUB_API_URL": "https://ghe.example.com/api/v3", "GITHUB_SERVER_URL": "https://ghe.example.com"}
+	cfg := github.ConfigFromEnv(func(k string) string { return env[k] })
+	if cfg.APIURL != env["GITHUB_API_URL"] || cfg.ServerURL != env["GITHUB_SERVER_URL"] {
+		t.Errorf("%+v", cfg)
+	}
+	c, err := github.NewToken(cfg, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.RemoteURL("octo", "app"); got != "https://ghe.example.com/octo/app.git" {
+		t.Errorf("remote %q", got)
+	}
+}
