@@ -388,7 +388,10 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 		}
 		if ev.Do == DoTeardown && errs.CodeOf(res.Err) != errs.LOCK_HELD {
 			body := teardownBody(env, sc, res.Destroyed, res.Forgotten, res.Failed, res.Err)
-			if err := upsertComment(ctx, ws.GitHub, b.Identity, ev.PR, env, body); err != nil {
+			// A teardown that found nothing (another replica, or the sweep,
+			// got there first) leaves the comment that says what was done.
+			did := len(res.Destroyed)+len(res.Forgotten)+len(res.Failed) > 0 || res.Err != nil
+			if err := writeComment(ctx, ws.GitHub, b.Identity, ev.PR, env, body, did); err != nil {
 				elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
 			}
 		}

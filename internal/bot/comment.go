@@ -34,6 +34,13 @@ func Marker(env string) string { return "<!-- sponson:" + env + " -->" }
 
 // upsertComment edits the bot's comment for env in place, or creates it.
 func upsertComment(ctx context.Context, c Comments, identity string, number int, env, body string) error {
+	return writeComment(ctx, c, identity, number, env, body, true)
+}
+
+// writeComment is upsertComment; with edit false an existing comment is
+// left as it is (a teardown that found nothing left to do must not
+// overwrite the one that says what was destroyed).
+func writeComment(ctx context.Context, c Comments, identity string, number int, env, body string, edit bool) error {
 	body = Marker(env) + "\n" + body
 	if len(body) > MaxCommentBytes {
 		cut := MaxCommentBytes - 200
@@ -48,7 +55,7 @@ func upsertComment(ctx context.Context, c Comments, identity string, number int,
 	}
 	for _, cm := range list {
 		if cm.Author == identity && strings.Contains(cm.Body, Marker(env)) {
-			if cm.Body == body {
+			if cm.Body == body || !edit {
 				return nil
 			}
 			return c.EditComment(ctx, cm.ID, body)

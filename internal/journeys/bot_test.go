@@ -196,8 +196,15 @@ func TestBotJourneyTwoReplicasOneEffect(t *testing.T) {
 	if left := w.keysOf("feat-d"); len(left) != 0 {
 		t.Errorf("left: %v", left)
 	}
-	if cs, _ := w.gh.Comments(context.Background(), 10); len(cs) != 2 {
+	cs, _ := w.gh.Comments(context.Background(), 10)
+	if len(cs) != 2 {
 		t.Errorf("%d comments, want one per environment (2)", len(cs))
+	}
+	for _, c := range cs {
+		// The replica that found nothing left did not overwrite it.
+		if !strings.Contains(c.Body, "Destroyed (2)") {
+			t.Errorf("comment:\n%s", c.Body)
+		}
 	}
 }
 

@@ -239,11 +239,11 @@ func TestBotProcessesReplicasAndSIGKILL(t *testing.T) {
 		}
 	}
 	a, b := w.startBot(), w.startBot()
-
-	// Deliveries the bot cannot trust change nothing.
-	if err := w.gh.SetPullState(repoFull, 101, "closed", false); err != nil {
-		t.Fatal(err)
+	for _, p := range []*botProc{a, b} {
+		eventually(t, "the bot's sweep at start", func() bool { return strings.Contains(p.log.String(), `"msg":"swept"`) })
 	}
+
+	// Deliveries the bot cannot trust are refused and change nothing.
 	forged := w.closeBody(101)
 	for _, c := range []struct {
 		name    string
@@ -281,9 +281,6 @@ func TestBotProcessesReplicasAndSIGKILL(t *testing.T) {
 	if got := w.live(101); len(got) != 5 {
 		t.Fatalf("a refused delivery changed pr-101: %v", got)
 	}
-	if err := w.gh.SetPullState(repoFull, 101, "open", false); err != nil {
-		t.Fatal(err)
-	}
 
 	// Two replicas, one delivery each: one effect.
 	if err := w.gh.SetPullState(repoFull, 100, "closed", false); err != nil {
@@ -299,7 +296,7 @@ func TestBotProcessesReplicasAndSIGKILL(t *testing.T) {
 	eventually(t, "pr-100 torn down", func() bool { return len(w.live(100)) == 0 })
 	eventually(t, "the teardown comment", func() bool {
 		cs := w.gh.Comments(repoFull, 100)
-		return len(cs) == 1 && strings.Contains(cs[0].Body, "torn down")
+		return len(cs) == 1 && strings.Contains(cs[0].Body, "torn down") && strings.Contains(cs[0].Body, "Destroyed (")
 	})
 	// Only pr-100 was torn down so far: one DELETE per deleted resource
 	// (the neon branch and three Vercel variables; the callback is a
@@ -349,7 +346,7 @@ func TestBotProcessesReplicasAndSIGKILL(t *testing.T) {
 	if left := w.live(101); len(left) == 0 {
 		t.Fatal("the teardown was not interrupted: nothing left for the sweep")
 	}
-	c := w.startBot() // sweeps at start
+	c := w.startBot() // sweeps at start, with pull request #101 closed
 	eventually(t, "pr-101 finished by the next bot's sweep", func() bool { return len(w.live(101)) == 0 })
 	eventually(t, "the sweep says it took over a dead process's lease", func() bool {
 		return strings.Contains(c.log.String(), "its holder is gone: process")
