@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -46,6 +47,19 @@ program, the actor, the GitHub run, the host), live or expired, and the command 
 				return err
 			}
 			leases, err := st.Locks(context.Background())
+			var unreadable *receipt.UnreadableError
+			if errors.As(err, &unreadable) {
+				// A damaged lease hides nothing else: list the others and
+				// name each bad one.
+				for _, it := range unreadable.Items {
+					msg := it.Err.Error()
+					if e := errs.As(it.Err); e != nil {
+						msg = e.Message
+					}
+					a.warnings = append(a.warnings, errs.New(errs.RECEIPT_CORRUPT, "the lease on %s cannot be read: %s", it.Where, msg))
+				}
+				err = nil
+			}
 			if err != nil {
 				return err
 			}

@@ -271,6 +271,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	pr.run.Actor = firstOf(owner.Actor, owner.Host, "unknown")
 	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner, at: at}
 	a.noteTakeover()
+	stored = a.readable(stored)
 	a.loadForeign(stored)
 	if reopened != nil {
 		a.warn(errs.SCOPE_REOPENED, "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,

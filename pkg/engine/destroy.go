@@ -81,6 +81,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		if stored, err = e.Store.List(ctx, c.Env); err != nil {
 			return nil, e.redactor().Error(err)
 		}
+		stored = a.readable(stored)
 	}
 	if prev, err = a.succeed(ctx, prev, stored, true); err != nil {
 		return nil, e.redactor().Error(err)

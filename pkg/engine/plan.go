@@ -72,6 +72,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 	} else if stored, err = e.Store.List(ctx, pr.env); err != nil {
 		return nil, e.redactor().Error(err)
 	}
+	stored = r.readable(stored)
 	r.loadForeign(stored)
 	if prev != nil {
 		r.ledger, r.hashKey = prev.Ledger, prev.HashKey

@@ -137,6 +137,26 @@ func (r *run) loadForeign(stored []receipt.Stored) {
 	}
 }
 
+// readable drops the scopes List could not read from stored, warning about
+// each one by its branch: a damaged or hostile receipt of another scope
+// blocks only that scope (its own runs fail RECEIPT_CORRUPT), never this
+// one; the error's message names the branch or file. Its resources are
+// unknown here, so the warning says so.
+func (r *run) readable(stored []receipt.Stored) []receipt.Stored {
+	out := stored[:0:0]
+	for _, s := range stored {
+		if s.Err != nil {
+			if s.Scope != r.pr.scope {
+				r.warn(errs.CodeOf(s.Err), "scope %s/%s is skipped, what it manages is unknown to this run: %s",
+					s.Env, s.Scope, errs.Coded(s.Err).Message)
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // output returns a known output of a line.
 func (r *run) output(line, name string) (any, bool) {
 	r.mu.Lock()

@@ -48,7 +48,13 @@ func (t *tipState) file(name string) ([]byte, bool, error) {
 		return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "read %s of %s at %s", name, t.ref, t.hash)
 	}
 	defer r.Close()
-	data, err := io.ReadAll(r)
+	if b.Size > receipt.MaxBytes {
+		return nil, false, receipt.TooLarge(receipt.Target{}, fmt.Sprintf("%s of %s at %s", name, shortRef(t.ref), t.hash), b.Size)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, receipt.MaxBytes+1))
+	if err == nil && int64(len(data)) > receipt.MaxBytes {
+		return nil, false, receipt.TooLarge(receipt.Target{}, fmt.Sprintf("%s of %s at %s", name, shortRef(t.ref), t.hash), int64(len(data)))
+	}
 	if err != nil {
 		return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "read %s of %s at %s", name, t.ref, t.hash)
 	}
@@ -166,9 +172,16 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time) (p
 	}
 
 	trailers := append([]string(nil), ed.trailers...)
-	if _, writes := ed.set[receipt.ReceiptFile]; !writes && base.exists() {
-		if _, has := entries[receipt.ReceiptFile]; has {
+	if _, writes := ed.set[receipt.ReceiptFile]; !writes {
+		_, has := entries[receipt.ReceiptFile]
+		switch {
+		case has && base.exists():
 			trailers = append(trailers, trailerReceipt+string(receiptVersion(base.commit)))
+		case !has && (!base.exists() || neverWritten(base.commit)):
+			// Carried from the branch's creation through Sponson's own
+			// commits only: a tip without it and without receipt.json had
+			// its receipt removed (receiptOf).
+			trailers = append(trailers, trailerReceipt+noReceipt)
 		}
 	}
 	var nonce [8]byte

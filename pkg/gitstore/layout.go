@@ -38,6 +38,9 @@ const (
 	// on commits that carried it over unchanged (lease commits), so a
 	// receipt's version stays the commit that wrote it.
 	trailerReceipt = "Sponson-Receipt: "
+	// noReceipt is trailerReceipt's value on a commit whose tree has no
+	// receipt.json because none was ever written on the branch.
+	noReceipt = "none"
 	// trailerLease says which lease operation a commit is.
 	trailerLease = "Sponson-Lease: "
 	// trailerNonce makes every commit unique (run id, time, random): two
@@ -214,6 +217,13 @@ func receiptVersion(c *object.Commit) receipt.Version {
 		return receipt.Version(v)
 	}
 	return receipt.Version(c.Hash.String())
+}
+
+// neverWritten reports whether c, a tip with no receipt.json, is a commit
+// Sponson made on a branch where no receipt was ever written.
+func neverWritten(c *object.Commit) bool {
+	v, ok := trailer(c.Message, trailerReceipt)
+	return ok && v == noReceipt
 }
 
 // encodeLease renders lock.json: pretty, trailing newline.

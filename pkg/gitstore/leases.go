@@ -264,33 +264,47 @@ func (s *Store) Lease(ctx context.Context, target receipt.Target) (*receipt.Leas
 }
 
 // scan reads every scope branch and lock branch in one fetch (one ref
-// listing, at most one packfile): the scopes with a receipt or a lease, and
-// every stored lease.
-func (s *Store) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, error) {
+// listing, at most one packfile): the scopes with a receipt or a lease,
+// every stored lease that can be read, and the ones that cannot. A damaged
+// branch is reported, never a reason to hide the others.
+func (s *Store) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, []receipt.Unreadable, error) {
 	snap, err := s.fetch(ctx, func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind != refOther
 	}, fetchTips)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var (
 		scopes []receipt.ScopeRef
 		locks  []receipt.Lease
+		bad    []receipt.Unreadable
 	)
 	for ref, h := range snap.refs {
 		kind, target, id := parseRef(ref.String())
 		t, err := stateAt(snap.st, ref, h, true)
 		if err != nil {
-			return nil, nil, err
+			if errs.CodeOf(err) != errs.RECEIPT_CORRUPT {
+				return nil, nil, nil, err
+			}
+			bad = append(bad, receipt.Unreadable{Where: shortRef(ref), Err: err})
+			if kind == refScope {
+				scopes = append(scopes, receipt.ScopeRef{Env: target.Env, Scope: target.Scope, Problem: errs.Coded(err).Message})
+			}
+			continue
 		}
 		switch kind {
 		case refScope:
+			_, has := t.tree[receipt.ReceiptFile]
 			l, err := leaseOf(t, target)
 			if err != nil {
-				return nil, nil, err
+				if errs.CodeOf(err) != errs.RECEIPT_CORRUPT {
+					return nil, nil, nil, err
+				}
+				bad = append(bad, receipt.Unreadable{Where: shortRef(ref), Err: err})
+				scopes = append(scopes, receipt.ScopeRef{Env: target.Env, Scope: target.Scope, HasReceipt: has, Problem: errs.Coded(err).Message})
+				continue
 			}
-			_, has := t.tree[receipt.ReceiptFile]
 			if has || l != nil {
 				scopes = append(scopes, receipt.ScopeRef{Env: target.Env, Scope: target.Scope, HasReceipt: has, Lease: l})
 			}
@@ -299,17 +313,20 @@ func (s *Store) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, 
 			}
 		case refLock:
 			l, err := parseLease(t)
-			if err != nil {
-				return nil, nil, err
-			}
-			if l == nil {
-				continue
-			}
-			if !l.Target.IsParent() || receipt.ParentLockID(l.Target.Identity) != id {
-				return nil, nil, errs.New(errs.RECEIPT_CORRUPT, "lock.json on %s (commit %s) names another object", shortRef(ref), h).
+			if err == nil && l != nil && (!l.Target.IsParent() || receipt.ParentLockID(l.Target.Identity) != id) {
+				err = errs.New(errs.RECEIPT_CORRUPT, "lock.json on %s (commit %s) names another object", shortRef(ref), h).
 					WithHint("Inspect it and delete the branch %s if no apply is running.", shortRef(ref))
 			}
-			locks = append(locks, *l)
+			if err != nil {
+				if errs.CodeOf(err) != errs.RECEIPT_CORRUPT {
+					return nil, nil, nil, err
+				}
+				bad = append(bad, receipt.Unreadable{Where: shortRef(ref), Err: err})
+				continue
+			}
+			if l != nil {
+				locks = append(locks, *l)
+			}
 		}
 	}
 	sort.Slice(scopes, func(i, j int) bool {
@@ -319,7 +336,8 @@ func (s *Store) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, 
 		return scopes[i].Scope < scopes[j].Scope
 	})
 	sort.Slice(locks, func(i, j int) bool { return locks[i].Target.Key() < locks[j].Target.Key() })
-	return scopes, locks, nil
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Where < bad[j].Where })
+	return scopes, locks, bad, nil
 }
 
 // Locks implements receipt.Leases in one fetch, whatever the number of
@@ -328,8 +346,11 @@ func (s *Store) Locks(ctx context.Context) ([]receipt.Lease, error) {
 	if err := receipt.Interrupted(ctx, "list leases"); err != nil {
 		return nil, err
 	}
-	_, locks, err := s.scan(ctx)
-	return locks, err
+	_, locks, bad, err := s.scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return locks, receipt.NewUnreadable(bad)
 }
 
 // Scopes implements receipt.Store in one fetch, whatever the number of
@@ -338,6 +359,6 @@ func (s *Store) Scopes(ctx context.Context) ([]receipt.ScopeRef, error) {
 	if err := receipt.Interrupted(ctx, "list scopes"); err != nil {
 		return nil, err
 	}
-	scopes, _, err := s.scan(ctx)
+	scopes, _, _, err := s.scan(ctx)
 	return scopes, err
 }

@@ -13,12 +13,25 @@ import (
 )
 
 // receiptOf decodes the receipt in a tip's tree: nil when there is none.
+// A branch whose tip has no receipt.json is "none" only when Sponson made
+// that tip and recorded that no receipt was ever written (neverWritten);
+// otherwise someone removed the file, and it is RECEIPT_CORRUPT: an empty
+// ledger in its place would make Sponson forget what the scope created.
+// A receipt that names another env or scope than its branch is
+// RECEIPT_CORRUPT too (receipt.DecodeStored).
 func receiptOf(t *tipState, target receipt.Target) (*receipt.Receipt, receipt.Version, error) {
+	where := fmt.Sprintf("the receipt of %s (branch %s, commit %s)", target, shortRef(t.ref), t.hash)
 	data, ok, err := t.file(receipt.ReceiptFile)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, "", err
 	}
-	r, err := receipt.DecodeFrom(data, fmt.Sprintf("the receipt of %s (branch %s, commit %s)", target, shortRef(t.ref), t.hash))
+	if !ok {
+		if t.exists() && !neverWritten(t.commit) {
+			return nil, "", receipt.Missing(target, where)
+		}
+		return nil, "", nil
+	}
+	r, err := receipt.DecodeStored(data, target, where)
 	if err != nil {
 		return nil, "", err
 	}
@@ -64,15 +77,20 @@ func (s *Store) List(ctx context.Context, env string) ([]receipt.Stored, error) 
 	for ref, h := range snap.refs {
 		_, target, _ := parseRef(ref.String())
 		t, err := stateAt(snap.st, ref, h, true)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			var r *receipt.Receipt
+			var v receipt.Version
+			if r, v, err = receiptOf(t, target); err == nil && r != nil {
+				out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Receipt: r, Version: v})
+			}
 		}
-		r, v, err := receiptOf(t, target)
 		if err != nil {
-			return nil, err
-		}
-		if r != nil {
-			out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Receipt: r, Version: v})
+			// One damaged scope blocks only itself; what the store could
+			// not reach at all fails the listing.
+			if c := errs.CodeOf(err); c != errs.RECEIPT_CORRUPT && c != errs.RECEIPT_VERSION {
+				return nil, err
+			}
+			out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Err: err})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })

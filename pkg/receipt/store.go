@@ -2,6 +2,7 @@ package receipt
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -14,12 +15,16 @@ import (
 // receipt.
 type Version string
 
-// Stored is a receipt as List found it, with where it was found.
+// Stored is a receipt as List found it, with where it was found. Err is set,
+// and Receipt nil, when that scope's receipt cannot be read
+// (RECEIPT_CORRUPT, RECEIPT_VERSION): one damaged scope must not stop every
+// other scope of the environment.
 type Stored struct {
 	Env     string
 	Scope   string
 	Receipt *Receipt
 	Version Version
+	Err     error
 }
 
 // ScopeRef is a scope that has a receipt, a lease, or both.
@@ -30,6 +35,44 @@ type ScopeRef struct {
 	// Lease is the stored lease, live or expired (Lease.Expired); nil when
 	// none is held.
 	Lease *Lease `json:"lease,omitempty"`
+	// Problem says why the scope's lease could not be read ("" when it
+	// could): the scope is listed all the same.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Unreadable is one lease or receipt a listing could not read.
+type Unreadable struct {
+	Where string // the branch or file
+	Err   error
+}
+
+// UnreadableError is the cause of the RECEIPT_CORRUPT error a listing
+// returns, beside every result it could read, when it met unreadable
+// entries (Locks); errors.As finds it.
+type UnreadableError struct {
+	Items []Unreadable
+}
+
+func (e *UnreadableError) Error() string {
+	parts := make([]string, len(e.Items))
+	for i, it := range e.Items {
+		parts[i] = it.Where + ": " + it.Err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// NewUnreadable is the RECEIPT_CORRUPT error naming items, nil for none.
+func NewUnreadable(items []Unreadable) error {
+	if len(items) == 0 {
+		return nil
+	}
+	where := make([]string, len(items))
+	for i, it := range items {
+		where[i] = it.Where
+	}
+	return errs.Wrap(&UnreadableError{Items: items}, errs.RECEIPT_CORRUPT, "%d lease(s) cannot be read: %s", len(items), strings.Join(where, ", ")).
+		With("unreadable", where).
+		WithHint("Inspect each named lease; `sponson unlock` removes a scope's, and the others are listed all the same.")
 }
 
 // Write is one receipt to write and the lease that fences it.
@@ -70,15 +113,20 @@ type Capabilities struct {
 type Receipts interface {
 	// Read returns the scope's latest receipt and its version token; a scope
 	// with no receipt is (nil, "", nil). RECEIPT_CORRUPT when the stored
-	// bytes do not parse, RECEIPT_VERSION when a newer Sponson wrote them:
+	// bytes do not parse, exceed MaxBytes, name another env or scope, or
+	// are missing where a receipt was written before (DecodeStored,
+	// Missing); RECEIPT_VERSION when a newer Sponson wrote them:
 	// never a nil receipt standing in for one that cannot be read.
 	Read(ctx context.Context, env, scope string) (*Receipt, Version, error)
 
 	// List returns the latest receipt of every scope of env that has one,
 	// sorted by scope, in a number of round trips that does not grow with
-	// the number of scopes. A corrupt or newer receipt of any scope fails
-	// the whole call (RECEIPT_CORRUPT / RECEIPT_VERSION naming the scope):
-	// the caller must not judge foreign resources without it.
+	// the number of scopes. A scope whose receipt cannot be read (corrupt,
+	// missing where one was written, newer, naming another scope) is
+	// returned with Err (RECEIPT_CORRUPT / RECEIPT_VERSION naming it) and no
+	// receipt; it never fails the call, so one damaged or hostile branch
+	// blocks only its own scope. The caller warns about it, and must not
+	// take its resources for unmanaged.
 	List(ctx context.Context, env string) ([]Stored, error)
 
 	// Write stores r as the latest receipt of r's scope, fenced by lease:
@@ -145,7 +193,9 @@ type Leases interface {
 	Lease(ctx context.Context, target Target) (*Lease, error)
 
 	// Locks returns every stored lease, scopes' and parent objects', live or
-	// expired, sorted by Target.Key (for `sponson locks`).
+	// expired, sorted by Target.Key (for `sponson locks`). A lease that
+	// cannot be read does not hide the others: they are returned together
+	// with an *UnreadableError (RECEIPT_CORRUPT) naming each bad one.
 	Locks(ctx context.Context) ([]Lease, error)
 }
 
@@ -158,7 +208,9 @@ type Store interface {
 	// Scopes returns every (env, scope) that has a receipt or a lease,
 	// sorted by env then scope, with its lease if any: names and leases,
 	// never receipts (for the sweep and `sponson locks`). Parent objects
-	// are not scopes: Locks lists their leases.
+	// are not scopes: Locks lists their leases. A scope whose lease cannot
+	// be read is listed with Problem set and no Lease; it never fails the
+	// call.
 	Scopes(ctx context.Context) ([]ScopeRef, error)
 
 	// Capabilities says what the store guarantees.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,12 +113,12 @@ func (s *Store) locked(dirs []string, create bool, fn func() error) error {
 // unlock command, which removes it).
 func (s *Store) readLease(t receipt.Target) (*receipt.Lease, error) {
 	path := filepath.Join(s.Dir(t), receipt.LockFile)
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, t, "the lease file "+path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, ioErr(err, "read the lease of %s", t)
+		return nil, errs.Coded(err).WithHint("Inspect it; `%s` removes it.", t.UnlockCommand())
 	}
 	var l receipt.Lease
 	if err := json.Unmarshal(data, &l); err != nil {
@@ -171,20 +172,68 @@ func (s *Store) Read(ctx context.Context, env, scope string) (*receipt.Receipt, 
 	return s.readReceipt(t)
 }
 
+// readReceipt reads t's receipt: nil when none was ever written. A scope
+// whose history records a written receipt but whose receipt.json is gone is
+// RECEIPT_CORRUPT (receipt.Missing), never an empty ledger.
 func (s *Store) readReceipt(t receipt.Target) (*receipt.Receipt, receipt.Version, error) {
 	path := filepath.Join(s.Dir(t), receipt.ReceiptFile)
-	data, err := os.ReadFile(path)
+	where := fmt.Sprintf("the receipt of %s (%s)", t, path)
+	data, err := readBounded(path, t, where)
 	if errors.Is(err, fs.ErrNotExist) {
+		if s.wroteReceipt(t) {
+			return nil, "", receipt.Missing(t, where)
+		}
 		return nil, "", nil
 	}
 	if err != nil {
-		return nil, "", ioErr(err, "read the receipt of %s", t)
+		return nil, "", err
 	}
-	r, err := receipt.DecodeFrom(data, fmt.Sprintf("the receipt of %s (%s)", t, path))
+	r, err := receipt.DecodeStored(data, t, where)
 	if err != nil {
 		return nil, "", err
 	}
 	return r, version(data), nil
+}
+
+// wroteReceipt reports whether t's history records a receipt written (put
+// records one "run-" file per run that wrote).
+func (s *Store) wroteReceipt(t receipt.Target) bool {
+	m, _ := filepath.Glob(filepath.Join(s.Dir(t), receipt.HistoryDir, "run-*.json"))
+	return len(m) > 0
+}
+
+// readBounded reads a stored regular file of at most receipt.MaxBytes: a
+// FIFO, a device or a larger file is RECEIPT_CORRUPT, so a planted
+// /dev/zero or named pipe can neither exhaust memory nor hang the reader.
+// A file that does not exist is fs.ErrNotExist.
+func readBounded(path string, t receipt.Target, where string) ([]byte, error) {
+	// Stat before open: opening a FIFO blocks until a writer comes.
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, ioErr(err, "read %s", where)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errs.New(errs.RECEIPT_CORRUPT, "%s is not a regular file (%s)", where, fi.Mode().Type())
+	}
+	if fi.Size() > receipt.MaxBytes {
+		return nil, receipt.TooLarge(t, where, fi.Size())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, ioErr(err, "read %s", where)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, receipt.MaxBytes+1))
+	if err != nil {
+		return nil, ioErr(err, "read %s", where)
+	}
+	if len(data) > receipt.MaxBytes {
+		return nil, receipt.TooLarge(t, where, int64(len(data)))
+	}
+	return data, nil
 }
 
 // List implements receipt.Receipts: one directory listing and one file read
@@ -203,6 +252,11 @@ func (s *Store) List(ctx context.Context, env string) ([]receipt.Stored, error) 
 	var out []receipt.Stored
 	for _, scope := range scopes {
 		r, v, err := s.readReceipt(receipt.ScopeTarget(env, scope))
+		if c := errs.CodeOf(err); c == errs.RECEIPT_CORRUPT || c == errs.RECEIPT_VERSION {
+			// One damaged scope blocks only itself.
+			out = append(out, receipt.Stored{Env: env, Scope: scope, Err: err})
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -535,9 +589,13 @@ func (s *Store) Locks(ctx context.Context) ([]receipt.Lease, error) {
 		return nil, err
 	}
 	var out []receipt.Lease
+	var bad []receipt.Unreadable
 	for _, sr := range scopes {
 		if sr.Lease != nil {
 			out = append(out, *sr.Lease)
+		}
+		if sr.Problem != "" {
+			bad = append(bad, receipt.Unreadable{Where: s.Dir(receipt.ScopeTarget(sr.Env, sr.Scope)), Err: errors.New(sr.Problem)})
 		}
 	}
 	locks := filepath.Join(s.root, receipt.LocksDir)
@@ -550,22 +608,22 @@ func (s *Store) Locks(ctx context.Context) ([]receipt.Lease, error) {
 			continue
 		}
 		path := filepath.Join(locks, e.Name(), receipt.LockFile)
-		data, err := os.ReadFile(path)
+		data, err := readBounded(path, receipt.Target{}, "the lease file "+path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			return nil, ioErr(err, "read %s", path)
+		if err != nil && errs.CodeOf(err) != errs.RECEIPT_CORRUPT {
+			return nil, err
 		}
 		var l receipt.Lease
-		if err := json.Unmarshal(data, &l); err != nil || !l.Target.IsParent() || receipt.ParentLockID(l.Target.Identity) != e.Name() {
-			return nil, errs.New(errs.RECEIPT_CORRUPT, "the lease file %s cannot be parsed or names another object", path).
-				WithHint("Inspect it and delete it by hand if no apply is running.")
+		if err != nil || json.Unmarshal(data, &l) != nil || !l.Target.IsParent() || receipt.ParentLockID(l.Target.Identity) != e.Name() {
+			bad = append(bad, receipt.Unreadable{Where: path, Err: errs.New(errs.RECEIPT_CORRUPT, "the lease file %s cannot be parsed or names another object; inspect it and delete it by hand if no apply is running", path)})
+			continue
 		}
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Target.Key() < out[j].Target.Key() })
-	return out, nil
+	return out, receipt.NewUnreadable(bad)
 }
 
 // Scopes implements receipt.Store.
@@ -595,6 +653,10 @@ func (s *Store) scopes() ([]receipt.ScopeRef, error) {
 			}
 			has := err == nil
 			l, err := s.readLease(t)
+			if errs.CodeOf(err) == errs.RECEIPT_CORRUPT {
+				out = append(out, receipt.ScopeRef{Env: env, Scope: scope, HasReceipt: has, Problem: errs.Coded(err).Message})
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

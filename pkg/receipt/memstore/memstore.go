@@ -220,7 +220,7 @@ func (s *Store) Read(ctx context.Context, env, scope string) (*receipt.Receipt, 
 		if !ok {
 			return rv{}, nil
 		}
-		r, err := receipt.DecodeFrom(st.data, "receipt of "+t.String())
+		r, err := receipt.DecodeStored(st.data, t, "receipt of "+t.String())
 		return rv{r, st.version}, err
 	})
 	if err != nil {
@@ -243,9 +243,11 @@ func (s *Store) List(ctx context.Context, env string) ([]receipt.Stored, error) 
 			if t.Env != env {
 				continue
 			}
-			r, err := receipt.DecodeFrom(st.data, "receipt of "+t.String())
+			r, err := receipt.DecodeStored(st.data, t, "receipt of "+t.String())
 			if err != nil {
-				return nil, err
+				// One damaged scope blocks only itself.
+				out = append(out, receipt.Stored{Env: t.Env, Scope: t.Scope, Err: err})
+				continue
 			}
 			out = append(out, receipt.Stored{Env: t.Env, Scope: t.Scope, Receipt: r, Version: st.version})
 		}

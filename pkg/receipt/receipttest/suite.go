@@ -1028,13 +1028,41 @@ func testCorrupt(t *testing.T, h *harness) {
 		{`{"version": 1} {"version": 1}`, errs.RECEIPT_CORRUPT},
 		{`{"version": 2, "env": "preview"}`, errs.RECEIPT_VERSION},
 		{`{"version": 3, "ledger": "a newer shape"}`, errs.RECEIPT_VERSION},
+		// A receipt copied from another scope or environment is not this
+		// scope's.
+		{`{"version": 1, "env": "preview", "scope": "pr-9"}`, errs.RECEIPT_CORRUPT},
+		{`{"version": 1, "env": "production", "scope": "pr-1"}`, errs.RECEIPT_CORRUPT},
+		{`{"version": 1}`, errs.RECEIPT_CORRUPT},
 	}
+	// A healthy neighbour: one damaged scope must block only itself.
+	ln := h.acquire(t, receipt.ScopeTarget("preview", "pr-3"), "run-n", time.Minute)
+	neighbour := newReceipt(h, "preview", "pr-3", "run-n")
+	h.write(t, neighbour, ln)
 	for _, c := range cases {
 		h.cfg.plant(t, h.s, "preview", "pr-1", []byte(c.raw))
 		_, _, err := h.s.Read(h.ctx, "preview", "pr-1")
 		wantCode(t, err, c.code, fmt.Sprintf("Read of %q", c.raw))
-		_, err = h.s.List(h.ctx, "preview")
-		wantCode(t, err, c.code, fmt.Sprintf("List over %q", c.raw))
+		list, err := h.s.List(h.ctx, "preview")
+		if err != nil {
+			t.Errorf("List over a damaged pr-1 (%q) failed: %v; it must list the other scopes and name pr-1", c.raw, err)
+			continue
+		}
+		var sawBad, sawGood bool
+		for _, st := range list {
+			switch st.Scope {
+			case "pr-1":
+				sawBad = true
+				if st.Receipt != nil {
+					t.Errorf("List over %q: pr-1 has a receipt %+v", c.raw, st.Receipt)
+				}
+				wantCode(t, st.Err, c.code, fmt.Sprintf("List's entry of pr-1 over %q", c.raw))
+			case "pr-3":
+				sawGood = st.Err == nil && st.Receipt != nil && st.Receipt.RunID == "run-n"
+			}
+		}
+		if !sawBad || !sawGood {
+			t.Errorf("List over %q = %+v: want pr-1 with its error and pr-3 readable", c.raw, list)
+		}
 	}
 	// An explicit write by the scope's lease holder replaces it
 	// (`sponson receipts push --replace`).

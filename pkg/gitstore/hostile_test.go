@@ -1,0 +1,144 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// hostilePush makes a commit on branch (created from nothing when it does
+// not exist) with the git CLI, as anyone with push access could: files set
+// (a nil value removes the file), then a push of that branch.
+func hostilePush(t *testing.T, bare, branch string, files map[string][]byte) {
+	t.Helper()
+	work := t.TempDir()
+	gittest.Run(t, work, "init", "-q")
+	gittest.Run(t, work, "remote", "add", "origin", gittest.FileURL(bare))
+	if _, err := gittest.Try(work, nil, "fetch", "-q", "origin", "refs/heads/"+branch+":refs/remotes/origin/x"); err == nil {
+		gittest.Run(t, work, "checkout", "-q", "-b", "w", "refs/remotes/origin/x")
+	} else {
+		gittest.Run(t, work, "checkout", "-q", "--orphan", "w")
+	}
+	for name, data := range files {
+		p := filepath.Join(work, name)
+		if data == nil {
+			gittest.Run(t, work, "rm", "-q", "--ignore-unmatch", name)
+			continue
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Run(t, work, "add", name)
+	}
+	gittest.Run(t, work, "commit", "-q", "--allow-empty", "-m", "hand edit")
+	gittest.Run(t, work, "push", "-q", "-f", "origin", "HEAD:refs/heads/"+branch)
+}
+
+// A scope branch whose receipt.json someone removed is RECEIPT_CORRUPT for
+// Read and for its own entry of List, never an empty ledger; a branch that
+// only ever held a lease still reads as "no receipt"; other scopes list.
+func TestRemovedReceiptIsCorrupt(t *testing.T) {
+	t.Parallel()
+	r := newRemote(t, "file")
+	s := newStore(t, r.url, receipt.SystemClock{})
+	ctx := context.Background()
+	for _, scope := range []string{"pr-1", "pr-2"} {
+		target := receipt.ScopeTarget("preview", scope)
+		l := mustLease(t, s, target, "run-"+scope, time.Minute)
+		if err := s.Write(ctx, newReceipt("preview", scope, "run-"+scope, "k-"+scope), l); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A lease taken and given back, nothing written: no receipt.
+	l := mustLease(t, s, receipt.ScopeTarget("preview", "pr-3"), "run-3", time.Minute)
+	if err := s.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.Read(ctx, "preview", "pr-3"); err != nil || got != nil {
+		t.Fatalf("Read of a lease-only branch = %+v, %v; want no receipt", got, err)
+	}
+
+	hostilePush(t, r.dir, "sponson-receipts/preview/pr-1", map[string][]byte{receipt.ReceiptFile: nil})
+	_, _, err := s.Read(ctx, "preview", "pr-1")
+	wantCode(t, err, errs.RECEIPT_CORRUPT, "Read after receipt.json was removed")
+
+	// Sponson's own commits on top (a lease taken and released) do not
+	// make the missing receipt acceptable.
+	l = mustLease(t, s, receipt.ScopeTarget("preview", "pr-1"), "run-again", time.Minute)
+	if err := s.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Read(ctx, "preview", "pr-1")
+	wantCode(t, err, errs.RECEIPT_CORRUPT, "Read after a lease commit on the removed receipt")
+
+	list, err := s.List(ctx, "preview")
+	if err != nil {
+		t.Fatalf("List with one damaged scope: %v", err)
+	}
+	got := map[string]error{}
+	for _, st := range list {
+		got[st.Scope] = st.Err
+	}
+	if !errors.Is(got["pr-1"], errs.RECEIPT_CORRUPT) || got["pr-2"] != nil {
+		t.Fatalf("List = %+v; want pr-1 RECEIPT_CORRUPT and pr-2 readable", list)
+	}
+}
+
+// A receipt copied onto another scope's branch is RECEIPT_CORRUPT there.
+func TestReceiptOfAnotherScopeIsCorrupt(t *testing.T) {
+	t.Parallel()
+	r := newRemote(t, "file")
+	s := newStore(t, r.url, receipt.SystemClock{})
+	data, err := receipt.Encode(newReceipt("preview", "pr-504", "run-x", "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostilePush(t, r.dir, "sponson-receipts/preview/pr-505", map[string][]byte{receipt.ReceiptFile: data})
+	_, _, err = s.Read(context.Background(), "preview", "pr-505")
+	wantCode(t, err, errs.RECEIPT_CORRUPT, "Read of pr-504's receipt on pr-505's branch")
+}
+
+// An unparsable lock.json hides nothing else: Locks returns every readable
+// lease and names the bad branches; Scopes lists the scope with a problem.
+func TestUnreadableLeasesAreReported(t *testing.T) {
+	t.Parallel()
+	r := newRemote(t, "file")
+	s := newStore(t, r.url, receipt.SystemClock{})
+	ctx := context.Background()
+	mustLease(t, s, receipt.ScopeTarget("preview", "pr-1"), "run-1", time.Minute)
+	mustLease(t, s, receipt.ParentTarget("auth0:x:client:y"), "run-p", time.Minute)
+	hostilePush(t, r.dir, "sponson-receipts/preview/-rf", map[string][]byte{receipt.LockFile: []byte("{not json")})
+	hostilePush(t, r.dir, "sponson-receipts/_locks/0123456789abcdef0123456789abcdef", map[string][]byte{receipt.LockFile: []byte(`{"target": {"kind": "scope"}}`)})
+
+	locks, err := s.Locks(ctx)
+	var ue *receipt.UnreadableError
+	if !errors.As(err, &ue) || !errors.Is(err, errs.RECEIPT_CORRUPT) || len(ue.Items) != 2 {
+		t.Fatalf("Locks error = %v; want RECEIPT_CORRUPT naming the two bad branches", err)
+	}
+	if len(locks) != 2 {
+		t.Fatalf("Locks = %+v; want the two readable leases beside the error", locks)
+	}
+	scopes, err := s.Scopes(ctx)
+	if err != nil {
+		t.Fatalf("Scopes: %v", err)
+	}
+	var problem bool
+	for _, sc := range scopes {
+		if sc.Scope == "-rf" {
+			problem = sc.Problem != ""
+		}
+	}
+	if !problem || len(scopes) != 2 {
+		t.Fatalf("Scopes = %+v; want pr-1 and -rf (with its problem)", scopes)
+	}
+}
