@@ -403,7 +403,11 @@ func cmdStrictEnvelope(ts *testscript.TestScript, neg bool, args []string) {
 //	store history ENV SCOPE            print the scope's history events
 func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: store hold ENV SCOPE [TTL] | store hold-parent IDENTITY [TTL] | store history ENV SCOPE")
+		ts.Fatalf("usage: store hold ENV SCOPE [TTL] | store hold-parent IDENTITY [TTL] | store history ENV SCOPE | store claim ENV SCOPE FROM | store forge ENV SCOPE KEY")
+	}
+	if args[0] == "claim" || args[0] == "forge" {
+		tamper(ts, args)
+		return
 	}
 	st := localstore.New(receiptsDirOf(ts, nil), receipt.SystemClock{})
 	var target receipt.Target
@@ -439,6 +443,42 @@ func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
 	if ttl < time.Second {
 		time.Sleep(2 * ttl)
 	}
+}
+
+// tamper edits a stored receipt by hand, as anyone who can write to the
+// store could, bypassing the lease: `claim ENV SCOPE FROM` appends FROM's
+// ledger entries to SCOPE's; `forge ENV SCOPE KEY` appends a copy of
+// SCOPE's first entry under another key, claiming Sponson created it.
+func tamper(ts *testscript.TestScript, args []string) {
+	if len(args) != 4 {
+		ts.Fatalf("usage: store %s ENV SCOPE ARG", args[0])
+	}
+	root := receiptsDirOf(ts, nil)
+	path := func(env, sc string) string {
+		return filepath.Join(root, receipt.EncodeSegment(env), receipt.EncodeSegment(sc), receipt.ReceiptFile)
+	}
+	read := func(p string) *receipt.Receipt {
+		data, err := os.ReadFile(p)
+		ts.Check(err)
+		r, err := receipt.Decode(data)
+		ts.Check(err)
+		return r
+	}
+	r := read(path(args[1], args[2]))
+	switch args[0] {
+	case "claim":
+		r.Ledger = append(r.Ledger, read(path(args[1], args[3])).Ledger...)
+	case "forge":
+		if len(r.Ledger) == 0 {
+			ts.Fatalf("store forge: %s/%s has an empty ledger", args[1], args[2])
+		}
+		en := r.Ledger[0]
+		en.Key, en.ID, en.CreatedBy = args[3], "", receipt.CreatedBySponson
+		r.Ledger = append(r.Ledger, en)
+	}
+	data, err := receipt.Encode(r)
+	ts.Check(err)
+	ts.Check(os.WriteFile(path(args[1], args[2]), data, 0o644))
 }
 
 // TestScenarioFilesUseTheCheckedCommand keeps the scenarios honest: no

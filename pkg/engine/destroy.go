@@ -76,15 +76,49 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	// Hand-overs in transit to or from this scope are finished first, so
 	// destroying it can never take the other scope's resources, nor leave
 	// in transit what it should destroy.
-	var stored []receipt.Stored
-	if k, _, _ := scope.Parse(c.Scope); k == scope.KindPR {
-		if stored, err = e.Store.List(ctx, c.Env); err != nil {
-			return nil, e.redactor().Error(err)
-		}
-		stored = a.readable(stored)
+	//
+	// The other scopes' ledgers are read too: destroy never deletes what
+	// another scope manages, whatever this scope's ledger claims.
+	stored, err := e.Store.List(ctx, c.Env)
+	if err != nil {
+		return nil, e.redactor().Error(err)
 	}
+	stored = a.readable(stored)
 	if prev, err = a.succeed(ctx, prev, stored, true); err != nil {
 		return nil, e.redactor().Error(err)
+	}
+	others := otherOwners(stored, c.Scope)
+	// What Sponson itself recorded creating for this scope, when the store
+	// keeps it: an entry only a hand edit added is never destroyed.
+	var recorded map[string]bool
+	pv, _ := e.Store.(receipt.Provenance)
+	// claims reports whether another scope's claim on id is Sponson's own
+	// record: a claim only a hand edit of that scope's receipt made does
+	// not stop this scope destroying what it created (one Recorded per
+	// scope met, only when two ledgers collide).
+	otherRecords := map[string]map[string]bool{}
+	claims := func(other, id string) bool {
+		if pv == nil {
+			return true
+		}
+		ids, seen := otherRecords[other]
+		if !seen {
+			got, known, err := pv.Recorded(ctx, receipt.ScopeTarget(c.Env, other))
+			if err == nil && known {
+				ids = got
+			}
+			otherRecords[other] = ids
+		}
+		return ids == nil || ids[id]
+	}
+	if pv != nil && prev != nil {
+		ids, known, err := pv.Recorded(ctx, receipt.ScopeTarget(c.Env, c.Scope))
+		if err != nil {
+			return nil, e.redactor().Error(err)
+		}
+		if known {
+			recorded = ids
+		}
 	}
 	a.w = a.startReceipt(prev)
 	a.w.Operation = receipt.OpDestroy
@@ -120,9 +154,11 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	}
 	var failed []string
 	var firstErr error
+	failedCodes := map[string]errs.Code{} // key → why it is left
 	fail := func(en receipt.LedgerEntry, err error) {
 		note(en, LineDestroyFailed, err)
 		failed = append(failed, en.Key)
+		failedCodes[en.Key] = errs.CodeOf(err)
 		if firstErr == nil {
 			firstErr = err
 		}
@@ -141,6 +177,20 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		if en.CreatedBy == receipt.CreatedByAdopted {
 			a.removeEntry(ref)
 			note(en, LineForgotten, nil)
+			continue
+		}
+		if other := others[ref.Identity()]; other != "" && claims(other, ref.Identity()) {
+			// Two ledgers claim one resource: only a hand edit of a
+			// receipt makes that. Deleting it would take it from the scope
+			// that manages it (I5); the entry is reported and left alone.
+			fail(en, errs.New(errs.OWNED_BY_OTHER_SCOPE, "the ledger of %s/%s claims %s (%s.%s), which scope %s manages; destroy leaves it alone",
+				c.Env, c.Scope, en.Key, en.Adapter, en.Op, other).With("key", en.Key).With("owner", other).
+				WithHint("Only a hand edit of a receipt makes two scopes claim one resource: inspect the history of %s/%s and remove the entry from the receipt that should not have it.", c.Env, c.Scope))
+			continue
+		}
+		if recorded != nil && !recorded[ref.Identity()] {
+			fail(en, errs.New(errs.LEDGER_UNPROVEN, "the ledger of %s/%s claims Sponson created %s (%s.%s), but no receipt Sponson wrote for this scope recorded creating it; destroy leaves it alone",
+				c.Env, c.Scope, en.Key, en.Adapter, en.Op).With("key", en.Key))
 			continue
 		}
 		op, ok := e.Ops.Lookup(en.Adapter, en.Op)
@@ -218,13 +268,36 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		runErr = a.lostErr()
 	case firstErr != nil:
 		code := errs.DESTROY_FAILED
-		if errs.CodeOf(firstErr) == errs.INTENT_UNRESOLVED || errs.CodeOf(firstErr) == errs.INTERRUPTED {
+		if c := errs.CodeOf(firstErr); c == errs.INTENT_UNRESOLVED || c == errs.INTERRUPTED || c == errs.OWNED_BY_OTHER_SCOPE || c == errs.LEDGER_UNPROVEN {
 			code = errs.CodeOf(firstErr)
 		}
 		runErr = errs.Wrap(firstErr, code, "destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", ")).
-			With("resources", failed)
+			With("resources", failed).With("codes", failedCodes)
 	}
 	return a.result(runErr)
+}
+
+// otherOwners maps the identity of every resource another scope of the
+// environment manages to that scope (Owners), leaving out hand-overs in
+// transit to me, which succession has just finished.
+func otherOwners(stored []receipt.Stored, me string) map[string]string {
+	var others []receipt.Stored
+	for _, s := range stored {
+		if s.Scope == me || s.Receipt == nil || s.Receipt.SupersededBy == me {
+			continue
+		}
+		others = append(others, s)
+	}
+	out := map[string]string{}
+	for id, owners := range Owners(others) {
+		for _, o := range owners {
+			if o != me {
+				out[id] = o
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (a *applier) removeEntry(ref receipt.ResourceRef) {

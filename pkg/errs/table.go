@@ -55,6 +55,7 @@ const (
 	ROLLBACK_FAILED    Code = "ROLLBACK_FAILED"
 	RUN_FAILED         Code = "RUN_FAILED"
 	DESTROY_FAILED     Code = "DESTROY_FAILED"
+	LEDGER_UNPROVEN    Code = "LEDGER_UNPROVEN"
 
 	PROVIDER_TRANSIENT Code = "PROVIDER_TRANSIENT"
 	PROVIDER_CONFLICT  Code = "PROVIDER_CONFLICT"
@@ -149,6 +150,7 @@ var Table = []Info{
 	{RUN_FAILED, ExitFailed, false, "run", "A line failed after the run started (its own code is in the receipt and the error's cause); what this run created was rolled back.", "Fix the line named in the message and re-run; `sponson receipt` shows every line's result."},
 	{ROLLBACK_FAILED, ExitFailed, false, "run", "Rolling back what this run created failed; some resources remain.", "Re-run apply to converge, or destroy the scope; the resources are named in the receipt."},
 	{DESTROY_FAILED, ExitFailed, false, "run", "Destroying some resources failed; they stay in the ledger.", "Re-run destroy; the entries that remain are listed in the receipt."},
+	{LEDGER_UNPROVEN, ExitFailed, false, "run", "A receipt's ledger claims Sponson created a resource that no receipt Sponson wrote for this scope ever recorded creating (the receipt was edited by hand); destroy leaves it alone.", "Inspect the scope's receipt history for the edit; remove the entry from the receipt, or delete the resource by hand if it really is this scope's."},
 
 	{PROVIDER_TRANSIENT, ExitFailed, false, "provider", "The provider failed in a way that may pass (5xx, rate limit, network).", "Re-run; the retry budget was spent."},
 	{PROVIDER_CONFLICT, ExitFailed, false, "provider", "The provider refused the write because of a conflicting state.", "Check the provider for a resource with the same name made outside Sponson; adopt it with `{keep: true}` or rename."},

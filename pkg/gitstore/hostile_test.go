@@ -142,3 +142,51 @@ func TestUnreadableLeasesAreReported(t *testing.T) {
 		t.Fatalf("Scopes = %+v; want pr-1 and -rf (with its problem)", scopes)
 	}
 }
+
+// Recorded knows what Sponson's own writes introduced as intents, not what
+// a hand-made commit added, even after Sponson carried it forward.
+func TestRecordedIgnoresHandEdits(t *testing.T) {
+	t.Parallel()
+	r := newRemote(t, "file")
+	s := newStore(t, r.url, receipt.SystemClock{})
+	ctx := context.Background()
+	target := receipt.ScopeTarget("preview", "pr-504")
+	l := mustLease(t, s, target, "run-1", time.Minute)
+	rc := newReceipt("preview", "pr-504", "run-1", "mine")
+	rc.Ledger[0].CreatedBy = receipt.CreatedByIntent
+	if err := s.Write(ctx, rc, l); err != nil {
+		t.Fatal(err)
+	}
+	rc.Ledger[0].CreatedBy = receipt.CreatedBySponson
+	if err := s.Write(ctx, rc, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	forged := newReceipt("preview", "pr-504", "run-1", "mine", "theirs")
+	forged.Ledger[1].CreatedBy = receipt.CreatedByIntent
+	data, err := receipt.Encode(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostilePush(t, r.dir, "sponson-receipts/preview/pr-504", map[string][]byte{receipt.ReceiptFile: data})
+	// A Sponson run carries the forged entry forward.
+	l = mustLease(t, s, target, "run-2", time.Minute)
+	got, _, err := s.Read(ctx, "preview", "pr-504")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.RunID = "run-2"
+	if err := s.Write(ctx, got, l); err != nil {
+		t.Fatal(err)
+	}
+	ids, known, err := s.Recorded(ctx, target)
+	if err != nil || !known {
+		t.Fatalf("Recorded = %v, %v, %v", ids, known, err)
+	}
+	mine, theirs := rc.Ledger[0].Ref().Identity(), forged.Ledger[1].Ref().Identity()
+	if !ids[mine] || ids[theirs] {
+		t.Fatalf("Recorded = %v; want %q and not %q", ids, mine, theirs)
+	}
+}

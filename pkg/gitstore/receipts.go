@@ -248,3 +248,62 @@ func (s *Store) History(ctx context.Context, target receipt.Target) ([]receipt.E
 	}
 	return out, nil
 }
+
+var _ receipt.Provenance = (*Store)(nil)
+
+// maxProvenanceCommits bounds the walk of Recorded.
+const maxProvenanceCommits = 5000
+
+// Recorded implements receipt.Provenance from the branch's history (one
+// advertisement, one packfile), walked oldest first along first parents:
+// at every commit Sponson made to write a receipt (a Sponson-Event
+// trailer for a receipt operation), what it introduced over the commit
+// before it (receipt.RecordIntroduced). A commit made by hand — someone
+// with push access editing receipt.json with git — records nothing, and
+// what it added is not introduced by the Sponson commits after it. ok is
+// false for a branch with no Sponson write.
+func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string]bool, bool, error) {
+	if err := receipt.Interrupted(ctx, "history of "+target.String()); err != nil {
+		return nil, false, err
+	}
+	if err := target.Validate(); err != nil {
+		return nil, false, err
+	}
+	ref := refOf(target)
+	snap, err := s.fetch(ctx, func(name string) bool { return name == ref.String() }, fetchHistory)
+	if err != nil {
+		return nil, false, err
+	}
+	h, ok := snap.refs[ref]
+	if !ok {
+		return nil, false, nil
+	}
+	var chain []*tipState // newest first
+	for n := 0; !h.IsZero() && n < maxProvenanceCommits; n++ {
+		t, err := stateAt(snap.st, ref, h, true)
+		if err != nil {
+			return nil, false, err
+		}
+		chain = append(chain, t)
+		h = plumbing.ZeroHash
+		if len(t.commit.ParentHashes) > 0 {
+			h = t.commit.ParentHashes[0]
+		}
+	}
+	ids := map[string]bool{}
+	found := false
+	var before *receipt.Receipt
+	for i := len(chain) - 1; i >= 0; i-- {
+		t := chain[i]
+		r, _, err := receiptOf(t, target)
+		if err != nil {
+			r = nil // a damaged state introduces nothing
+		}
+		if ev, ok := commitEvent(t.commit); ok && ev.Operation != receipt.OpUnlock && ev.Target == target && r != nil {
+			receipt.RecordIntroduced(ids, before, r)
+			found = true
+		}
+		before = r
+	}
+	return ids, found, nil
+}

@@ -257,3 +257,45 @@ func Interrupted(ctx context.Context, what string) error {
 	}
 	return nil
 }
+
+// Provenance is implemented by stores that keep, beside a scope's latest
+// receipt, the receipts Sponson itself wrote for it (its history). Destroy
+// uses it so that a ledger edited by hand cannot aim it at a resource the
+// scope never created (the issue of a hostile push to the store).
+type Provenance interface {
+	// Recorded returns the identities (ResourceRef.Identity) of every
+	// resource that a receipt this store wrote for target — through Write
+	// or WriteMany, never a hand edit — recorded as created by Sponson or
+	// as an intent. ok is false when the store holds no such record for
+	// target (a scope written before the store kept them, or no receipt
+	// at all): the caller cannot tell, and must not refuse on it.
+	Recorded(ctx context.Context, target Target) (ids map[string]bool, ok bool, err error)
+}
+
+// RecordIntroduced adds to ids what a write by Sponson of after, over the
+// stored before (nil for none), proves the scope created: the entries
+// after introduces as intents (the engine records one, in a checkpoint,
+// before every create leaves) and, for a succession write, the entries it
+// introduces as handed over. An entry that before already held proves
+// nothing: a run carries forward whatever ledger it read, a hand edit
+// included.
+func RecordIntroduced(ids map[string]bool, before, after *Receipt) {
+	if after == nil {
+		return
+	}
+	had := map[string]bool{}
+	if before != nil {
+		for _, en := range before.Ledger {
+			had[en.Ref().Identity()] = true
+		}
+	}
+	for _, en := range after.Ledger {
+		id := en.Ref().Identity()
+		if had[id] {
+			continue
+		}
+		if en.CreatedBy == CreatedByIntent || after.Operation == OpSuccession && en.CreatedBy == CreatedBySponson {
+			ids[id] = true
+		}
+	}
+}

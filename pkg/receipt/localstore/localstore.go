@@ -345,12 +345,89 @@ func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
 func (s *Store) put(w receipt.Write, data []byte) error {
 	t := w.Receipt.Target()
 	dir := s.Dir(t)
+	before, _, _ := s.readReceipt(t) // what this write replaces, hand edits included
 	if err := atomicfile.Write(filepath.Join(dir, receipt.ReceiptFile), data, 0o644); err != nil {
 		return ioErr(err, "write the receipt of %s", t)
 	}
 	ev := receipt.Event{At: s.clock.Now(), Target: t, Operation: w.Receipt.Operation, RunID: w.Receipt.RunID,
 		Status: w.Receipt.Status, Version: version(data), Generation: w.Lease.Generation}
+	if err := s.recordIntroduced(t, before, w.Receipt); err != nil {
+		return err
+	}
 	return s.record(dir, "run-"+receipt.EncodeSegment(w.Receipt.RunID)+".json", ev)
+}
+
+// recordedFile, in a scope's history, lists the identities Sponson's own
+// writes introduced as intents or hand-overs (receipt.RecordIntroduced):
+// what Recorded returns. A hand edit of receipt.json does not change it.
+const recordedFile = "recorded"
+
+var _ receipt.Provenance = (*Store)(nil)
+
+func (s *Store) recordIntroduced(t receipt.Target, before, after *receipt.Receipt) error {
+	ids, existed, err := s.readRecorded(t)
+	if err != nil {
+		return err
+	}
+	if !existed && before != nil {
+		// A scope written before records were kept: its past is unknown,
+		// so no record is started (Recorded says it cannot tell).
+		return nil
+	}
+	n := len(ids)
+	receipt.RecordIntroduced(ids, before, after)
+	if existed && len(ids) == n {
+		return nil
+	}
+	b, err := json.MarshalIndent(sortedKeys(ids), "", "  ")
+	if err != nil {
+		return errs.Wrap(err, errs.INTERNAL, "encode the record of %s", t)
+	}
+	if err := atomicfile.Write(filepath.Join(s.Dir(t), receipt.HistoryDir, recordedFile), append(b, '\n'), 0o644); err != nil {
+		return ioErr(err, "record the history of %s", t)
+	}
+	return nil
+}
+
+func (s *Store) readRecorded(t receipt.Target) (map[string]bool, bool, error) {
+	path := filepath.Join(s.Dir(t), receipt.HistoryDir, recordedFile)
+	data, err := readBounded(path, t, "the record "+path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]bool{}, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var list []string
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, false, errs.Wrap(err, errs.RECEIPT_CORRUPT, "the record %s cannot be parsed", path)
+	}
+	ids := make(map[string]bool, len(list))
+	for _, id := range list {
+		ids[id] = true
+	}
+	return ids, true, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Recorded implements receipt.Provenance from the scope's record, which
+// every write by put keeps.
+func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string]bool, bool, error) {
+	if err := receipt.Interrupted(ctx, "history of "+target.String()); err != nil {
+		return nil, false, err
+	}
+	if err := target.Validate(); err != nil {
+		return nil, false, err
+	}
+	return s.readRecorded(target)
 }
 
 // record writes one history file.
