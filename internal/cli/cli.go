@@ -93,6 +93,12 @@ type globals struct {
 
 // app is one invocation: its world, its flags and what it has to say.
 type app struct {
+	// rawOut is stdout before the stream redactor: the JSON document,
+	// redacted field by field (redact.Value), is written here, so masking
+	// can never touch its structure (a secret "true" or "preview" would
+	// otherwise rewrite literals and field values of the document).
+	rawOut   io.Writer
+	rawFlush func() error
 	env      Env
 	io       IO
 	g        globals
@@ -126,6 +132,7 @@ func Main(args []string, env Env, stdio IO) (code int) {
 	if env.Environ != nil {
 		shortSecrets = r.RegisterEnv(env.Environ())
 	}
+	rawOut := stdio.Out
 	out, errw := r.Writer(stdio.Out), r.Writer(stdio.Err)
 	defer out.Close()
 	defer errw.Close()
@@ -137,7 +144,8 @@ func Main(args []string, env Env, stdio IO) (code int) {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx, inText: map[*errs.Error]bool{}}
+	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx, inText: map[*errs.Error]bool{},
+		rawOut: rawOut, rawFlush: out.Flush}
 	a.g.json = wantsJSON(args)
 	a.progress = newProgressView(lineWriter{stdio.Err}, stdio.Term.Err, a.colour(stdio.Term.Err), stdio.Term.Width)
 	defer a.progress.Close()
@@ -237,7 +245,15 @@ func (a *app) writeJSON(v any) {
 		buf.Reset()
 		fmt.Fprintf(&buf, "{\"ok\": false, \"command\": %q, \"error\": {\"code\": \"INTERNAL\", \"message\": %q}}\n", a.command, "encoding the result: "+err.Error())
 	}
-	a.io.Out.Write(buf.Bytes())
+	if a.rawOut == nil {
+		a.io.Out.Write(buf.Bytes())
+		return
+	}
+	// Whatever went through the stream redactor first stays first.
+	if a.rawFlush != nil {
+		_ = a.rawFlush()
+	}
+	a.rawOut.Write(buf.Bytes())
 }
 
 func errorJSON(e *errs.Error) map[string]any {

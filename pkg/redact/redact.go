@@ -51,8 +51,9 @@ func New() *Redactor { return &Redactor{} }
 //   - line by line for a multi-line value (a PEM body): every line of at least
 //     MinLen characters, trimmed, in all of the forms above.
 //
-// A value shorter than MinLen characters is not registered: Register returns
-// a SHORT_SECRET warning naming origin. A whitespace-only value is ignored.
+// A value shorter than MinLen characters, or a weak one (a JSON literal or
+// a word of Sponson's own output: see weak), is not registered: Register
+// returns a SHORT_SECRET warning naming origin. A whitespace-only value is ignored.
 // Registering a value twice is a no-op.
 func (r *Redactor) Register(value, origin string) []*errs.Error {
 	t := strings.TrimSpace(value)
@@ -61,6 +62,9 @@ func (r *Redactor) Register(value, origin string) []*errs.Error {
 	}
 	if utf8.RuneCountInString(t) < MinLen {
 		return []*errs.Error{shortSecret(origin)}
+	}
+	if weak(t) {
+		return []*errs.Error{weakSecret(origin)}
 	}
 	r.mu.RLock()
 	done := r.seen[value] && r.seen[t]
@@ -106,6 +110,62 @@ func shortSecret(origin string) *errs.Error {
 		origin = "an unnamed source"
 	}
 	return errs.New(errs.SHORT_SECRET, "the secret from %s is shorter than %d characters and is not masked in output", origin, MinLen).
+		With("origin", origin)
+}
+
+// weak reports whether a value is one that Sponson's own structured output
+// is made of — a JSON literal (true, false, null), a word of its
+// vocabulary (commands, statuses, value states, the default environments)
+// or a snake_case field name — so that masking it would rewrite the output, not hide a secret
+// ("env": "***"). Such a value cannot be masked safely, like a short one:
+// it is not registered, with a warning.
+func weak(v string) bool {
+	return vocabulary[strings.ToLower(v)] || fieldName(v)
+}
+
+// fieldName reports whether v looks like a snake_case field name of a JSON
+// document ("run_id", "waiting_for"): two or more lower-case words joined
+// by '_'.
+func fieldName(v string) bool {
+	parts := strings.Split(v, "_")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if c := p[i]; c < 'a' || c > 'z' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var vocabulary = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`true false null
+		plan apply destroy validate receipt receipts locks unlock scope schema version demo sim push help
+		preview production staging main master
+		complete partial failed stale destroyed closed create update replace unchanged pending blocked error
+		waiting skipped running forgotten orphan adopted sponson intent missing changed unmanaged
+		literal resolved secret kept command status ledger lines history warnings message code hint
+		lock held state value version key outputs adapter provider line parent inputs diffs drift kind
+		path before after ref error details resources owner holder generation target identity operation
+		deployment event order store location capabilities locking branch callback resource deploy
+		neon vercel supabase auth0 http`) {
+		m[w] = true
+	}
+	return m
+}()
+
+func weakSecret(origin string) *errs.Error {
+	if origin == "" {
+		origin = "an unnamed source"
+	}
+	return errs.New(errs.SHORT_SECRET, "the secret from %s is a JSON literal or a word Sponson's own output is made of; it cannot be masked safely and is not masked in output", origin).
 		With("origin", origin)
 }
 
