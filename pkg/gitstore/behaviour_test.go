@@ -171,11 +171,14 @@ func TestContendedPastBudget(t *testing.T) {
 	ctx := context.Background()
 	rem := newRemote(t, "file")
 	var slept []time.Duration
-	s := newStore(t, rem.url, receipt.NewFakeClock(start), func(o *Options) {
+	// The budget runs on the store's clock, which only the backoff moves:
+	// the verdict never depends on how fast pushes are on this machine.
+	clock := receipt.NewFakeClock(start)
+	s := newStore(t, rem.url, clock, func(o *Options) {
 		o.Budget = 300 * time.Millisecond
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
 			slept = append(slept, d)
-			time.Sleep(d / 100)
+			clock.Advance(d)
 			return nil
 		}
 	})
@@ -200,6 +203,24 @@ env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIREC
 		if d < 0 || d >= backoffMax {
 			t.Errorf("backoff %d = %s, outside [0, %s)", i, d, backoffMax)
 		}
+	}
+}
+
+// A ref the server cannot store (a name too long for its file system) is
+// refused the same way every time: STORE_REJECTED at once, never retried as
+// if it were contention.
+func TestRefusedRefIsNotContention(t *testing.T) {
+	t.Parallel()
+	rem := newRemote(t, "file")
+	var slept int
+	s := newStore(t, rem.url, receipt.NewFakeClock(start), func(o *Options) {
+		o.Sleep = func(ctx context.Context, d time.Duration) error { slept++; return nil }
+	})
+	long := "branch-" + strings.Repeat("a", 250)
+	_, _, err := s.Acquire(context.Background(), receipt.ScopeTarget("preview", long), owner("run-1"), time.Minute)
+	wantCode(t, err, errs.STORE_REJECTED, "Acquire of a 257-character scope")
+	if slept != 0 {
+		t.Errorf("a deterministic refusal was retried %d times", slept)
 	}
 }
 

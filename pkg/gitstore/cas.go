@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -303,7 +304,7 @@ func copyTree(dst, src *opStorage, h plumbing.Hash) error {
 // It returns the landed edits (one per ref, nil where decide left a ref
 // alone), or nil for a no-op.
 func (s *Store) update(ctx context.Context, what string, refs []plumbing.ReferenceName, decide func([]*tipState) ([]*edit, error)) ([]*edit, error) {
-	start := time.Now()
+	start := s.clock.Now() // the budget runs on the injected clock
 	states := s.cachedStates(refs)
 	if states == nil {
 		var err error
@@ -382,11 +383,20 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 			return nil, rerr
 		case f != failLost:
 			return nil, s.transportError(perr, server, "%s", what)
+		case sent && sameTips(fresh, states):
+			// The server refused the update ("failed to update ref"), yet
+			// nobody moved the ref: not a lost race but a deterministic
+			// refusal (a ref name the server cannot store, a full disk).
+			// Retrying would only burn the budget.
+			return nil, errs.Wrap(s.scrub(perr), errs.STORE_REJECTED,
+				"%s: the remote refused the update though the branch did not move: %s", what, s.scrubText(firstLine(server, perr))).
+				With("ref", refs[0].String()).
+				WithHint("Nothing else is writing the branch: the server refuses this ref (too long a name, a full disk, a server rule). Shorten the branch name or fix the remote.")
 		}
 		if allFresh(states) {
 			losses++
 			d := s.jitter(losses)
-			if elapsed := time.Since(start); elapsed+d > s.budget {
+			if elapsed := s.clock.Now().Sub(start); elapsed+d > s.budget {
 				return nil, errs.Wrap(s.scrub(perr), errs.STORE_CONTENDED,
 					"%s: other writers kept moving the branch; gave up after %d attempts in %s (budget %s)",
 					what, attempts, elapsed.Round(time.Millisecond), s.budget).
@@ -403,6 +413,16 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 		}
 		states = fresh
 	}
+}
+
+// firstLine is the server's message, else the push error's, first line.
+func firstLine(server string, err error) string {
+	msg := server
+	if msg == "" && err != nil {
+		msg = err.Error()
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+	return line
 }
 
 func sameTips(a, b []*tipState) bool {
