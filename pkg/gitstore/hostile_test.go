@@ -190,3 +190,29 @@ func TestRecordedIgnoresHandEdits(t *testing.T) {
 		t.Fatalf("Recorded = %v; want %q and not %q", ids, mine, theirs)
 	}
 }
+
+// A generation at the largest int64 (only a hand edit gets there) is
+// refused on takeover, never wrapped to a negative one; a lease's
+// generation reads back exactly.
+func TestGenerationNeverWraps(t *testing.T) {
+	t.Parallel()
+	r := newRemote(t, "file")
+	clock := receipt.NewFakeClock(start)
+	s := newStore(t, r.url, clock)
+	ctx := context.Background()
+	target := receipt.ScopeTarget("preview", "pr-1")
+	mustLease(t, s, target, "run-1", time.Minute)
+	hostilePush(t, r.dir, "sponson-receipts/preview/pr-1", map[string][]byte{GenerationFile: []byte("9223372036854775806\n")})
+	clock.Advance(2 * time.Minute)
+	l := mustLease(t, s, target, "run-2", time.Minute)
+	if l.Generation != 9223372036854775807 {
+		t.Fatalf("generation = %d, want 2^63-1", l.Generation)
+	}
+	got, err := s.Lease(ctx, target)
+	if err != nil || got.Generation != l.Generation {
+		t.Fatalf("Lease = %+v, %v: the generation does not read back exactly", got, err)
+	}
+	clock.Advance(2 * time.Minute)
+	_, _, err = s.Acquire(ctx, target, owner("run-3"), time.Minute)
+	wantCode(t, err, errs.RECEIPT_CORRUPT, "takeover past the largest generation")
+}

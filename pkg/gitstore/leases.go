@@ -105,7 +105,11 @@ func (s *Store) acquire(ctx context.Context, target receipt.Target, owner receip
 		if cur != nil && cur.Generation > last {
 			last = cur.Generation
 		}
-		l := receipt.NewLease(target, owner, last+1, now, ttl)
+		next, err := receipt.NextGeneration(target, last)
+		if err != nil {
+			return nil, err
+		}
+		l := receipt.NewLease(target, owner, next, now, ttl)
 		data, err := encodeLease(l)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package receipt
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -290,4 +291,17 @@ func CheckFence(mine Lease, current *Lease) error {
 		return nil
 	}
 	return LostError(mine, current)
+}
+
+// NextGeneration is the generation granted after last. Generations never
+// go backwards: past the largest int64 there is none, and the target is
+// refused (RECEIPT_CORRUPT: only a hand edit of its generation or lease
+// gets there) rather than wrapped to a negative one that older leases
+// would outrank.
+func NextGeneration(target Target, last int64) (int64, error) {
+	if last < 0 || last == math.MaxInt64 {
+		return 0, errs.New(errs.RECEIPT_CORRUPT, "the lease generation of %s is %d; no later generation exists", target, last).
+			WithHint("The generation or lease of %s was edited by hand; restore it from the history.", target)
+	}
+	return last + 1, nil
 }

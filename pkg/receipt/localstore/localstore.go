@@ -513,12 +513,16 @@ func (s *Store) Acquire(ctx context.Context, target receipt.Target, owner receip
 		if cur != nil && cur.Generation > last {
 			last = cur.Generation
 		}
-		lease = receipt.NewLease(target, owner, last+1, now, ttl)
+		next, err := receipt.NextGeneration(target, last)
+		if err != nil {
+			return err
+		}
+		lease = receipt.NewLease(target, owner, next, now, ttl)
 		data, err := encodeLease(lease)
 		if err != nil {
 			return err
 		}
-		if err := atomicfile.Write(filepath.Join(dir, GenerationFile), []byte(strconv.FormatInt(last+1, 10)+"\n"), 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, GenerationFile), []byte(strconv.FormatInt(next, 10)+"\n"), 0o644); err != nil {
 			return ioErr(err, "record the generation of %s", target)
 		}
 		lock := filepath.Join(dir, receipt.LockFile)

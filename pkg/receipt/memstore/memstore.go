@@ -390,8 +390,12 @@ func (s *Store) Acquire(ctx context.Context, target receipt.Target, owner receip
 			}
 			pre = &cur
 		}
-		s.gens[target]++
-		l := receipt.NewLease(target, owner, s.gens[target], now, ttl)
+		next, err := receipt.NextGeneration(target, s.gens[target])
+		if err != nil {
+			return acquired{}, err
+		}
+		s.gens[target] = next
+		l := receipt.NewLease(target, owner, next, now, ttl)
 		s.leases[target] = l
 		return acquired{l, pre}, nil
 	})
