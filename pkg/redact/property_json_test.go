@@ -79,14 +79,14 @@ func TestPropertyRedactionKeepsDocuments(t *testing.T) {
 		}
 		// A real secret beside them is still masked, and the document
 		// still parses with its structure.
-		r.Register("sk_live_51HxQmZabcdefghij", "test")
-		withSecret := strings.Replace(envelopeDoc, `"r-1"`, `"sk_live_51HxQmZabcdefghij"`, 1)
+		r.Register("sk_test_simclerksecretkey", "test")
+		withSecret := strings.Replace(envelopeDoc, `"r-1"`, `"sk_test_simclerksecretkey"`, 1)
 		out, err = r.Value(decodeNumbers(t, []byte(withSecret)))
 		if err != nil {
 			rt.Fatalf("Value: %v", err)
 		}
 		b, _ = json.Marshal(out)
-		if bytes.Contains(b, []byte("sk_live_51HxQmZabcdefghij")) {
+		if bytes.Contains(b, []byte("sk_test_simclerksecretkey")) {
 			rt.Fatalf("the secret survived: %s", b)
 		}
 		gotKeys := map[string]bool{}

@@ -115,33 +115,12 @@ func shortSecret(origin string) *errs.Error {
 
 // weak reports whether a value is one that Sponson's own structured output
 // is made of — a JSON literal (true, false, null), a word of its
-// vocabulary (commands, statuses, value states, the default environments)
-// or a snake_case field name — so that masking it would rewrite the output, not hide a secret
+// vocabulary (commands, statuses, value states, the default environments,
+// the field names of its JSON shapes) — so that masking it would rewrite the output, not hide a secret
 // ("env": "***"). Such a value cannot be masked safely, like a short one:
 // it is not registered, with a warning.
 func weak(v string) bool {
-	return vocabulary[strings.ToLower(v)] || fieldName(v)
-}
-
-// fieldName reports whether v looks like a snake_case field name of a JSON
-// document ("run_id", "waiting_for"): two or more lower-case words joined
-// by '_'.
-func fieldName(v string) bool {
-	parts := strings.Split(v, "_")
-	if len(parts) < 2 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" {
-			return false
-		}
-		for i := 0; i < len(p); i++ {
-			if c := p[i]; c < 'a' || c > 'z' {
-				return false
-			}
-		}
-	}
-	return true
+	return vocabulary[strings.ToLower(v)]
 }
 
 var vocabulary = func() map[string]bool {
@@ -155,7 +134,12 @@ var vocabulary = func() map[string]bool {
 		lock held state value version key outputs adapter provider line parent inputs diffs drift kind
 		path before after ref error details resources owner holder generation target identity operation
 		deployment event order store location capabilities locking branch callback resource deploy
-		neon vercel supabase auth0 http`) {
+		neon vercel supabase auth0 http
+		acquired_at after_ref after_state age_seconds approval_required approved_by atomic_multi
+		before_state created_by error_code exit_code expires_at expires_in_seconds fenced_writes
+		finished_at github_run_attempt github_run_id has_receipt hash_key head_sha lock_preempted
+		renewed_at run_attempt run_id run_url skip_reason started_at superseded_by waiting_for
+		waiting_on connection_string preview_url deploy_id deploy_url branch_id`) {
 		m[w] = true
 	}
 	return m
