@@ -650,7 +650,8 @@ func (a *applier) parentOwner(what string) receipt.Owner {
 
 // awaitInputs handles inputs not known yet: an external output not there
 // yet makes the line waiting, or with Wait is polled until it arrives
-// (EXTERNAL_FAILED, WAIT_TIMEOUT); an immediate output a line that ran did
+// (EXTERNAL_FAILED; a wait that times out leaves the line waiting, with a
+// WAIT_TIMEOUT warning); an immediate output a line that ran did
 // not return is an op bug. It reports whether the line can go on.
 func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pendingRef) bool {
 	for _, p := range pend {
@@ -675,6 +676,14 @@ func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pending
 			continue
 		}
 		if err := a.await(ctx, src, p); err != nil {
+			if errs.CodeOf(err) == errs.WAIT_TIMEOUT {
+				// Running out of patience is not a failure: the line waits,
+				// as without --wait, and the run ends partial keeping what
+				// it created; the next apply continues.
+				a.warn(errs.WAIT_TIMEOUT, "%s; line %q is waiting, the run ends partial", errs.Coded(err).Message, ls.pl.id)
+				ls.status, ls.pending = LineWaiting, pend
+				return false
+			}
 			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
 			return false
 		}
