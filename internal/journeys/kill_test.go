@@ -82,7 +82,7 @@ func newWorld(t *testing.T) *world {
 	t.Cleanup(func() { cancel(); sim.Wait() })
 	w.env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "USER=journey",
-		"SPONSON_RECEIPTS_REMOTE=" + remote, "SPONSON_LEASE_TTL=1s",
+		"SPONSON_RECEIPTS_REMOTE=" + remote, "SPONSON_LEASE_TTL=2m",
 		"STRIPE_TEST_KEY=sk_test_JourneyKeyThatMustNeverLeak42",
 	}
 	sc := bufio.NewScanner(stdout)
@@ -251,7 +251,9 @@ func args(n int, cmd ...string) []string {
 
 // TestKilledApplyIsRecovered: `sponson apply` is SIGKILLed at a random
 // point while two other scopes apply on the same remote; the next run
-// takes over the expired lease and knows every resource that was created
+// takes over its lease at once (its process is gone: LocalHolderGone;
+// a 2-minute TTL, so no run on a busy machine loses its lease while it
+// works) and knows every resource that was created
 // (I11); a destroy then leaves nothing (I8).
 func TestKilledApplyIsRecovered(t *testing.T) {
 	w := newWorld(t)
