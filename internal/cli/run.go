@@ -343,10 +343,8 @@ func (a *app) engine(st *wire.Store) (*engine.Engine, error) {
 		Redactor:  a.redactor,
 		LockWait:  lockWait,
 		Events:    a.progress.Sink,
-		// A lease held by a CLI run of this machine whose process is gone
-		// (killed) is taken over at once, not after its TTL.
-		Hooks: wire.Hooks{Ancestry: wire.LocalAncestry(a.env.Dir), HolderGone: wire.LocalHolderGone(a.identity().Host)},
-		Clock: receipt.SystemClock{},
+		Hooks:     wire.Hooks{Ancestry: wire.LocalAncestry(a.env.Dir)},
+		Clock:     receipt.SystemClock{},
 	})
 	if err != nil {
 		return nil, err
