@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/secret"
 )
 
 // where is the display path of a value being read ("values.STRIPE_KEY",
@@ -132,6 +133,13 @@ func (p *parser) form(t *yaml.Node, fs []field, path *where, m mode) *Value {
 			// The operand is not printed: a malformed reference is often the
 			// secret itself, pasted.
 			p.invalid(op, "%s: secret must be a reference \"<scheme>://<ref>\", like \"env://STRIPE_KEY\" (the value is not shown)", path.String())
+			return nil
+		}
+		if err := secret.CheckRef(op.Value); err != nil {
+			// A reference that can never resolve (env://MY-SECRET) is
+			// refused here, before any run reads or writes anything.
+			e := errs.Coded(err)
+			p.invalid(op, "%s: %s", path.String(), e.Message).WithHint("%s", e.HintText())
 			return nil
 		}
 		return &Value{Kind: KindSecret, Pos: p.pos(op), Secret: op.Value}

@@ -286,3 +286,20 @@ func baseName(dir string) string {
 	}
 	return dir
 }
+
+// CheckRef is the static check of a secret reference, with no I/O: its
+// syntax (ParseRef) and the rules of the built-in schemes (env://NAME must
+// name an environment variable). The plan parser runs it, so a reference
+// that can never resolve is refused by validate, plan and apply alike,
+// before anything is read or written (PLAN_INVALID, exit 2). Schemes it
+// does not know are left to the resolver.
+func CheckRef(ref string) error {
+	scheme, rest, err := ParseRef(ref)
+	if err != nil {
+		return err
+	}
+	if scheme == "env" {
+		return Env{}.Validate(Ref{Scheme: scheme, Rest: rest})
+	}
+	return nil
+}
