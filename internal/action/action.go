@@ -56,7 +56,7 @@ type Env struct {
 func OSEnv() Env {
 	dir, _ := os.Getwd()
 	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: os.ReadFile, Dir: dir, Stdout: os.Stdout, Context: ctx}
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile, Dir: dir, Stdout: os.Stdout, Context: ctx}
 }
 
 func (e Env) getenv(k string) string {
@@ -444,7 +444,7 @@ func (a *act) resolvePlanSecrets(ctx context.Context) {
 	if a.plan == nil {
 		return
 	}
-	res := secret.New(secret.Config{LookupEnv: a.env.LookupEnv, ReadFile: a.env.ReadFile, BaseDir: a.dir})
+	res := secret.New(secret.Config{LookupEnv: a.env.LookupEnv, ReadFile: a.env.ReadFile, BaseDir: a.dir, AllowDirs: wire.SecretDirs(a.env.LookupEnv)})
 	seen := map[string]bool{}
 	for _, l := range a.plan.Lines {
 		for _, v := range l.SecretRefs() {

@@ -22,6 +22,7 @@ import (
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/redact"
 	"github.com/sponson/apply/pkg/scope"
+	"github.com/sponson/apply/pkg/secret"
 )
 
 // IO is where a command reads and writes.
@@ -74,7 +75,7 @@ func OSEnv() Env {
 	if err != nil {
 		dir = "."
 	}
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, Dir: dir, ReadFile: os.ReadFile}
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, Dir: dir, ReadFile: secret.ReadFile}
 }
 
 // StdIO is the process's standard streams.

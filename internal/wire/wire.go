@@ -3,6 +3,8 @@ package wire
 import (
 	"context"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -150,7 +152,7 @@ func Build(st *Store, cfg Config) (*Run, error) {
 	run.Engine = &engine.Engine{
 		Store:      st.Store,
 		Ops:        ops,
-		Secrets:    secret.New(secret.Config{LookupEnv: lookup, ReadFile: cfg.ReadFile, BaseDir: cfg.Dir}),
+		Secrets:    secret.New(secret.Config{LookupEnv: lookup, ReadFile: cfg.ReadFile, BaseDir: cfg.Dir, AllowDirs: SecretDirs(lookup)}),
 		Redactor:   r,
 		Clock:      cfg.Clock,
 		Sleep:      cfg.Sleep,
@@ -216,4 +218,22 @@ func (r *Run) DestroyScope(ctx context.Context, env, scopeName string, o engine.
 // scope to (engine.Succeed): the bot on pull request open.
 func (r *Run) Succeed(ctx context.Context, env, from, to string, o engine.Options) (*engine.SuccessionResult, error) {
 	return r.Engine.Succeed(ctx, env, from, to, o)
+}
+
+// SecretDirs are the directories outside the working tree that file://
+// secrets may be read from: SPONSON_SECRET_DIRS, a list separated by the
+// OS's path-list separator (':'). Empty by default: file:// secrets stay
+// inside the repository's working tree.
+func SecretDirs(lookup func(string) (string, bool)) []string {
+	if lookup == nil {
+		return nil
+	}
+	v, _ := lookup("SPONSON_SECRET_DIRS")
+	var out []string
+	for _, d := range filepath.SplitList(v) {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -79,8 +79,13 @@ type Config struct {
 	// ReadFile resolves file://path.
 	ReadFile func(path string) ([]byte, error)
 	// BaseDir is the directory relative file:// paths are read from
-	// (normally the plan file's directory). Empty means the working directory.
+	// (the repository's working tree). A file:// secret outside it is
+	// refused (SECRET_UNRESOLVED) unless it lies in one of AllowDirs.
+	// Empty means the working directory, unconfined.
 	BaseDir string
+	// AllowDirs are directories outside BaseDir that file:// secrets may
+	// be read from: the explicit opt-in (SPONSON_SECRET_DIRS).
+	AllowDirs []string
 }
 
 // Resolver resolves references through a registry of Sources by scheme. The
@@ -94,7 +99,7 @@ type Resolver struct {
 func New(cfg Config) *Resolver {
 	r := &Resolver{}
 	r.Register("env", Env{Lookup: cfg.LookupEnv})
-	r.Register("file", File{ReadFile: cfg.ReadFile, BaseDir: cfg.BaseDir})
+	r.Register("file", File{ReadFile: cfg.ReadFile, BaseDir: cfg.BaseDir, AllowDirs: cfg.AllowDirs})
 	return r
 }
 
@@ -244,6 +249,41 @@ func (e Env) Resolve(_ context.Context, ref Ref) (string, error) {
 type File struct {
 	ReadFile func(path string) ([]byte, error)
 	BaseDir  string
+	// AllowDirs are the directories outside BaseDir a file:// secret may
+	// be read from (SPONSON_SECRET_DIRS); nothing else outside it is.
+	AllowDirs []string
+}
+
+// allowed reports whether path lies inside BaseDir or one of AllowDirs,
+// by its clean name and, when it exists, after following symbolic links
+// (a link inside the tree must not lead out of it).
+func (f File) allowed(path string) bool {
+	var roots []string
+	for _, root := range append([]string{f.BaseDir}, f.AllowDirs...) {
+		if root == "" {
+			continue
+		}
+		roots = append(roots, filepath.Clean(root))
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			roots = append(roots, real)
+		}
+	}
+	within := func(p string) bool {
+		for _, root := range roots {
+			rel, err := filepath.Rel(root, p)
+			if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+				return true
+			}
+		}
+		return false
+	}
+	if !within(filepath.Clean(path)) {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return within(real)
+	}
+	return true
 }
 
 // Path is the file ref names.
@@ -262,6 +302,13 @@ func (f File) Resolve(_ context.Context, ref Ref) (string, error) {
 		return "", errs.New(errs.INTERNAL, "secret %s: no file reader is configured", ref)
 	}
 	path := f.Path(ref)
+	if f.BaseDir != "" && !f.allowed(path) {
+		// A file outside the repository's working tree (/proc/self/environ,
+		// a runner's credentials) would be handed to a provider where the
+		// pull request's author can read it.
+		return "", errs.New(errs.SECRET_UNRESOLVED, "secret %s: %s is outside the repository's working tree", ref, path).
+			WithHint("Keep file:// secrets inside the checkout, or name the directory that holds them in SPONSON_SECRET_DIRS (a list separated by %q).", string(filepath.ListSeparator))
+	}
 	b, err := f.ReadFile(path)
 	if err != nil {
 		e := errs.Wrap(err, errs.SECRET_UNRESOLVED, "secret %s: cannot read %s", ref, path)

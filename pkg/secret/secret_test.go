@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -73,7 +74,8 @@ func TestResolve(t *testing.T) {
 			"/base/empty":    "",
 			"/base/newline":  "\n",
 		}.read,
-		BaseDir: "/base",
+		BaseDir:   "/base",
+		AllowDirs: []string{"/abs"},
 	})
 	cases := []struct {
 		ref  string
@@ -92,6 +94,10 @@ func TestResolve(t *testing.T) {
 		{"file://two.txt", "two\n", ""}, // one newline only
 		{"file://crlf.txt", "crlf-value", ""},
 		{"file:///abs/key.pem", "-----BEGIN-----\nabc\n-----END-----", ""},
+		// Outside the working tree and every allowed directory.
+		{"file:///proc/self/environ", "", errs.SECRET_UNRESOLVED},
+		{"file://../outside.txt", "", errs.SECRET_UNRESOLVED},
+		{"file:///base/../abs2/x", "", errs.SECRET_UNRESOLVED},
 		{"file://missing.txt", "", errs.SECRET_UNRESOLVED},
 		{"file://empty", "", errs.SECRET_UNRESOLVED},
 		{"file://newline", "", errs.SECRET_UNRESOLVED},
@@ -239,3 +245,33 @@ var (
 	_ secret.Source    = secret.File{}
 	_ secret.Validator = secret.Env{}
 )
+
+// A link inside the working tree that leads out of it is refused; bounded
+// reads refuse a FIFO and a device without blocking.
+func TestFileSecretsStayInTheTree(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "key"), []byte("outside-secret-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "key"), filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	r := secret.New(secret.Config{ReadFile: secret.ReadFile, BaseDir: dir})
+	if _, err := r.Resolve(context.Background(), "file://link"); errs.CodeOf(err) != errs.SECRET_UNRESOLVED {
+		t.Errorf("a link out of the tree: %v", err)
+	}
+	opted := secret.New(secret.Config{ReadFile: secret.ReadFile, BaseDir: dir, AllowDirs: []string{outside}})
+	if v, err := opted.Resolve(context.Background(), "file://link"); err != nil || v != "outside-secret-value" {
+		t.Errorf("with the directory allowed: %q, %v", v, err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+		if _, err := secret.ReadFile(fifo); !secret.IsRefused(err) {
+			t.Errorf("ReadFile of a FIFO: %v", err)
+		}
+	}
+	if _, err := secret.ReadFile("/dev/zero"); !secret.IsRefused(err) {
+		t.Errorf("ReadFile of /dev/zero: %v", err)
+	}
+}
