@@ -274,11 +274,10 @@ type Provenance interface {
 
 // RecordIntroduced adds to ids what a write by Sponson of after, over the
 // stored before (nil for none), proves the scope created: the entries
-// after introduces as intents (the engine records one, in a checkpoint,
-// before every create leaves) and, for a succession write, the entries it
-// introduces as handed over. An entry that before already held proves
-// nothing: a run carries forward whatever ledger it read, a hand edit
-// included.
+// after introduces as created by Sponson or as intents — a run records
+// what it creates (an intent first, for most ops), a succession what it
+// hands over. An entry that before already held proves nothing: a run
+// carries forward whatever ledger it read, a hand edit included.
 func RecordIntroduced(ids map[string]bool, before, after *Receipt) {
 	if after == nil {
 		return
@@ -291,10 +290,7 @@ func RecordIntroduced(ids map[string]bool, before, after *Receipt) {
 	}
 	for _, en := range after.Ledger {
 		id := en.Ref().Identity()
-		if had[id] {
-			continue
-		}
-		if en.CreatedBy == CreatedByIntent || after.Operation == OpSuccession && en.CreatedBy == CreatedBySponson {
+		if !had[id] && (en.CreatedBy == CreatedByIntent || en.CreatedBy == CreatedBySponson) {
 			ids[id] = true
 		}
 	}
