@@ -212,17 +212,18 @@ func (a *app) history(st *wire.Store, c scope.Ctx) error {
 			return
 		}
 		fmt.Fprintf(w, "history of %s (%d %s)\n", target, len(events), map[bool]string{true: "entry", false: "entries"}[len(events) == 1])
-		t := &report.Table{Indent: "  "}
+		// Fixed widths: every operation and status fits, so runs of any
+		// history line up the same way.
+		p := report.Painter{Color: a.textOptions(nil).Color}
 		for _, e := range events {
-			at := e.At.UTC().Format("2006-01-02 15:04:05Z")
+			at := p.Paint(report.Dim, e.At.UTC().Format("2006-01-02 15:04:05Z"))
 			switch e.Operation {
 			case receipt.OpUnlock:
-				t.Row(report.S(report.Dim, at), report.S(report.Yellow, "unlock"), report.C(""), report.C("by "+e.By+": "+report.Clean(e.Reason, 200)))
+				fmt.Fprintf(w, "  %s  %s     by %s: %s\n", at, p.Paint(report.Yellow, "unlock"), e.By, report.Clean(e.Reason, 200))
 			default:
-				t.Row(report.S(report.Dim, at), report.C(string(e.Operation)), report.S(report.StatusStyle(string(e.Status)), string(e.Status)), report.C("run "+e.RunID))
+				fmt.Fprintf(w, "  %s  %-10s %s run %s\n", at, e.Operation, p.Paint(report.StatusStyle(string(e.Status)), fmt.Sprintf("%-9s", e.Status)), e.RunID)
 			}
 		}
-		t.Write(w, report.Painter{Color: a.textOptions(nil).Color})
 	}
 	return nil
 }
