@@ -93,7 +93,7 @@ var errLeaseNeeded = errors.New("the run needs the scope lease")
 const viewAttempts = 8
 
 // applySession is Apply on a store with receipt.Sessions, at the floor of
-// round trips (docs/adr/0007): one View reads the scope, its lease and the
+// round trips (docs/adr/0008): one View reads the scope, its lease and the
 // environment; with no lease stored, the run starts without one and takes
 // it (AcquireAt the version read: the View stays the run's read) only
 // before its first write — so a run that writes nothing to a provider

@@ -69,7 +69,7 @@
 // open work. New's one exchange (the receive-pack advertisement: the
 // capabilities) also lists the refs, and over HTTP the store's first read
 // uses that listing instead of asking again; any push discards it. The
-// receipt.Sessions methods let a run meet its floor (docs/adr/0007): View
+// receipt.Sessions methods let a run meet its floor (docs/adr/0008): View
 // reads the scope and its environment in one fetch, AcquireAt takes the
 // lease on the tip View read (one push, no second read), WriteRelease is
 // the final receipt and the release in one commit, and WriteAt records a

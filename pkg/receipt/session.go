@@ -25,7 +25,7 @@ type Viewer interface {
 }
 
 // Sessions are the optional store operations that let a run meet its
-// floor of round trips (docs/adr/0007): a store that implements them does
+// floor of round trips (docs/adr/0008): a store that implements them does
 // in one step what the engine would otherwise do in two.
 type Sessions interface {
 	Viewer
