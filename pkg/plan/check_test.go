@@ -15,14 +15,20 @@ type fakeCatalog struct{}
 
 var fakeOps = map[string]map[string][]string{
 	"neon":     {"branch": {"branch_id", "host", "connection_string"}},
-	"vercel":   {"env": {"preview_url", "deployment_id"}},
+	"vercel":   {"env": {"preview_url", "deployment_id"}, "deploy": {"preview_url", "deployment_id"}},
 	"auth0":    {"callback": {"url"}},
-	"supabase": {"auth_redirect": {"url"}},
+	"supabase": {"auth_redirect": {"url"}, "branch": {"project_ref", "api_url", "db_host", "connection_string"}},
 	"http":     {"resource": {"id"}, "list_item": {}},
+	// The newer providers, as far as the examples use them.
+	"netlify":      {"env": {"preview_url", "deploy_id", "deploy_preview_url"}},
+	"cloudflare":   {"pages_env": {}},
+	"clerk":        {"redirect_allow": {"url"}},
+	"planetscale":  {"branch": {"name", "id"}, "password": {"id", "username", "host", "role", "password", "connection_string"}},
+	"launchdarkly": {"flag_target": {"key", "variation"}},
 }
 
 func (fakeCatalog) Adapters() []string {
-	return []string{"auth0", "http", "neon", "supabase", "vercel"}
+	return []string{"auth0", "clerk", "cloudflare", "http", "launchdarkly", "neon", "netlify", "planetscale", "supabase", "vercel"}
 }
 
 func (fakeCatalog) Ops(adapter string) []string {
@@ -74,7 +80,7 @@ func TestCheck(t *testing.T) {
 			"  - {id: db, adapter: neon, op: branch}\n  - {id: env, adapter: vercel, op: env, values: {U: {from: db.connection_string}}}\n" +
 			"  - {id: cb, adapter: auth0, op: callback, url: {from: env.preview_url}}\n", nil, ""},
 		{"unknown adapter", fakeCatalog{}, base + "  - {id: db, adapter: neonn, op: branch}\n",
-			[]errAt{{errs.ADAPTER_UNKNOWN, 3, 23}}, `adapter "neonn", which does not exist; the adapters are: auth0, http, neon, supabase, vercel`},
+			[]errAt{{errs.ADAPTER_UNKNOWN, 3, 23}}, `adapter "neonn", which does not exist; the adapters are: auth0, clerk, cloudflare, http, launchdarkly, neon, netlify, planetscale, supabase, vercel`},
 		{"unknown op", fakeCatalog{}, base + "  - {id: db, adapter: neon, op: database}\n",
 			[]errAt{{errs.OP_UNKNOWN, 3, 33}}, `adapter neon has no op "database"; its ops are: branch`},
 		{"unknown output", fakeCatalog{}, base + "  - {id: db, adapter: neon, op: branch}\n  - {id: env, adapter: vercel, op: env, values: {U: {from: db.url}}}\n",
