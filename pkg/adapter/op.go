@@ -242,6 +242,11 @@ type Expansion struct {
 	// Outputs declare the line's outputs (their sensitivity) when they
 	// differ from Op's Spec.
 	Outputs []OutputSpec
+	// Credentials and BaseURLVar are the expansion's variables (a
+	// recipe's GITHUB_TOKEN, GITHUB_API_URL), which Op's Spec cannot name:
+	// they replace the Spec's for the line.
+	Credentials []string
+	BaseURLVar  string
 }
 
 // Expander is an op that stands for another op of its adapter (http.recipe

@@ -136,6 +136,9 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 			if exp.Outputs != nil {
 				pl.spec.Outputs = exp.Outputs
 			}
+			if exp.Credentials != nil {
+				pl.spec.Credentials, pl.spec.BaseURLVar = exp.Credentials, exp.BaseURLVar
+			}
 			pl.outputs = map[string]adapter.OutputSpec{}
 			for _, os := range pl.spec.Outputs {
 				pl.outputs[os.Name] = os

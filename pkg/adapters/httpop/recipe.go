@@ -207,7 +207,19 @@ func (op *RecipeOp) Expand(params map[string]any, provider adapter.Provider, run
 		return nil, err
 	}
 	out["api"] = rc.api
-	return &adapter.Expansion{Op: rc.spec.Expands, Params: out, Provider: adapter.Provider{rc.api: rc.blockWith(provider)}, Outputs: rc.spec.Outputs}, nil
+	block := rc.blockWith(provider)
+	// The variables are the block's, as a providers.http block may have
+	// renamed them.
+	x := &adapter.Expansion{Op: rc.spec.Expands, Params: out, Provider: adapter.Provider{rc.api: block}, Outputs: rc.spec.Outputs, Credentials: []string{}}
+	if auth, ok := block["auth"].(map[string]any); ok {
+		for _, k := range []string{"bearer_env", "authorization_env"} {
+			if v, ok := auth[k].(string); ok && v != "" {
+				x.Credentials = append(x.Credentials, v)
+			}
+		}
+	}
+	x.BaseURLVar, _ = block["base_url_env"].(string)
+	return x, nil
 }
 
 // LineOutputs are the recipe's outputs (none for an unknown recipe: the

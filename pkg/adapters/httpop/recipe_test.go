@@ -143,6 +143,12 @@ func TestRecipeExpansion(t *testing.T) {
 	if x.Op != "resource" || create["path"] != "/repos/acme/shop/hooks" || create["body"].(map[string]any)["name"] != "web" {
 		t.Errorf("expansion = %+v", x)
 	}
+	if strings.Join(x.Credentials, ",") != "GITHUB_TOKEN" || x.BaseURLVar != "" {
+		t.Errorf("with a base_url of the plan's, the line's variables are the token only: %v %q", x.Credentials, x.BaseURLVar)
+	}
+	if d, _ := op.Expand(map[string]any{"recipe": "unleash.flag_strategy", "feature": "f", "environment": "e"}, nil, run); strings.Join(d.Credentials, ",") != "UNLEASH_API_TOKEN" || d.BaseURLVar != "UNLEASH_API_URL" {
+		t.Errorf("the expansion does not name the recipe's variables: %v %q", d.Credentials, d.BaseURLVar)
+	}
 	block := x.Provider["github"].(map[string]any)
 	if block["base_url"] != "https://ghe.example.com/api/v3" || block["base_url_env"] != nil || block["auth"] == nil {
 		t.Errorf("a providers.http.github base_url overrides the default endpoint and keeps the credential: %v", block)
