@@ -18,7 +18,8 @@ var fakeOps = map[string]map[string][]string{
 	"vercel":   {"env": {"preview_url", "deployment_id"}, "deploy": {"preview_url", "deployment_id"}},
 	"auth0":    {"callback": {"url"}},
 	"supabase": {"auth_redirect": {"url"}, "branch": {"project_ref", "api_url", "db_host", "connection_string"}},
-	"http":     {"resource": {"id"}, "list_item": {}},
+	"http":     {"resource": {"id"}, "list_item": {}, "recipe": {"id", "hostname", "signing_secret"}},
+	"manual":   {"step": {"confirmed_by", "confirmed_at", "title", "undo"}},
 	// The newer providers, as far as the examples use them.
 	"netlify":      {"env": {"preview_url", "deploy_id", "deploy_preview_url"}},
 	"cloudflare":   {"pages_env": {}},
