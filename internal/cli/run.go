@@ -149,6 +149,7 @@ func (a *app) runDestroy(f runFlags) error {
 
 func (a *app) receiptCommand() *cobra.Command {
 	var history bool
+	var limit int
 	cmd := &cobra.Command{
 		Use:   "receipt [--history]",
 		Short: "Print the scope's receipt and ledger (or its history of runs)",
@@ -163,7 +164,7 @@ func (a *app) receiptCommand() *cobra.Command {
 				return err
 			}
 			if history {
-				return a.history(st, c)
+				return a.history(st, c, limit)
 			}
 			r, version, err := st.Read(a.ctx, c.Env, c.Scope)
 			if err != nil {
@@ -191,27 +192,40 @@ func (a *app) receiptCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&history, "history", false, "list the scope's runs and unlocks, oldest first")
+	cmd.Flags().IntVar(&limit, "limit", 50, "with --history: the latest runs to list (0: all); only those are read")
 	return cmd
 }
 
 // history lists a scope's runs (one per run that wrote a receipt) and
 // force-releases, from the store's history (a git branch's commits).
-func (a *app) history(st *wire.Store, c scope.Ctx) error {
+func (a *app) history(st *wire.Store, c scope.Ctx, limit int) error {
 	target := receipt.ScopeTarget(c.Env, c.Scope)
-	events, err := st.History(a.ctx, target)
+	var (
+		events []receipt.Event
+		more   bool
+		err    error
+	)
+	if hp, ok := st.Store.(receipt.HistoryPager); ok {
+		events, more, err = hp.RecentHistory(a.ctx, target, limit)
+	} else if events, err = st.History(a.ctx, target); err == nil && limit > 0 && len(events) > limit {
+		events, more = events[len(events)-limit:], true
+	}
 	if err != nil {
 		return err
 	}
 	if events == nil {
 		events = []receipt.Event{}
 	}
-	a.result = map[string]any{"env": c.Env, "scope": c.Scope, "history": events, "store": st}
+	a.result = map[string]any{"env": c.Env, "scope": c.Scope, "history": events, "more": more, "store": st}
 	a.text = func(w io.Writer) {
 		if !st.Capabilities().History {
 			fmt.Fprintf(w, "the %s store keeps no history\n", st.Kind)
 			return
 		}
 		fmt.Fprintf(w, "history of %s (%d %s)\n", target, len(events), map[bool]string{true: "entry", false: "entries"}[len(events) == 1])
+		if more {
+			fmt.Fprintf(w, "  (the latest %d; older ones: --limit 0)\n", limit)
+		}
 		// Fixed widths: every operation and status fits, so runs of any
 		// history line up the same way.
 		p := report.Painter{Color: a.textOptions(nil).Color}

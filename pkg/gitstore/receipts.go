@@ -206,30 +206,80 @@ func (s *Store) History(ctx context.Context, target receipt.Target) ([]receipt.E
 	if err := target.Validate(); err != nil {
 		return nil, err
 	}
-	ref := refOf(target)
-	snap, err := s.fetch(ctx, func(name string) bool { return name == ref.String() }, fetchHistory)
+	out, _, err := s.history(ctx, target, 0, 0)
+	return out, err
+}
+
+// RecentHistory implements receipt.HistoryPager: the branch is fetched
+// only as deep as n runs need (a run is one to a few commits: its lease,
+// its checkpoints, its receipt), one advertisement and one packfile; when
+// that depth holds fewer than n runs and the branch goes on, the whole
+// history is fetched once more.
+func (s *Store) RecentHistory(ctx context.Context, target receipt.Target, n int) ([]receipt.Event, bool, error) {
+	if err := receipt.Interrupted(ctx, "history of "+target.String()); err != nil {
+		return nil, false, err
+	}
+	if err := target.Validate(); err != nil {
+		return nil, false, err
+	}
+	if n <= 0 {
+		out, _, err := s.history(ctx, target, 0, 0)
+		return out, false, err
+	}
+	out, cut, err := s.history(ctx, target, 4*n+4, n+1)
+	if err == nil && cut && len(out) <= n {
+		out, _, err = s.history(ctx, target, 0, n+1)
+	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	more := len(out) > n
+	if more {
+		out = out[len(out)-n:]
+	}
+	return out, more, nil
+}
+
+// history walks target's branch along first parents, fetched to depth
+// commits (0: all), and returns its events oldest first, at most limit of
+// the newest (0: all), and whether the walk stopped at the fetch's depth.
+func (s *Store) history(ctx context.Context, target receipt.Target, depth, limit int) ([]receipt.Event, bool, error) {
+	ref := refOf(target)
+	snap, err := s.fetchDepth(ctx, func(name string) bool { return name == ref.String() }, fetchHistory, depth)
+	if err != nil {
+		return nil, false, err
 	}
 	h, ok := snap.refs[ref]
 	if !ok {
-		return nil, nil
+		return nil, false, nil
 	}
+	cut := false
 	var chain []*object.Commit // newest first
 	for !h.IsZero() {
 		c, err := object.GetCommit(snap.st, h)
 		if err != nil {
-			return nil, errs.Wrap(err, errs.STORE_UNAVAILABLE, "walk the history of %s at %s", shortRef(ref), h)
+			if depth > 0 && len(chain) >= depth {
+				cut = true // the shallow fetch's boundary
+				break
+			}
+			return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "walk the history of %s at %s", shortRef(ref), h)
 		}
 		chain = append(chain, c)
 		h = plumbing.ZeroHash
 		if len(c.ParentHashes) > 0 {
 			h = c.ParentHashes[0]
 		}
+		if depth > 0 && len(chain) >= depth && !h.IsZero() {
+			cut = true
+			break
+		}
 	}
 	seenRun := map[string]bool{}
 	var out []receipt.Event // newest first
 	for _, c := range chain {
+		if limit > 0 && len(out) >= limit {
+			break
+		}
 		ev, ok := commitEvent(c)
 		if !ok || ev.Target != target {
 			continue
@@ -246,7 +296,7 @@ func (s *Store) History(ctx context.Context, target receipt.Target) ([]receipt.E
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
-	return out, nil
+	return out, cut, nil
 }
 
 var _ receipt.Provenance = (*Store)(nil)

@@ -3,8 +3,11 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -122,5 +125,69 @@ func TestSessionsRefuseAMovedScope(t *testing.T) {
 				t.Fatalf("WriteAt at the current version: %v", err)
 			}
 		})
+	}
+}
+
+// RecentHistory returns the newest runs as History does, without fetching
+// the whole branch when a shallow fetch holds them.
+func TestRecentHistory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rem := newRemote(t, "http")
+	s := newStore(t, rem.url, receipt.NewFakeClock(start))
+	target := receipt.ScopeTarget("preview", "pr-1")
+	for i := 0; i < 12; i++ {
+		run := fmt.Sprintf("run-%02d", i)
+		if i%3 == 0 { // some runs take the lease: three commits
+			l := mustLease(t, s, target, run, time.Minute)
+			if err := s.WriteRelease(ctx, newReceipt("preview", "pr-1", run), l); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		v, err := s.View(ctx, "preview", "pr-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteAt(ctx, newReceipt("preview", "pr-1", run), v.Version); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.History(ctx, target)
+	if err != nil || len(all) != 12 {
+		t.Fatalf("History: %d events, %v", len(all), err)
+	}
+	for _, n := range []int{1, 5, 11, 12, 40, 0} {
+		fresh := newStore(t, rem.url, receipt.NewFakeClock(start))
+		got, more, err := fresh.RecentHistory(ctx, target, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all
+		if n > 0 && n < len(all) {
+			want = all[len(all)-n:]
+		}
+		if len(got) != len(want) || more != (n > 0 && n < len(all)) {
+			t.Fatalf("RecentHistory(%d) = %d events, more %v; want %d", n, len(got), more, len(want))
+		}
+		if n == 1 {
+			// Read what it prints: a shallow fetch, not the branch.
+			commits := 0
+			fresh.objects.mu.RLock()
+			for _, o := range fresh.objects.objs {
+				if o.Type() == plumbing.CommitObject {
+					commits++
+				}
+			}
+			fresh.objects.mu.RUnlock()
+			if commits > 4*n+4 {
+				t.Errorf("RecentHistory(1) fetched %d commits of the branch", commits)
+			}
+		}
+		for i := range want {
+			if got[i].RunID != want[i].RunID || got[i].Version != want[i].Version {
+				t.Fatalf("RecentHistory(%d)[%d] = %+v, want %+v", n, i, got[i], want[i])
+			}
+		}
 	}
 }

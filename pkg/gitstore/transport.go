@@ -44,6 +44,12 @@ const (
 // trip). fetchHistory asks for the whole history of every matching tip
 // instead; fetchNone stops after the listing.
 func (s *Store) fetch(ctx context.Context, match func(name string) bool, mode fetchMode) (*snapshot, error) {
+	return s.fetchDepth(ctx, match, mode, 0)
+}
+
+// fetchDepth is fetch with fetchHistory bounded to depth commits of each
+// tip's history (0: all of it).
+func (s *Store) fetchDepth(ctx context.Context, match func(name string) bool, mode fetchMode, depth int) (*snapshot, error) {
 	snap := &snapshot{refs: map[plumbing.ReferenceName]plumbing.Hash{}, st: newOpStorage(s.objects)}
 	c, ep, err := s.client()
 	if err != nil {
@@ -105,8 +111,8 @@ func (s *Store) fetch(ctx context.Context, match func(name string) bool, mode fe
 		return snap, nil
 	}
 	req.Wants = wants
-	if mode == fetchTips {
-		req.Depth = packp.DepthCommits(1)
+	if mode == fetchTips || depth > 0 {
+		req.Depth = packp.DepthCommits(max(depth, 1))
 		if err := req.Capabilities.Set(capability.Shallow); err != nil {
 			return nil, errs.Wrap(err, errs.INTERNAL, "request a shallow fetch")
 		}

@@ -50,6 +50,16 @@ type Sessions interface {
 	WriteAt(ctx context.Context, r *Receipt, v Version) error
 }
 
+// HistoryPager is a store that can return a target's latest history
+// without reading all of it (`sponson receipt --history` reads what it
+// prints).
+type HistoryPager interface {
+	// RecentHistory returns at most n of target's latest events (as
+	// History returns them, oldest first) and whether older ones exist.
+	// n <= 0 is the whole history.
+	RecentHistory(ctx context.Context, target Target, n int) (events []Event, more bool, err error)
+}
+
 // DetailMoved is the detail a Sessions method sets on STORE_CONTENDED when
 // the scope changed since the version it was given.
 const DetailMoved = "receipt_moved"
