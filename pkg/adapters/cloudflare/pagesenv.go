@@ -464,6 +464,9 @@ func (op *PagesEnvOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.
 		return nil, err
 	}
 	vars, err := op.read(ctx, a, b, t)
+	if httpclient.IsNotFound(err) {
+		return nil, nil // the project is gone, and its variables with it
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +479,7 @@ func (op *PagesEnvOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.
 }
 
 // Destroy deletes the variable (the key set to null in a merge patch);
-// gone is success.
+// gone, or the project gone (404, code 8000007), is success.
 func (op *PagesEnvOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.RunCtx, r adapter.Resource) error {
 	t, name, err := parseKey(r.Key)
 	if err != nil {
@@ -491,6 +494,9 @@ func (op *PagesEnvOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter
 		return err
 	}
 	vars, err := op.read(ctx, a, b, t)
+	if httpclient.IsNotFound(err) {
+		return nil // the project is gone, and its variables with it
+	}
 	if err != nil {
 		return err
 	}
@@ -498,7 +504,11 @@ func (op *PagesEnvOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter
 		return nil
 	}
 	body := map[string]any{"deployment_configs": map[string]any{t: map[string]any{"env_vars": map[string]any{name: nil}}}}
-	return a.Send(ctx, http.MethodPatch, b.path(), nil, body, true, nil)
+	err = a.Send(ctx, http.MethodPatch, b.path(), nil, body, true, nil)
+	if httpclient.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // ListScope lists every variable of the target: what a line could adopt
