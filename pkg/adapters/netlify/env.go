@@ -539,6 +539,9 @@ func (op *EnvOp) lookup(ctx context.Context, p adapter.Provider, key string) (*s
 		return nil, "", nil, nil, err
 	}
 	s, err := op.open(ctx, b)
+	if httpclient.IsNotFound(err) {
+		return nil, name, nil, nil, nil // the site is gone, and its values with it
+	}
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -561,8 +564,8 @@ func (op *EnvOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.RunCt
 }
 
 // Destroy removes the context's value: the whole variable when it is the
-// variable's only value, else just that value. Gone, or a value with
-// another id, is success and touches nothing.
+// variable's only value, else just that value. Gone, the site gone (404),
+// or a value with another id, is success and touches nothing.
 func (op *EnvOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.RunCtx, r adapter.Resource) error {
 	s, name, v, x, err := op.lookup(ctx, p, r.Key)
 	if err != nil || x == nil {
