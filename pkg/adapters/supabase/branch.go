@@ -307,6 +307,9 @@ func (op *BranchOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.Ru
 		return nil, err
 	}
 	b, err := op.find(ctx, a, project, name)
+	if httpclient.IsNotFound(err) {
+		return nil, nil // the parent project is gone, and its branches with it
+	}
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -318,8 +321,8 @@ func (op *BranchOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.Ru
 	return &res, nil
 }
 
-// Destroy deletes the branch of r.Key. Gone, or a branch with another id,
-// is success and touches nothing.
+// Destroy deletes the branch of r.Key. Gone, the parent project gone
+// (404), or a branch with another id, is success and touches nothing.
 func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.RunCtx, r adapter.Resource) error {
 	name, err := branchName(r.Key)
 	if err != nil {
@@ -334,6 +337,9 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.R
 		return err
 	}
 	b, err := op.find(ctx, a, project, name)
+	if httpclient.IsNotFound(err) {
+		return nil // the parent project is gone, and its branches with it
+	}
 	if err != nil || b == nil {
 		return err
 	}
