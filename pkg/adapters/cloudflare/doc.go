@@ -25,7 +25,8 @@
 // The variables are one map on the project (deployment_configs.<target>.
 // env_vars), written by merge patch: PATCH
 // /accounts/{account}/pages/projects/{project} with only the line's
-// changed variables; destroy sets the key to null. Every write of a line
+// changed variables; destroy sets the key to null (a project that answers
+// 404, code 8000007, is deleted and holds no variables: success). Every write of a line
 // is one patch (absolute values, declared idempotent), under LockOn
 // cloudflare:<account>:pages:<project>:<target>. The op has no outputs.
 //

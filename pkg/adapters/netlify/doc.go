@@ -28,7 +28,8 @@
 // /accounts/{account}/env/{key}?site_id {context, context_parameter,
 // value} (absolute, so declared idempotent); destroy deletes the value
 // (DELETE .../env/{key}/value/{id}), or the whole variable when that value
-// was its only one. A variable with one value for all contexts is refused
+// was its only one; a site that answers 404 (deleted) holds no values, so
+// destroying or looking one up is success. A variable with one value for all contexts is refused
 // (PROVIDER_CONFLICT): a per-context value would change it for every
 // context. LockOn netlify:<site>:env: the scopes share a variable (and the
 // deploy-preview value), and a create races with a value set.

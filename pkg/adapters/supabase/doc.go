@@ -49,7 +49,8 @@
 // (INIT_FAILED, ...) is PROVIDER_INVALID. The branch is found by name in
 // GET /v1/projects/{ref}/branches (a 422 there, a project without
 // branching, is "no branches"; the default branch is never the line's).
-// Destroy is DELETE /v1/branches/{id}; gone, or another id, is success.
+// Destroy is DELETE /v1/branches/{id}; gone, another id, or the parent
+// project gone (404 for its branch listing) is success.
 //
 // Outputs, immediate: project_ref (the branch's own ref), api_url
 // (https://<ref>.supabase.co), db_host and, sensitive, connection_string
