@@ -566,18 +566,16 @@ func (h *handler) matchSegs(segs []string) (map[string]string, bool) {
 	return params, i == len(segs)
 }
 
-var (
-	handlersOnce sync.Once
-	handlerList  []*handler
-)
-
+// handlers is the routing table over f's description (built once per
+// Spec: the path parameters that may span segments come from it).
 func (f *Fake) handlers() []*handler {
-	handlersOnce.Do(func() {
-		handlerList = routes()
-		for _, h := range handlerList {
+	sp := f.spec
+	sp.handlersOnce.Do(func() {
+		sp.handlerList = routes()
+		for _, h := range sp.handlerList {
 			h.segs = strings.Split(strings.Trim(h.tmpl, "/"), "/")
 			h.multi = map[string]bool{}
-			if rt := f.spec.route(h.method, h.tmpl); rt != nil {
+			if rt := sp.route(h.method, h.tmpl); rt != nil {
 				for _, p := range rt.Operation.Parameters {
 					if p.Value != nil && p.Value.In == "path" && p.Value.Extensions["x-multi-segment"] == true {
 						h.multi[p.Value.Name] = true
@@ -586,7 +584,7 @@ func (f *Fake) handlers() []*handler {
 			}
 		}
 	})
-	return handlerList
+	return sp.handlerList
 }
 
 // authenticate checks the request's credentials for h; on failure it

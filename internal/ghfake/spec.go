@@ -21,6 +21,9 @@ type Spec struct {
 	doc *openapi3.T
 	// ops maps "METHOD /template" to its operation.
 	ops map[string]*routers.Route
+
+	handlersOnce sync.Once
+	handlerList  []*handler
 }
 
 var (
