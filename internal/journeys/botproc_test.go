@@ -37,10 +37,9 @@ var botBinary = sync.OnceValues(func() (string, error) {
 // repository of the fake GitHub, where the App is installed.
 type procWorld struct {
 	*world
-	gh      *ghfake.Server
-	botBin  string
-	botEnv  []string
-	deliver int
+	gh     *ghfake.Server
+	botBin string
+	botEnv []string
 }
 
 type botProc struct {
