@@ -386,12 +386,13 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 		} else {
 			elog.Info("torn down", "destroyed", len(res.Destroyed), "forgotten", len(res.Forgotten))
 		}
-		if ev.Do == DoTeardown && errs.CodeOf(res.Err) != errs.LOCK_HELD {
+		// A teardown that found nothing to do (another replica, or the
+		// sweep, got there first) says nothing: the one that did the work
+		// writes the comment, and two replicas never race to create one.
+		did := len(res.Destroyed)+len(res.Forgotten)+len(res.Failed) > 0 || res.Err != nil
+		if ev.Do == DoTeardown && did && errs.CodeOf(res.Err) != errs.LOCK_HELD {
 			body := teardownBody(env, sc, res.Destroyed, res.Forgotten, res.Failed, res.Err)
-			// A teardown that found nothing (another replica, or the sweep,
-			// got there first) leaves the comment that says what was done.
-			did := len(res.Destroyed)+len(res.Forgotten)+len(res.Failed) > 0 || res.Err != nil
-			if err := writeComment(ctx, ws.GitHub, b.Identity, ev.PR, env, body, did); err != nil {
+			if err := upsertComment(ctx, ws.GitHub, b.Identity, ev.PR, env, body); err != nil {
 				elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
 			}
 		}
