@@ -97,7 +97,7 @@ program, the actor, the GitHub run, the host), live or expired, and the command 
 func (a *app) unlockCommand() *cobra.Command {
 	var reason, parent string
 	cmd := &cobra.Command{
-		Use:   "unlock [<env> <scope>] --reason TEXT",
+		Use:   "unlock [<env> <scope>] [--parent IDENTITY] --reason TEXT",
 		Short: "Release a lease by force, with a recorded reason",
 		Long: `Releases the lease of a scope (sponson unlock preview pr-12 --reason "...") or of a shared
 parent object (sponson unlock --parent "auth0:example.eu.auth0.com:client:AbCd" --reason "...")
@@ -106,7 +106,10 @@ still running, is fenced out: its next write fails with LOCK_LOST.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var target receipt.Target
 			switch {
-			case parent != "" && len(args) == 0:
+			case parent != "" && (len(args) == 0 || len(args) == 2):
+				// A shared object's lease is no scope's: `unlock <env>
+				// <scope> --parent ID` (the scope that was blocked, as the
+				// README writes it) releases the object's lease all the same.
 				target = receipt.ParentTarget(parent)
 			case parent == "" && len(args) == 2:
 				target = receipt.ScopeTarget(args[0], args[1])

@@ -66,12 +66,13 @@ const (
 )
 
 type parser struct {
-	file   string
-	errs   errs.List
-	warns  errs.List
-	active map[*yaml.Node]bool // anchored nodes being expanded
-	count  int                 // values expanded, against maxValues
-	cur    *Line               // the line whose parameters are being read
+	file    string
+	errs    errs.List
+	warns   errs.List
+	active  map[*yaml.Node]bool // anchored nodes being expanded
+	count   int                 // values expanded, against maxValues
+	aliased int                 // aliases followed while counting
+	cur     *Line               // the line whose parameters are being read
 }
 
 func (p *parser) pos(n *yaml.Node) errs.Pos {

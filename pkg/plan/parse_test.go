@@ -83,9 +83,9 @@ func TestParseRefuses(t *testing.T) {
 		{"empty file", "", []errAt{{errs.PLAN_INVALID, 1, 1}}, "empty", ""},
 		{"comments only", "# nothing yet\n", []errAt{{errs.PLAN_INVALID, 1, 1}}, "empty", ""},
 		{"document marker only", "---\n", []errAt{{errs.PLAN_INVALID, 1, 1}}, "empty", ""},
-		{"unclosed flow list", "version: 1\nchanges: [\n", []errAt{{errs.PLAN_PARSE, 3, 0}}, "invalid YAML", ""},
+		{"unclosed flow list", "version: 1\nchanges: [\n", []errAt{{errs.PLAN_PARSE, 3, 1}}, "invalid YAML", ""}, // never column 0
 		{"tab indentation", "version: 1\n\tchanges: []\n", []errAt{{errs.PLAN_PARSE, 2, 1}}, "tab", ""},
-		{"mapping on line 1", "version: 1: 2\n", []errAt{{errs.PLAN_PARSE, 1, 0}}, "mapping values", ""},
+		{"mapping on line 1", "version: 1: 2\n", []errAt{{errs.PLAN_PARSE, 1, 1}}, "mapping values", ""},
 		{"invalid utf-8", "version: 1\nchanges:\n  - id: \xff\n", []errAt{{errs.PLAN_PARSE, 3, 9}}, "UTF-8", ""},
 		{"control character", "version: 1\nchanges:\n  - id: a\x01\n", []errAt{{errs.PLAN_PARSE, 3, 10}}, "control", ""},
 		{"unknown anchor", base + "  - {id: a, adapter: x, op: y, p: *nope}\n", []errAt{{errs.PLAN_PARSE, 3, 35}}, "nope", ""},
@@ -609,4 +609,23 @@ func normJSON(t *testing.T, v any) string {
 	}
 	b, _ = json.Marshal(x)
 	return string(b)
+}
+
+// A file with too many values and no alias is told so, not blamed on
+// aliases; one that expands through aliases is.
+func TestTooManyValuesSaysWhy(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nchanges:\n  - id: a\n    adapter: x\n    op: y\n    l: [")
+	for i := 0; i < 100_001; i++ {
+		b.WriteString("1,")
+	}
+	b.WriteString("1]\n")
+	_, err := plan.Parse("p.yaml", []byte(b.String()))
+	if err == nil || strings.Contains(err.Error(), "aliases") || !strings.Contains(err.Error(), "more than 100000 values") {
+		t.Errorf("no aliases: %v", err)
+	}
+	bomb := "version: 1\nchanges:\n  - id: a\n    adapter: x\n    op: y\n    a: &a [1,1,1,1,1,1,1,1,1,1]\n    b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n    c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n    d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n    e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n    f: [*e,*e]\n"
+	if _, err := plan.Parse("p.yaml", []byte(bomb)); err == nil || !strings.Contains(err.Error(), "aliases copy too much") {
+		t.Errorf("aliases: %v", err)
+	}
 }

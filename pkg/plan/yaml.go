@@ -104,6 +104,11 @@ func (p *parser) yamlError(err error, src []byte) {
 		// Zero is the library's "first line": it omits line 0.
 		pos.Line = 1
 	}
+	if pos.Column == 0 {
+		// The library names a line only: point at its first character
+		// (a column is never 0).
+		pos.Column = firstColumn(src, pos.Line)
+	}
 	msg, pos = explainYAML(msg, pos, src)
 	p.errs = append(p.errs, errs.At(pos, errs.PLAN_PARSE, "invalid YAML: %s", msg))
 }
@@ -124,6 +129,21 @@ func badChar(src []byte) (line, col int) {
 		i += size
 	}
 	return 0, 0
+}
+
+// firstColumn is the 1-based column of the first non-blank character of
+// the 1-based line of src, 1 for a blank line or one past the end.
+func firstColumn(src []byte, line int) int {
+	lines := bytes.Split(src, []byte{'\n'})
+	if line < 1 || line > len(lines) {
+		return 1
+	}
+	l := lines[line-1]
+	trimmed := bytes.TrimLeft(l, " \t")
+	if len(bytes.TrimSpace(trimmed)) == 0 {
+		return 1
+	}
+	return utf8.RuneCount(l[:len(l)-len(trimmed)]) + 1
 }
 
 // lineCol converts a byte offset to a 1-based line and character column.
@@ -157,8 +177,16 @@ func (p *parser) warnAnchors(n *yaml.Node) {
 // an error; otherwise the caller must call close with the result.
 func (p *parser) open(n *yaml.Node) *yaml.Node {
 	p.count++
+	if n.Kind == yaml.AliasNode {
+		p.aliased++
+	}
 	if p.count == maxValues+1 {
-		p.invalid(n, "the file expands to more than %d values; aliases copy too much", maxValues)
+		if p.aliased > 0 {
+			p.invalid(n, "the file expands to more than %d values; aliases copy too much", maxValues)
+		} else {
+			p.invalid(n, "the file has more than %d values; a plan is a short list of lines", maxValues).
+				WithHint("Split it, or check that it is the plan file: a release plan has a few dozen values.")
+		}
 	}
 	if p.count > maxValues {
 		return nil
