@@ -153,6 +153,7 @@ func Build(st *Store, cfg Config) (*Run, error) {
 		Store:      st.Store,
 		Ops:        ops,
 		Secrets:    secret.New(secret.Config{LookupEnv: lookup, ReadFile: cfg.ReadFile, BaseDir: cfg.Dir, AllowDirs: SecretDirs(lookup)}),
+		LookupEnv:  lookup,
 		Redactor:   r,
 		Clock:      cfg.Clock,
 		Sleep:      cfg.Sleep,

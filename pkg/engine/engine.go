@@ -67,6 +67,11 @@ type Engine struct {
 	// leases are honoured until they expire.
 	HolderGone HolderGone
 
+	// LookupEnv looks up the credential variables ops name in their Spec
+	// (Spec.Credentials), checked present before any I/O; nil checks
+	// none (the op then fails on its own when it needs one).
+	LookupEnv func(name string) (string, bool)
+
 	UnsavedDir string
 	LeaseTTL   time.Duration
 

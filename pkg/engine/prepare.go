@@ -5,6 +5,7 @@ import (
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/scope"
+	"strings"
 )
 
 // prepared is a plan made ready for one run: every decision that needs no
@@ -186,10 +187,47 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 				WithHint("Change the step's instructions to ask for it again, or confirm it again."))
 		}
 	}
+	list = append(list, e.credentials(pr)...)
 	if err := list.Err(); err != nil {
 		return nil, err
 	}
 	return pr, nil
+}
+
+// credentials checks, with no I/O, that every variable an active line's op
+// names in its Spec (Credentials) is set to something that can be a
+// credential: missing or malformed, the run is refused before anything is
+// read or written (CREDENTIAL_MISSING, exit 2) — not after another line
+// has already written to a provider. Nothing is checked without LookupEnv.
+func (e *Engine) credentials(pr *prepared) errs.List {
+	if e.LookupEnv == nil {
+		return nil
+	}
+	var list errs.List
+	seen := map[string]bool{}
+	for _, pl := range pr.lines {
+		for _, name := range pl.spec.Credentials {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			v, ok := e.LookupEnv(name)
+			var problem string
+			switch {
+			case !ok || strings.TrimSpace(v) == "":
+				problem = "is not set"
+			case strings.TrimSpace(v) != v || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+				problem = "is malformed (surrounding whitespace or a control character)"
+			default:
+				continue
+			}
+			list = append(list, errs.At(pl.line.OpPos, errs.CREDENTIAL_MISSING,
+				"line %q (%s) needs the credential %s, which %s", pl.id, pl.spec.Name(), name, problem).
+				With("variable", name).
+				WithHint("Set %s to the provider's token in the run's environment (in Actions: env: %s: ${{ secrets.%s }}); nothing was read or written.", name, name, name))
+		}
+	}
+	return list
 }
 
 // approve refuses a run that may write production and names no approver
