@@ -33,11 +33,13 @@ package sim
 // L4. A context key can be an individual target of one variation only: the
 //     sim moves it (removes it from the others) when it is added to
 //     another. Docs silent; that is the UI's behaviour.
-// L5. An environment that requires approvals refuses direct changes: the
-//     sim answers 405 {"code":"method_not_allowed","message":"This
-//     environment requires approval for changes"}. The status and text are
-//     not checked (the docs send such changes through "Create approval
-//     request", https://launchdarkly.com/docs/api/approvals/post-approval-request).
+// L5. An environment that requires approvals refuses direct changes with
+//     405 {"code":"method_not_allowed","message":"Flag configuration
+//     updates require approval: action '<kind>' not allowed"}. Sources: the
+//     answer quoted in launchdarkly/ldcli issue 581,
+//     https://github.com/launchdarkly/ldcli/issues/581; "Create approval
+//     request" (such changes go through approval requests),
+//     https://launchdarkly.com/docs/api/approvals/post-approval-request.
 // L6. An unknown project or flag answers 404 {"code":"not_found"}; an
 //     unknown environment key or variation id 400 {"code":"invalid_request"}.
 
@@ -190,7 +192,11 @@ func (c *Cloud) ldPatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if env.ApprovalRequired {
-		ldErr(w, http.StatusMethodNotAllowed, "method_not_allowed", "This environment requires approval for changes")
+		kind := "addTargets"
+		if len(body.Instructions) > 0 && body.Instructions[0].Kind != "" {
+			kind = body.Instructions[0].Kind
+		}
+		ldErr(w, http.StatusMethodNotAllowed, "method_not_allowed", "Flag configuration updates require approval: action '"+kind+"' not allowed")
 		return
 	}
 	next := slices.Clone(env.Targets)

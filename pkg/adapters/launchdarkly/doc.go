@@ -48,5 +48,9 @@
 //     https://launchdarkly.com/docs/api/feature-flags/get-feature-flag;
 //   - "Create approval request" (changes in environments with required
 //     approvals go through approval requests),
-//     https://launchdarkly.com/docs/api/approvals/post-approval-request.
+//     https://launchdarkly.com/docs/api/approvals/post-approval-request;
+//   - the refusal of a direct change in such an environment, 405
+//     {"code":"method_not_allowed","message":"Flag configuration updates
+//     require approval: ..."}, as quoted in launchdarkly/ldcli issue 581,
+//     https://github.com/launchdarkly/ldcli/issues/581.
 package launchdarkly
