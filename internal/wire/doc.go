@@ -52,4 +52,9 @@
 //   - Hooks are passed through to the engine unchanged; a nil hook means
 //     "cannot be decided here", which the engine turns into a warning,
 //     never a guess.
+//   - Progress of long waits reaches the caller typed (Config.Events, a
+//     pkg/progress sink the engine hands down in the context to the HTTP
+//     client's polls and the git store); the caller renders it. The CLI
+//     draws a status line on a terminal and one line per change in a log;
+//     nothing is written to stdout.
 package wire
