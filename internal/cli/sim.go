@@ -17,10 +17,13 @@ func (a *app) simCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim [--addr 127.0.0.1:PORT]",
 		Short: "Run the fake cloud standalone",
-		Long: `Runs the fake cloud that models the providers' APIs (Vercel, Neon, Supabase, Auth0 and a
-generic HTTP API), seeded with one project of each, and prints the environment a shell needs:
+		Long: `Runs the fake cloud that models the providers' APIs (Vercel, Neon, Supabase, Auth0, Netlify,
+Cloudflare, Clerk, PlanetScale, LaunchDarkly and a generic HTTP API), seeded with one Vercel,
+Neon, Supabase and Auth0 project and one HTTP object, and prints the environment a shell needs
+and the seeded ids (a plan run against it names those in its providers block):
 
-  eval "$(sponson sim --addr 127.0.0.1:8787 &)"   # or copy the export lines
+  sponson sim --addr 127.0.0.1:8787 > sim.env &   # serves until interrupted
+  sleep 1; . ./sim.env                             # or copy the export lines
 
 Break it on purpose with POST /_chaos (latency, failures, 429, lost responses, holds, drift,
 deployments); GET /_state shows its state and write log. It serves until interrupted.`,
