@@ -43,7 +43,8 @@ each destroy. Needs GITHUB_TOKEN (contents: write, pull-requests: read) and the 
 			}
 			owner, name, ok := strings.Cut(repo, "/")
 			if !ok || owner == "" || name == "" {
-				return errs.New(errs.USAGE, "gc needs the repository as owner/name (--repo, or GITHUB_REPOSITORY); got %q", repo)
+				return errs.New(errs.USAGE, "gc needs the repository as owner/name (--repo, or GITHUB_REPOSITORY); got %q", repo).
+					WithHint("Run it as `sponson gc --repo OWNER/NAME` with GITHUB_TOKEN set (in Actions, GITHUB_REPOSITORY is set for you).")
 			}
 			token := a.env.Getenv("SPONSON_GITHUB_TOKEN")
 			if token == "" {
