@@ -22,25 +22,10 @@ type appRepo struct {
 
 var _ RepoGitHub = appRepo{}
 
-func (a appRepo) Comments(ctx context.Context, n int) ([]Comment, error) {
-	list, err := a.Client.ListIssueComments(ctx, a.Owner, a.Name, n)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Comment, len(list))
-	for i, c := range list {
-		out[i] = Comment{ID: c.ID, Author: c.Author, Body: c.Body}
-	}
-	return out, nil
-}
-
-func (a appRepo) CreateComment(ctx context.Context, n int, body string) error {
-	_, err := a.Client.CreateIssueComment(ctx, a.Owner, a.Name, n, body)
-	return err
-}
-
-func (a appRepo) EditComment(ctx context.Context, id int64, body string) error {
-	_, err := a.Client.EditIssueComment(ctx, a.Owner, a.Name, id, body)
+// UpsertComment implements Comments through the installation's client,
+// whose identity is the App's "<slug>[bot]".
+func (a appRepo) UpsertComment(ctx context.Context, n int, marker, body string) error {
+	_, _, err := a.Client.UpsertComment(ctx, a.Owner, a.Name, n, marker, body)
 	return err
 }
 

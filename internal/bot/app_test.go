@@ -31,6 +31,7 @@ type appWorld struct {
 	tm    *enginetest.Time
 	gh    *ghfake.Server
 	app   *github.App
+	key   []byte // the App's private key (PEM)
 	cloud *fakeop.Cloud
 	ws    *AppWorkspaces
 	bot   *Bot
@@ -56,6 +57,7 @@ func newAppWorld(t *testing.T) *appWorld {
 	if _, err := w.gh.AddPull(ghfake.PullRequest{Repo: hello, Number: 2, Head: ghfake.Ref{Ref: "changes"}}); err != nil {
 		t.Fatal(err)
 	}
+	w.key = key
 	w.app, err = github.NewApp(github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm, Sleep: w.tm.Sleep}, 4242, key)
 	if err != nil {
 		t.Fatal(err)
@@ -215,5 +217,81 @@ func TestAppSweepAgainstFakeGitHub(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("/readyz: %d", resp.StatusCode)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Two replicas of the bot (two processes: two App clients, each with its
+// own installation token) write pull request #2's comment at once, in the
+// worst interleaving: replica B lists the comments and finds none, replica
+// A then lists, finds none and creates its comment, and B creates its own.
+// Both see the other's afterwards; one comment is left — the oldest, A's,
+// carrying B's text, B's deleted — and the next write edits it in place.
+func TestRacingReplicasLeaveOneComment(t *testing.T) {
+	w := newAppWorld(t)
+	ctx := context.Background()
+	cfg := github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm, Sleep: w.tm.Sleep}
+	replica := func(tr http.RoundTripper) appRepo {
+		t.Helper()
+		c := cfg
+		c.Transport = tr
+		app, err := github.NewApp(c, 4242, w.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, err := app.Installation(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return appRepo{sweep.ClientRepo{Client: client, Owner: "Codertocat", Name: "Hello-World"}}
+	}
+	a := replica(nil)
+	var raced bool
+	b := replica(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil && !raced && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/issues/2/comments") {
+			raced = true // B has seen no comment; A writes before B goes on
+			if err := upsertComment(ctx, a, 2, "preview", "from replica A"); err != nil {
+				t.Errorf("replica A: %v", err)
+			}
+		}
+		return resp, err
+	}))
+	if err := upsertComment(ctx, b, 2, "preview", "from replica B"); err != nil {
+		t.Fatal(err)
+	}
+	if !raced {
+		t.Fatal("replica B never listed the comments: the race did not happen")
+	}
+	var created, deleted int
+	for _, r := range w.gh.Requests() {
+		if strings.HasSuffix(r.Path, "/issues/2/comments") && r.Method == http.MethodPost {
+			created++
+		}
+		if strings.Contains(r.Path, "/issues/comments/") && r.Method == http.MethodDelete {
+			deleted++
+		}
+	}
+	if created != 2 || deleted != 1 {
+		t.Fatalf("%d comments created, %d deleted; want both replicas to create and one to be deleted", created, deleted)
+	}
+	cs := w.gh.Comments(hello, 2)
+	if len(cs) != 1 || cs[0].Author.Login != "sponson-test[bot]" || !strings.Contains(cs[0].Body, "from replica B") ||
+		!strings.HasPrefix(cs[0].Body, Marker("preview")) || len(cs[0].Edits) != 1 || !strings.Contains(cs[0].Edits[0], "from replica A") {
+		t.Fatalf("after the race: %+v", cs)
+	}
+	keep := cs[0].ID
+	if err := upsertComment(ctx, a, 2, "preview", "torn down"); err != nil {
+		t.Fatal(err)
+	}
+	if cs := w.gh.Comments(hello, 2); len(cs) != 1 || cs[0].ID != keep || !strings.Contains(cs[0].Body, "torn down") {
+		t.Fatalf("the next write: %+v", cs)
+	}
+	if v := w.gh.Violations(); len(v) != 0 {
+		t.Errorf("calls GitHub would refuse: %v", v)
 	}
 }

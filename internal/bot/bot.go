@@ -290,7 +290,7 @@ func (b *Bot) succeed(ctx context.Context, log *slog.Logger, ws *Workspace, ev E
 		if len(moved) == 0 && !reopened {
 			continue // nothing happened: nothing to say (a replay says nothing twice)
 		}
-		if err := upsertComment(ctx, ws.GitHub, b.Identity, ev.PR, env, successionBody(env, from, to, moved, reopened)); err != nil {
+		if err := upsertComment(ctx, ws.GitHub, ev.PR, env, successionBody(env, from, to, moved, reopened)); err != nil {
 			elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
 		}
 	}
@@ -388,11 +388,11 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 		}
 		// A teardown that found nothing to do (another replica, or the
 		// sweep, got there first) says nothing: the one that did the work
-		// writes the comment, and two replicas never race to create one.
+		// writes the comment (and if two did, UpsertComment leaves one).
 		did := len(res.Destroyed)+len(res.Forgotten)+len(res.Failed) > 0 || res.Err != nil
 		if ev.Do == DoTeardown && did && errs.CodeOf(res.Err) != errs.LOCK_HELD {
 			body := teardownBody(env, sc, res.Destroyed, res.Forgotten, res.Failed, res.Err)
-			if err := upsertComment(ctx, ws.GitHub, b.Identity, ev.PR, env, body); err != nil {
+			if err := upsertComment(ctx, ws.GitHub, ev.PR, env, body); err != nil {
 				elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
 			}
 		}

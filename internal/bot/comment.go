@@ -8,19 +8,14 @@ import (
 	"github.com/sponson/apply/pkg/errs"
 )
 
-// Comment is one comment of a pull request's conversation.
-type Comment struct {
-	ID     int64
-	Author string // the login of whoever wrote it ("sponson[bot]")
-	Body   string
-}
-
 // Comments is what the bot needs of a pull request's conversation.
 type Comments interface {
-	// Comments returns every comment of the pull request, all pages.
-	Comments(ctx context.Context, number int) ([]Comment, error)
-	CreateComment(ctx context.Context, number int, body string) error
-	EditComment(ctx context.Context, id int64, body string) error
+	// UpsertComment keeps one comment carrying marker among those the
+	// bot's own identity wrote on pull request number: found on any page,
+	// edited in place, created once, an unchanged body not rewritten; two
+	// writers racing to create converge on the oldest, the others deleted
+	// (github.Client.UpsertComment).
+	UpsertComment(ctx context.Context, number int, marker, body string) error
 }
 
 // MaxCommentBytes is GitHub's limit on a comment's body.
@@ -32,15 +27,15 @@ const MaxCommentBytes = 65536
 // is never edited by the bot nor the bot's by the Action.
 func Marker(env string) string { return "<!-- sponson:" + env + " -->" }
 
-// upsertComment edits the bot's comment for env in place, or creates it.
-func upsertComment(ctx context.Context, c Comments, identity string, number int, env, body string) error {
-	return writeComment(ctx, c, identity, number, env, body, true)
+// upsertComment edits the bot's comment for env in place, or creates it;
+// several replicas writing at once leave one comment.
+func upsertComment(ctx context.Context, c Comments, number int, env, body string) error {
+	return c.UpsertComment(ctx, number, Marker(env), commentBody(env, body))
 }
 
-// writeComment is upsertComment; with edit false an existing comment is
-// left as it is (a teardown that found nothing left to do must not
-// overwrite the one that says what was destroyed).
-func writeComment(ctx context.Context, c Comments, identity string, number int, env, body string, edit bool) error {
+// commentBody is body under env's marker, cut to GitHub's limit on a
+// UTF-8 boundary.
+func commentBody(env, body string) string {
 	body = Marker(env) + "\n" + body
 	if len(body) > MaxCommentBytes {
 		cut := MaxCommentBytes - 200
@@ -49,19 +44,7 @@ func writeComment(ctx context.Context, c Comments, identity string, number int, 
 		}
 		body = body[:cut] + "\n\n… (truncated: the receipt branch has the whole record)\n"
 	}
-	list, err := c.Comments(ctx, number)
-	if err != nil {
-		return err
-	}
-	for _, cm := range list {
-		if cm.Author == identity && strings.Contains(cm.Body, Marker(env)) {
-			if cm.Body == body || !edit {
-				return nil
-			}
-			return c.EditComment(ctx, cm.ID, body)
-		}
-	}
-	return c.CreateComment(ctx, number, body)
+	return body
 }
 
 // md escapes text for a markdown table cell or list item: nothing from a

@@ -29,7 +29,8 @@
 //     succession never takes from a fork.
 //   - The bot comments only through its own identity (<slug>[bot]), one
 //     comment per environment found by its marker among its own comments,
-//     edited in place.
+//     edited in place (github.Client.UpsertComment): replicas racing to
+//     create it converge on the oldest, so they never leave two.
 //   - Every log line of a job carries the delivery id, installation,
 //     repository, pull request and scope (and the run id of a teardown).
 package bot

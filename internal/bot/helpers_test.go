@@ -32,13 +32,20 @@ var (
 
 const identity = "sponson-test[bot]"
 
+// comment is one comment of a pull request's conversation.
+type comment struct {
+	ID     int64
+	Author string
+	Body   string
+}
+
 // repoState is a fake of what GitHub knows about one repository: its pull
 // requests, branches and comments.
 type repoState struct {
 	mu       sync.Mutex
 	prs      map[int]sweep.PullRequest
 	branches map[string]bool
-	comments []Comment
+	comments []comment
 	nextID   int64
 	edits    int
 }
@@ -56,29 +63,24 @@ func (g *repoState) BranchExists(ctx context.Context, b string) (bool, error) {
 	return g.branches[b], nil
 }
 
-func (g *repoState) Comments(ctx context.Context, n int) ([]Comment, error) {
+// UpsertComment is GitHub's comments seen through the bot's identity:
+// one comment per marker among its own, edited only when the body changes.
+// The fake is atomic, so it never races; internal/github's UpsertComment
+// (TestRacingReplicasLeaveOneComment) is the one that has to converge.
+func (g *repoState) UpsertComment(ctx context.Context, n int, marker, body string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]Comment(nil), g.comments...), nil
-}
-
-func (g *repoState) CreateComment(ctx context.Context, n int, body string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.nextID++
-	g.comments = append(g.comments, Comment{ID: g.nextID, Author: identity, Body: body})
-	return nil
-}
-
-func (g *repoState) EditComment(ctx context.Context, id int64, body string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for i := range g.comments {
-		if g.comments[i].ID == id {
-			g.comments[i].Body = body
-			g.edits++
+	for i, c := range g.comments {
+		if c.Author == identity && strings.Contains(c.Body, marker) {
+			if c.Body != body {
+				g.comments[i].Body = body
+				g.edits++
+			}
+			return nil
 		}
 	}
+	g.nextID++
+	g.comments = append(g.comments, comment{ID: g.nextID, Author: identity, Body: body})
 	return nil
 }
 

@@ -41,17 +41,24 @@ const botIdentity = "sponson-journey[bot]"
 
 const repoFull = "Codertocat/Hello-World"
 
+// ghComment is one comment of a pull request's conversation.
+type ghComment struct {
+	ID     int64
+	Author string
+	Body   string
+}
+
 // ghState is one repository as GitHub knows it.
 type ghState struct {
 	mu       sync.Mutex
 	prs      map[int]sweep.PullRequest
 	branches map[string]bool
-	comments map[int][]bot.Comment
+	comments map[int][]ghComment
 	next     int64
 }
 
 func newGHState() *ghState {
-	return &ghState{prs: map[int]sweep.PullRequest{}, branches: map[string]bool{}, comments: map[int][]bot.Comment{}}
+	return &ghState{prs: map[int]sweep.PullRequest{}, branches: map[string]bool{}, comments: map[int][]ghComment{}}
 }
 
 func (g *ghState) PullRequest(ctx context.Context, n int) (sweep.PullRequest, bool, error) {
@@ -67,30 +74,25 @@ func (g *ghState) BranchExists(ctx context.Context, b string) (bool, error) {
 	return g.branches[b], nil
 }
 
-func (g *ghState) Comments(ctx context.Context, n int) ([]bot.Comment, error) {
+// Comments returns pull request n's comments, oldest first.
+func (g *ghState) Comments(ctx context.Context, n int) ([]ghComment, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]bot.Comment(nil), g.comments[n]...), nil
+	return append([]ghComment(nil), g.comments[n]...), nil
 }
 
-func (g *ghState) CreateComment(ctx context.Context, n int, body string) error {
+// UpsertComment keeps one comment per marker among the bot's own.
+func (g *ghState) UpsertComment(ctx context.Context, n int, marker, body string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.next++
-	g.comments[n] = append(g.comments[n], bot.Comment{ID: g.next, Author: botIdentity, Body: body})
-	return nil
-}
-
-func (g *ghState) EditComment(ctx context.Context, id int64, body string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, cs := range g.comments {
-		for i := range cs {
-			if cs[i].ID == id {
-				cs[i].Body = body
-			}
+	for i, c := range g.comments[n] {
+		if c.Author == botIdentity && strings.Contains(c.Body, marker) {
+			g.comments[n][i].Body = body
+			return nil
 		}
 	}
+	g.next++
+	g.comments[n] = append(g.comments[n], ghComment{ID: g.next, Author: botIdentity, Body: body})
 	return nil
 }
 
