@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/gitstore"
-	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -56,7 +55,6 @@ func BenchmarkStoreFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	_ = receipt.FormatVersion
 }
 
 // BenchmarkApply12Independent applies, from nothing, 12 independent
