@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sponson/apply/internal/fakeop"
@@ -176,10 +177,13 @@ func TestParallelCheckpointsAreMonotonic(t *testing.T) {
 // A failure stops new lines from starting; lines in flight finish; the
 // rollback destroys in reverse completion order.
 func TestParallelFailureAndRollbackOrder(t *testing.T) {
-	w := newWorld(t)
-	o := traced(w)
-	o.delay["a"], o.delay["b"], o.delay["c"] = 30*time.Millisecond, 1*time.Millisecond, 15*time.Millisecond
-	p := mustPlan(t, `
+	// The delays order completions; in a synctest bubble they are virtual,
+	// so the order never depends on how busy the machine is.
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		o := traced(w)
+		o.delay["a"], o.delay["b"], o.delay["c"] = 30*time.Millisecond, 1*time.Millisecond, 15*time.Millisecond
+		p := mustPlan(t, `
 version: 1
 changes:
   - { id: a, adapter: fake, op: object, name: a }
@@ -188,32 +192,36 @@ changes:
   - { id: f, adapter: fake, op: object, name: f, depends_on: [a, b, c] }
   - { id: g, adapter: fake, op: object, name: g, depends_on: [f] }
 `)
-	w.cloud.FailNext(fakeop.Match{Key: "object:default:f", Method: fakeop.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "no"), 1)
-	res, err := w.apply(p, prCtx(1), Options{Parallelism: 4})
-	if errs.CodeOf(err) != errs.PROVIDER_INVALID {
-		t.Fatalf("err %v", err)
-	}
-	var deletes []string
-	for _, wr := range w.cloud.Writes() {
-		if wr.Method == fakeop.MethodDelete {
-			deletes = append(deletes, wr.Key)
+		w.cloud.FailNext(fakeop.Match{Key: "object:default:f", Method: fakeop.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "no"), 1)
+		res, err := w.apply(p, prCtx(1), Options{Parallelism: 4})
+		if errs.CodeOf(err) != errs.PROVIDER_INVALID {
+			t.Fatalf("err %v", err)
 		}
-	}
-	if want := []string{"object:default:a", "object:default:c", "object:default:b"}; !slices.Equal(deletes, want) {
-		t.Fatalf("rollback order %v, want %v (reverse of completion b, c, a)", deletes, want)
-	}
-	if g := res.Receipt.Lines["g"]; g.Status != LineSkipped || g.ErrorCode != errs.DEPENDENCY_BLOCKED {
-		t.Errorf("g %+v", g)
-	}
+		var deletes []string
+		for _, wr := range w.cloud.Writes() {
+			if wr.Method == fakeop.MethodDelete {
+				deletes = append(deletes, wr.Key)
+			}
+		}
+		if want := []string{"object:default:a", "object:default:c", "object:default:b"}; !slices.Equal(deletes, want) {
+			t.Fatalf("rollback order %v, want %v (reverse of completion b, c, a)", deletes, want)
+		}
+		if g := res.Receipt.Lines["g"]; g.Status != LineSkipped || g.ErrorCode != errs.DEPENDENCY_BLOCKED {
+			t.Errorf("g %+v", g)
+		}
+	})
 }
 
 // Once a line fails no new line starts, while lines already running
 // finish and are rolled back.
 func TestParallelStopsStartingLines(t *testing.T) {
-	w := newWorld(t)
-	o := traced(w)
-	o.delay["slow"] = 20 * time.Millisecond
-	p := mustPlan(t, `
+	// The delays order completions; in a synctest bubble they are virtual,
+	// so the order never depends on how busy the machine is.
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		o := traced(w)
+		o.delay["slow"] = 20 * time.Millisecond
+		p := mustPlan(t, `
 version: 1
 changes:
   - { id: slow, adapter: fake, op: object, name: slow }
@@ -221,13 +229,14 @@ changes:
   - { id: later1, adapter: fake, op: object, name: later1, depends_on: [slow] }
   - { id: later2, adapter: fake, op: object, name: later2 }
 `)
-	w.cloud.FailNext(fakeop.Match{Key: "object:default:bad", Method: fakeop.MethodCreate}, nil, 1)
-	res, _ := w.apply(p, prCtx(1), Options{Parallelism: 2})
-	l := res.Receipt.Lines
-	if l["slow"].Status != LineRolledBack || l["bad"].Status != LineFailed || l["later1"].Status != LineSkipped || l["later2"].Status != LineSkipped {
-		t.Fatalf("%s", dump(l))
-	}
-	if len(w.cloud.Keys()) != 0 {
-		t.Errorf("left %v", w.cloud.Keys())
-	}
+		w.cloud.FailNext(fakeop.Match{Key: "object:default:bad", Method: fakeop.MethodCreate}, nil, 1)
+		res, _ := w.apply(p, prCtx(1), Options{Parallelism: 2})
+		l := res.Receipt.Lines
+		if l["slow"].Status != LineRolledBack || l["bad"].Status != LineFailed || l["later1"].Status != LineSkipped || l["later2"].Status != LineSkipped {
+			t.Fatalf("%s", dump(l))
+		}
+		if len(w.cloud.Keys()) != 0 {
+			t.Errorf("left %v", w.cloud.Keys())
+		}
+	})
 }
