@@ -32,6 +32,20 @@ func monthPRs(t *testing.T) int {
 	return 30
 }
 
+// monthSeed is the seed of the month's randomness: SPONSON_MONTH_SEED, by
+// default 20261201 (so CI runs one month, the same every time).
+func monthSeed(t *testing.T) uint64 {
+	v := os.Getenv("SPONSON_MONTH_SEED")
+	if v == "" {
+		return 20261201
+	}
+	seed, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("SPONSON_MONTH_SEED=%q is not a non-negative integer", v)
+	}
+	return seed
+}
+
 type monthEvent struct {
 	at   time.Time
 	kind string // branch, open, push, close, late, reopen, delete, restart, sweep
@@ -49,10 +63,14 @@ type monthEvent struct {
 // every open pull request still has its resources.
 func TestBotMonthInTheLife(t *testing.T) {
 	n := monthPRs(t)
-	seed := uint64(20261201)
-	if v := os.Getenv("SPONSON_MONTH_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
+	seed := monthSeed(t)
+	// The whole month is a function of (seed, size) on an injected clock:
+	// a failure says how to run exactly this month again.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replay this month: SPONSON_MONTH_PRS=%d SPONSON_MONTH_SEED=%d go test ./internal/journeys -run TestBotMonthInTheLife -v", n, seed)
+		}
+	})
 	rng := rand.New(rand.NewPCG(seed, uint64(n)))
 	w := newBotWorld(t)
 	start := w.tm.Now()
@@ -222,7 +240,7 @@ func TestBotMonthInTheLife(t *testing.T) {
 		}
 	}
 	if closedLeft == 0 {
-		t.Logf("month of %d pull requests (%d events): %d close deliveries lost, %d runs killed, %d late runs, %d still open; nothing of a closed pull request left",
-			n, len(evs), lost, killed, late, openLeft)
+		t.Logf("month of %d pull requests (seed %d, %d events): %d close deliveries lost, %d runs killed, %d late runs, %d still open; nothing of a closed pull request left",
+			n, seed, len(evs), lost, killed, late, openLeft)
 	}
 }
