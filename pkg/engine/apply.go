@@ -1016,8 +1016,12 @@ func (a *applier) rollback(ctx context.Context) error {
 			// A create of this run whose answer never came back (the line
 			// did not record a result) may have been seen since by another
 			// line running at the same time, which then recorded it as
-			// found: it is still this run's to undo.
-			mine := !ls.ran && ls.priorBy[k] == "" && !created[ref.Identity()]
+			// found: it is still this run's to undo. So it is when the key
+			// held only an earlier run's intent: that create had not landed
+			// (the line found the key absent before intending it), so the
+			// intent is no owner to give the resource back to.
+			prior := ls.priorBy[k]
+			mine := !ls.ran && (prior == "" || prior == receipt.CreatedByIntent) && !created[ref.Identity()]
 			if en == nil || (en.CreatedBy != receipt.CreatedByIntent && !mine) {
 				continue
 			}

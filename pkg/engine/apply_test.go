@@ -277,6 +277,64 @@ func TestLostCreateResponse(t *testing.T) {
 	}
 }
 
+// I2: two lines declare one list item; an earlier run died just before
+// creating it, so the receipt holds its intent and the item is absent.
+// This run creates it again and the answer is lost (the write landed); the
+// other line then finds it and records it as found. Rollback must still
+// remove it: this run saw it absent when it intended the create.
+func TestLostCreateAfterEarlierIntentIsRolledBack(t *testing.T) {
+	const src = `
+version: 1
+providers:
+  fake: { project: p1 }
+changes:
+  - id: app
+    adapter: fake
+    op: object
+    name: app-${ctx.scope}
+    fields: { size: 1 }
+  - id: cb1
+    adapter: fake
+    op: item
+    list: callbacks
+    item: { from: app.url }
+  - id: cb2
+    adapter: fake
+    op: item
+    list: callbacks
+    item: { from: app.url }
+`
+	w := newWorld(t)
+	key := fakeop.ItemKey("p1", "callbacks", "https://app-pr-12.fake.test")
+	w.cloud.Crash(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, func() { panic("SIGKILL") })
+	func() {
+		defer func() {
+			if r := recover(); r != "SIGKILL" {
+				t.Fatalf("recovered %v", r)
+			}
+		}()
+		w.apply(mustPlan(t, src), prCtx(12), Options{})
+	}()
+	st := w.stored(prCtx(12))
+	i := st.Ledger.Index(receipt.ResourceRef{Adapter: "fake", Op: "item", Provider: map[string]any{"project": "p1"}, Key: key})
+	if i < 0 || st.Ledger[i].CreatedBy != receipt.CreatedByIntent || w.cloud.Exists(key) {
+		t.Fatalf("test is vacuous: want the intent of an absent item, got %s, keys %v", dump(st.Ledger), w.cloud.Keys())
+	}
+	w.tm.Advance(testTTL + time.Second)
+	before := w.cloud.Keys()
+	w.cloud.LoseResponse(fakeop.Match{Key: key, Method: fakeop.MethodCreate})
+	res, err := w.apply(mustPlan(t, src), prCtx(12), Options{})
+	if errs.CodeOf(err) != errs.PROVIDER_TIMEOUT {
+		t.Fatalf("err %v\n%s", err, dump(res))
+	}
+	if w.cloud.Calls()["fake.item.create"] != 2 {
+		t.Fatalf("test is vacuous: %d item creates", w.cloud.Calls()["fake.item.create"])
+	}
+	if got := w.cloud.Keys(); !slices.Equal(got, before) {
+		t.Errorf("I2: after rollback %v, before %v\n%s", got, before, dump(res.Receipt.Lines))
+	}
+}
+
 // I11: a crash after the create left (the process dies; nothing runs
 // after it) is known to the next run through the checkpoint's intent.
 func TestCrashAfterCreateThenNextRunKnows(t *testing.T) {
