@@ -61,7 +61,7 @@ func oneDocument(t *testing.T, r run) map[string]any {
 	return doc
 }
 
-const plan = "version: 1\nchanges:\n  - id: db\n    adapter: neon\n    op: branch\n"
+const plan = "version: 1\nchanges:\n  - id: db\n    adapter: neon\n    op: branch\nproviders:\n  neon: {project: proj_abc}\n"
 
 func TestJSONEnvelopeInEveryOutcome(t *testing.T) {
 	cases := []struct {

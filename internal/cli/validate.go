@@ -23,7 +23,9 @@ func (a *app) validateCommand() *cobra.Command {
 filter and secret literal, and every adapter, op and output against the catalogue. When the scope
 of a run can be derived here (from flags, SPONSON_CTX_*, GitHub or the local checkout), it also
 resolves every ${ctx.*} and prints the order in which the lines would run. With --env, only that
-environment is checked; otherwise every environment of the plan.`,
+environment is checked; otherwise every environment of the plan. It runs every static check plan
+runs (each op's parameters, recipes, the credentials each line needs), so a plan that validates
+also plans. A missing credential is an error with --env and a warning without it.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.validate() },
 	}
@@ -65,8 +67,9 @@ func (a *app) validate() error {
 	}
 	a.warnings = append(a.warnings, p.Warnings...)
 	var problems errs.List
-	eng := &engine.Engine{Ops: a.ops(nil)}
-	problems = append(problems, errs.Flatten(p.Check(eng.Catalog()))...)
+	eng := &engine.Engine{Ops: a.ops(nil), LookupEnv: a.env.LookupEnv}
+	checkErr := p.Check(eng.Catalog())
+	problems = append(problems, errs.Flatten(checkErr)...)
 
 	envs := p.Environments
 	if a.flagSet["env"] || a.env.Getenv("SPONSON_CTX_ENV") != "" {
@@ -83,6 +86,11 @@ func (a *app) validate() error {
 		if err != nil {
 			problems = append(problems, errs.Flatten(err)...)
 			continue
+		}
+		if checkErr == nil {
+			// The engine's own static checks, as plan runs them: op
+			// parameters, recipes, credentials present.
+			problems = append(problems, a.engineCheck(eng, p, ctxp, env)...)
 		}
 		o := envOrder{Env: env, Lines: []orderLine{}}
 		for _, ln := range lines {
@@ -141,6 +149,49 @@ func (a *app) validate() error {
 		}
 	}
 	return nil
+}
+
+// engineCheck runs the engine's static checks for env and returns the
+// refusals. Without a scope, ${ctx.*} resolves to stand-in values (their
+// names were checked by the plan). A missing credential is a refusal when
+// --env names the environment; otherwise (a CI validate step usually runs
+// without provider secrets) it is a warning.
+func (a *app) engineCheck(eng *engine.Engine, p *plan.Plan, ctxp *scope.Ctx, env string) errs.List {
+	c := validateCtx()
+	if ctxp != nil {
+		c = *ctxp
+	}
+	c.Env = env
+	var list errs.List
+	for _, e := range errs.Flatten(eng.Check(p, c, env)) {
+		if e.Code == errs.CREDENTIAL_MISSING && !a.flagSet["env"] {
+			a.addWarning(e)
+			continue
+		}
+		list = append(list, e)
+	}
+	return list
+}
+
+// addWarning adds w unless the same warning is already there (a credential
+// missing in two environments is said once).
+func (a *app) addWarning(w *errs.Error) {
+	for _, x := range a.warnings {
+		if x.Code == w.Code && x.Error() == w.Error() {
+			return
+		}
+	}
+	a.warnings = append(a.warnings, w)
+}
+
+// validateCtx is the stand-in context validate checks with when no scope
+// can be derived: every ${ctx.*} has a value of its usual shape.
+func validateCtx() scope.Ctx {
+	n := 1
+	c := scope.Ctx{Scope: "pr-1", Repo: "owner/repo"}
+	c.PR.Number = &n
+	c.Git.Branch, c.Git.SHA, c.Git.ShortSHA = "validate", strings.Repeat("0", 40), "0000000"
+	return c
 }
 
 // loadPlan reads and parses the plan file named by --plan.

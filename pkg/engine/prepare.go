@@ -194,6 +194,16 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 	return pr, nil
 }
 
+// Check runs every static check plan and apply run for p in env, with
+// the scope of c, and nothing else: the same prepare, so whatever Check
+// accepts also plans. It does no I/O (no store, no provider, no network);
+// credential presence is checked through LookupEnv, as a run does. The
+// errors are the refusals plan would return (exit 2), as an errs.List.
+func (e *Engine) Check(p *plan.Plan, c scope.Ctx, env string) error {
+	_, err := e.prepare(p, c, Options{Env: env})
+	return err
+}
+
 // credentials checks, with no I/O, that every variable an active line's op
 // names in its Spec (Credentials) is set to something that can be a
 // credential: missing or malformed, the run is refused before anything is
