@@ -315,6 +315,12 @@ func (a *app) setupRun(needPlan bool) (scope.Ctx, *plan.Plan, *engine.Engine, er
 		}
 		a.warnings = append(a.warnings, p.Warnings...)
 		receipts = p.Receipts
+		// Every static refusal (exit 2) before the store is opened: the
+		// engine's checks need no store, provider or network.
+		pre := &engine.Engine{Ops: a.ops(nil), LookupEnv: a.env.LookupEnv, Redactor: a.redactor}
+		if err := pre.Check(p, c, c.Env); err != nil {
+			return c, nil, nil, err
+		}
 	} else {
 		receipts = a.planReceipts()
 	}
