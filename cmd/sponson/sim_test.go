@@ -42,6 +42,9 @@ var clouds sync.Map // *testscript.TestScript → *sim.Cloud
 //	                     pin the next matching request before it is
 //	                     applied, until `sim release NAME`
 //	sim waitheld NAME    wait (at most 30s) until a request is pinned on NAME
+//	sim waitgone NAME    wait (at most 30s) until no request is pinned on
+//	                     NAME: the cloud has seen a killed client's
+//	                     connection close and logged its write as failed
 //	sim release NAME     let the pinned request proceed
 //	sim rule KIND PROVIDER METHOD PATH [FIELD=VALUE…]
 //	                     any chaos rule (sim.Rule's JSON fields: status,
@@ -166,6 +169,19 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		ts.Check(c.WaitHeld(ctx, args[1], 1))
+	case "waitgone":
+		if len(args) != 2 {
+			ts.Fatalf("usage: sim waitgone NAME")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for c.Held(args[1]) > 0 {
+			select {
+			case <-ctx.Done():
+				ts.Fatalf("sim waitgone %s: a request is still pinned", args[1])
+			case <-time.After(time.Millisecond):
+			}
+		}
 	case "release":
 		if len(args) != 2 || !c.Release(args[1]) {
 			ts.Fatalf("usage: sim release NAME (of a rule added with sim hold)")
