@@ -96,7 +96,7 @@ func writePlanText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 	writeWarningsText(b, r.Warnings, o, p)
 	if r.Lock != nil {
 		fmt.Fprintf(b, "\n%s %s holds %s (%s) since %s, until %s; this plan took no lock\n", p.Paint(Yellow, "lock:"),
-			OwnerText(r.Lock.Holder, r.Lock.Owner), r.Lock.Target, firstOf(r.Lock.Operation, "an operation"),
+			r.Lock.Owner.DescribeAs(r.Lock.Holder), r.Lock.Target, firstOf(r.Lock.Operation, "an operation"),
 			r.Lock.Since.UTC().Format("2006-01-02 15:04:05Z"), r.Lock.Until.UTC().Format("2006-01-02 15:04:05Z"))
 	}
 	if r.ApprovalRequired {
@@ -203,7 +203,7 @@ func writeRunText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 	}
 	if pre := r.Preempted; pre != nil {
 		fmt.Fprintf(b, "%s took over the lease of %s (since %s): %s\n", p.Paint(Yellow, "lock preempted:"),
-			OwnerText(pre.Holder, pre.Owner), pre.Since.UTC().Format("2006-01-02 15:04:05Z"), pre.Reason)
+			pre.Owner.DescribeAs(pre.Holder), pre.Since.UTC().Format("2006-01-02 15:04:05Z"), pre.Reason)
 	}
 	writeWarningsText(b, r.Warnings, o, p)
 	if u := r.Unsaved; u != nil {
@@ -294,45 +294,6 @@ func WriteLedger(w io.Writer, ledger receipt.Ledger, o TextOptions) error {
 		t.Row(S(Dim, e.Adapter+"."+e.Op), C(Clean(e.Key, o.width()-40)), S(Dim, "("+who+")"))
 	}
 	return t.Write(w, p)
-}
-
-// OwnerText describes a lease holder for people: "run r1 (action, apply,
-// actor octocat, GitHub run 99 attempt 2 of octo/app, host h pid 7)".
-func OwnerText(holder string, o receipt.Owner) string {
-	var parts []string
-	if o.Kind != "" {
-		parts = append(parts, string(o.Kind))
-	}
-	if o.Operation != "" {
-		parts = append(parts, string(o.Operation))
-	}
-	if o.Actor != "" {
-		parts = append(parts, "actor "+o.Actor)
-	}
-	if o.GitHubRunID != 0 {
-		s := fmt.Sprintf("GitHub run %d", o.GitHubRunID)
-		if o.GitHubRunAttempt != 0 {
-			s += fmt.Sprintf(" attempt %d", o.GitHubRunAttempt)
-		}
-		if o.Repository != "" {
-			s += " of " + o.Repository
-		}
-		parts = append(parts, s)
-	}
-	if o.Host != "" {
-		s := "host " + o.Host
-		if o.PID != 0 {
-			s += fmt.Sprintf(" pid %d", o.PID)
-		}
-		parts = append(parts, s)
-	}
-	if holder == "" {
-		holder = o.RunID
-	}
-	if len(parts) == 0 {
-		return "run " + holder
-	}
-	return "run " + holder + " (" + strings.Join(parts, ", ") + ")"
 }
 
 func pad(s string, n int) string {

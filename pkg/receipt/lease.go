@@ -99,9 +99,9 @@ type Owner struct {
 	Actor      string `json:"actor,omitempty"`
 }
 
-// describe renders the owner for messages: "run r1 (action, actor octocat,
-// GitHub run 99 attempt 2, host h pid 12)".
-func (o Owner) describe() string {
+// Describe renders the owner for people and messages: "run r1 (action,
+// apply, actor octocat, GitHub run 99 attempt 2 of octo/app, host h pid 12)".
+func (o Owner) Describe() string {
 	var parts []string
 	if o.Kind != "" {
 		parts = append(parts, string(o.Kind))
@@ -237,7 +237,7 @@ func CheckAcquire(target Target, owner Owner) error {
 func HeldError(held Lease, now time.Time) *errs.Error {
 	left := held.ExpiresAt.Sub(now).Round(time.Second)
 	e := errs.New(errs.LOCK_HELD, "%s is held by %s since %s, until %s (%s left on its lease, generation %d)",
-		held.Target, held.Owner.describeAs(held.Holder), held.AcquiredAt.UTC().Format(time.RFC3339),
+		held.Target, held.Owner.DescribeAs(held.Holder), held.AcquiredAt.UTC().Format(time.RFC3339),
 		held.ExpiresAt.UTC().Format(time.RFC3339), left, held.Generation).
 		With("lease", held).With("target", held.Target.String())
 	if held.Target.IsParent() {
@@ -247,10 +247,13 @@ func HeldError(held Lease, now time.Time) *errs.Error {
 		held.ExpiresAt.UTC().Format(time.RFC3339), held.Holder, held.Target.UnlockCommand())
 }
 
-// describeAs is describe with the holder's run id as the lease names it.
-func (o Owner) describeAs(holder string) string {
-	o.RunID = holder
-	return o.describe()
+// DescribeAs is Describe with the holder's run id as the lease names it
+// (the owner's own RunID when holder is empty).
+func (o Owner) DescribeAs(holder string) string {
+	if holder != "" {
+		o.RunID = holder
+	}
+	return o.Describe()
 }
 
 // HeldLease returns the lease named by a LOCK_HELD error (HeldError), so a
@@ -273,7 +276,7 @@ func LostError(mine Lease, current *Lease) *errs.Error {
 			mine.Holder, mine.Target, mine.Generation)
 	} else {
 		e = errs.New(errs.LOCK_LOST, "the lease of run %s on %s (generation %d) was lost: %s holds it since %s (generation %d)",
-			mine.Holder, mine.Target, mine.Generation, current.Owner.describeAs(current.Holder),
+			mine.Holder, mine.Target, mine.Generation, current.Owner.DescribeAs(current.Holder),
 			current.AcquiredAt.UTC().Format(time.RFC3339), current.Generation)
 		e.With("current", *current)
 	}
