@@ -162,6 +162,22 @@ func (c *Cloud) netlifyEnvSite(w http.ResponseWriter, r *http.Request) *NetlifyS
 	return s
 }
 
+// netlifyEnvVar finds the site (as netlifyEnvSite) and its variable named
+// by the path's key; it answers 404 and returns nil when either is missing.
+// The caller holds c.mu.
+func (c *Cloud) netlifyEnvVar(w http.ResponseWriter, r *http.Request) (*NetlifySite, int) {
+	s := c.netlifyEnvSite(w, r)
+	if s == nil {
+		return nil, -1
+	}
+	i := s.env(r.PathValue("key"))
+	if i < 0 {
+		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
+		return nil, -1
+	}
+	return s, i
+}
+
 func netlifySiteView(s *NetlifySite) map[string]any {
 	return map[string]any{"id": s.ID, "site_id": s.ID, "name": s.Name, "account_id": s.AccountID, "account_slug": s.AccountSlug,
 		"ssl_url": "https://" + s.Name + ".netlify.app", "url": "http://" + s.Name + ".netlify.app"}
@@ -219,13 +235,8 @@ func (s *NetlifySite) env(key string) int {
 func (c *Cloud) netlifyGetEnv(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.netlifyEnvSite(w, r)
+	s, i := c.netlifyEnvVar(w, r)
 	if s == nil {
-		return
-	}
-	i := s.env(r.PathValue("key"))
-	if i < 0 {
-		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
 		return
 	}
 	writeJSON(w, http.StatusOK, netlifyEnvView(&s.Env[i]))
@@ -329,13 +340,8 @@ func (c *Cloud) netlifySetValue(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.netlifyEnvSite(w, r)
+	s, i := c.netlifyEnvVar(w, r)
 	if s == nil {
-		return
-	}
-	i := s.env(r.PathValue("key"))
-	if i < 0 {
-		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
 		return
 	}
 	if err := c.netlifySet(&s.Env[i], in, OriginAPI); err != nil {
@@ -348,13 +354,8 @@ func (c *Cloud) netlifySetValue(w http.ResponseWriter, r *http.Request) {
 func (c *Cloud) netlifyDeleteEnv(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.netlifyEnvSite(w, r)
+	s, i := c.netlifyEnvVar(w, r)
 	if s == nil {
-		return
-	}
-	i := s.env(r.PathValue("key"))
-	if i < 0 {
-		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
 		return
 	}
 	s.Env = slices.Delete(s.Env, i, i+1)
@@ -364,13 +365,8 @@ func (c *Cloud) netlifyDeleteEnv(w http.ResponseWriter, r *http.Request) {
 func (c *Cloud) netlifyDeleteValue(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.netlifyEnvSite(w, r)
+	s, i := c.netlifyEnvVar(w, r)
 	if s == nil {
-		return
-	}
-	i := s.env(r.PathValue("key"))
-	if i < 0 {
-		netlifyErr(w, http.StatusNotFound, "Environment variable not found")
 		return
 	}
 	v := &s.Env[i]
