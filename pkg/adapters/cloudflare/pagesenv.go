@@ -4,9 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -34,8 +32,6 @@ const (
 	plainText  = "plain_text"
 	secretText = "secret_text"
 )
-
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // PagesEnvOp is cloudflare.pages_env.
 type PagesEnvOp struct {
@@ -128,35 +124,7 @@ func target(params map[string]any, run adapter.RunCtx) (string, error) {
 }
 
 func values(params map[string]any, name string) (map[string]any, error) {
-	m, err := param.Map(opName, params, name)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	for k, v := range m {
-		if !envNamePattern.MatchString(k) {
-			return nil, param.Invalid(opName, name+"."+k, "is not a valid variable name (letters, digits and _, not starting with a digit)")
-		}
-		switch t := v.(type) {
-		case string:
-			out[k] = t
-		case bool:
-			out[k] = strconv.FormatBool(t)
-		case int:
-			out[k] = strconv.Itoa(t)
-		case int64:
-			out[k] = strconv.FormatInt(t, 10)
-		case float64:
-			out[k] = strconv.FormatFloat(t, 'f', -1, 64)
-		default:
-			if _, ok := adapter.MarkerOf(v); ok {
-				out[k] = v
-				continue
-			}
-			return nil, param.Invalid(opName, name+"."+k, "must be a string, {from}, {secret} or {keep: true}, got %s", param.Describe(v))
-		}
-	}
-	return out, nil
+	return param.EnvValues(opName, params, name)
 }
 
 func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {

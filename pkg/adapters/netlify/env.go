@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,8 +32,6 @@ const (
 	Dev           = "dev"
 	Branch        = "branch" // with a branch name (context_parameter)
 )
-
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // EnvOp is netlify.env.
 type EnvOp struct {
@@ -163,36 +160,11 @@ func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envRe
 	if r.context, r.branch, err = contextBranch(params, run); err != nil {
 		return r, err
 	}
-	vals, err := param.Map(opName, params, "values")
-	if err != nil {
+	if r.values, err = param.EnvValues(opName, params, "values"); err != nil {
 		return r, err
 	}
-	if len(vals) == 0 {
+	if len(r.values) == 0 {
 		return r, param.Invalid(opName, "values", "is required: a map of variable names to values")
-	}
-	r.values = map[string]any{}
-	for name, v := range vals {
-		if !envNamePattern.MatchString(name) {
-			return r, param.Invalid(opName, "values."+name, "is not a valid variable name (letters, digits and _, not starting with a digit)")
-		}
-		switch t := v.(type) {
-		case string:
-			r.values[name] = t
-		case bool:
-			r.values[name] = strconv.FormatBool(t)
-		case int:
-			r.values[name] = strconv.Itoa(t)
-		case int64:
-			r.values[name] = strconv.FormatInt(t, 10)
-		case float64:
-			r.values[name] = strconv.FormatFloat(t, 'f', -1, 64)
-		default:
-			if _, ok := adapter.MarkerOf(v); ok {
-				r.values[name] = v
-				continue
-			}
-			return r, param.Invalid(opName, "values."+name, "must be a string, {from}, {secret} or {keep: true}, got %s", param.Describe(v))
-		}
 	}
 	return r, nil
 }

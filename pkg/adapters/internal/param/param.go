@@ -14,7 +14,9 @@ package param
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -193,4 +195,42 @@ func Concrete(op, name string, v any) error {
 		return errs.New(errs.PARAM_INVALID, "%s parameter %s is not known yet (a pending or unresolved secret value reached apply)", op, name).With("param", name)
 	}
 	return nil
+}
+
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// EnvValues reads the map parameter name as environment variables: every
+// key a valid variable name, every value a string (a bool or number is
+// written as its text) or a marker ({from}, {secret}, {keep}). A missing
+// parameter is an empty map.
+func EnvValues(op string, params map[string]any, name string) (map[string]any, error) {
+	m, err := Map(op, params, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !envNamePattern.MatchString(k) {
+			return nil, Invalid(op, name+"."+k, "is not a valid variable name (letters, digits and _, not starting with a digit)")
+		}
+		switch t := v.(type) {
+		case string:
+			out[k] = t
+		case bool:
+			out[k] = strconv.FormatBool(t)
+		case int:
+			out[k] = strconv.Itoa(t)
+		case int64:
+			out[k] = strconv.FormatInt(t, 10)
+		case float64:
+			out[k] = strconv.FormatFloat(t, 'f', -1, 64)
+		default:
+			if _, ok := adapter.MarkerOf(v); ok {
+				out[k] = v
+				continue
+			}
+			return nil, Invalid(op, name+"."+k, "must be a string, {from}, {secret} or {keep: true}, got %s", Describe(v))
+		}
+	}
+	return out, nil
 }

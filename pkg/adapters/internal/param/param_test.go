@@ -77,3 +77,25 @@ func TestKnownSettingConcrete(t *testing.T) {
 		t.Error("Copy(nil) is nil")
 	}
 }
+
+func TestEnvValues(t *testing.T) {
+	secret := adapter.Marker{Kind: adapter.Secret, Ref: "env://X"}
+	got, err := param.EnvValues("x.env", map[string]any{"values": map[string]any{
+		"A": "s", "B": true, "C": 3, "D": 1.5, "E": secret,
+	}}, "values")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"A": "s", "B": "true", "C": "3", "D": "1.5", "E": secret}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, got[k], v)
+		}
+	}
+	for _, bad := range []map[string]any{{"1A": "x"}, {"A-B": "x"}, {"A": []any{"x"}}} {
+		_, err := param.EnvValues("x.env", map[string]any{"values": bad}, "values")
+		if errs.CodeOf(err) != errs.PARAM_INVALID || !strings.Contains(err.Error(), "values.") {
+			t.Errorf("%v: err %v, want PARAM_INVALID naming values.<key>", bad, err)
+		}
+	}
+}
