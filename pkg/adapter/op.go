@@ -66,6 +66,13 @@ type Resource struct {
 type Live struct {
 	Resources []Resource     `json:"resources"`
 	Outputs   map[string]any `json:"outputs,omitempty"`
+	// Read is what the op's Read fetched that its Apply may start from
+	// (the provider object the line's resources live in), so a create or
+	// an update does not fetch it again right after the engine's read. It
+	// is the op's own: never written anywhere, never compared, and an
+	// Apply must check it belongs to the request it is given. nil when the
+	// op keeps nothing.
+	Read any `json:"-"`
 }
 
 // Resource returns the live resource with key, or nil.

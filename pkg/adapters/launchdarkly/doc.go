@@ -34,6 +34,12 @@
 // changes: the op answers PROVIDER_CONFLICT saying so, and never creates an
 // approval request on its own.
 //
+// Requests: Read is one GET of the flag (env filter); Apply starts from the
+// flag that Read fetched (adapter.Live.Read: variation ids and targets), so
+// a create or a move is that read and one patch. The patch needs no
+// version: its instructions name the key and a variation id, never a
+// position, so it is right against the flag as it is when applied.
+//
 // Sources (the search tool's stored copies):
 //   - "Update feature flag" (semantic patch media type, environmentKey,
 //     instructions; targeting instructions addTargets/removeTargets with

@@ -347,7 +347,7 @@ func (op *TargetOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 	if err != nil {
 		return nil, err
 	}
-	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
+	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}, Read: &flagRead{project: r.project, environment: r.environment, flag: f}}
 	cur := f.current(r.environment, r.kind, r.key)
 	if cur < 0 {
 		return live, nil
@@ -411,9 +411,31 @@ func (op *TargetOp) patch(ctx context.Context, a httpclient.API, b block, flagKe
 	return err
 }
 
+// flagRead is the flag as Read fetched it (adapter.Live.Read): the
+// variations' ids and the environment's targets Apply needs.
+type flagRead struct {
+	project, environment string
+	flag                 *flag
+}
+
+// from is the flag Read fetched for r, or nil when live holds none for it.
+func (fr *flagRead) from(r targetReq) *flag {
+	if fr == nil || fr.flag == nil || fr.project != r.project || fr.environment != r.environment || fr.flag.Key != r.flag {
+		return nil
+	}
+	return fr.flag
+}
+
 // Apply adds the key as a target of the variation (intend first), or moves
-// it there from another variation in one patch.
-func (op *TargetOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
+// it there from another variation in one patch. It starts from the flag
+// the engine's Read just fetched (live.Read), so a create or a move is one
+// read and one write; without it, it reads the flag first. A read that
+// went stale in between does no harm: the semantic patch's instructions
+// name the key and a variation id, not positions or versions (adding a
+// present target, or removing an absent one, changes nothing; a key added
+// to one variation leaves the others), so the patch is right against the
+// flag as it is when LaunchDarkly applies it.
+func (op *TargetOp) Apply(ctx context.Context, req adapter.Request, live *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
 	r, err := parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
@@ -422,9 +444,15 @@ func (op *TargetOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 	if err != nil {
 		return nil, err
 	}
-	f, err := op.getFlag(ctx, a, r.block, r.flag)
-	if err != nil {
-		return nil, err
+	var f *flag
+	if live != nil {
+		fr, _ := live.Read.(*flagRead)
+		f = fr.from(r)
+	}
+	if f == nil {
+		if f, err = op.getFlag(ctx, a, r.block, r.flag); err != nil {
+			return nil, err
+		}
 	}
 	want, err := r.wantIndex(f)
 	if err != nil {

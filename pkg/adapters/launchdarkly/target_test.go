@@ -2,6 +2,11 @@ package launchdarkly_test
 
 import (
 	"context"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -112,5 +117,101 @@ func TestMissingFlagOrVariation(t *testing.T) {
 	d, err := op.Defaults(map[string]any{"flag": "theme"}, block, adapter.RunCtx{Scope: "pr-3"})
 	if err != nil || d["key"] != "pr-3" || d["context_kind"] != "user" || d["variation"] != true {
 		t.Errorf("defaults = %v, %v", d, err)
+	}
+}
+
+// countingWorld is newWorld's fake cloud behind a server that counts the
+// requests it receives, by method.
+func countingWorld(t *testing.T) (*simtest.World, func() map[string]int) {
+	t.Helper()
+	w := newWorld(t)
+	var mu sync.Mutex
+	counts := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		counts[r.Method]++
+		mu.Unlock()
+		w.Cloud.Handler().ServeHTTP(rw, r)
+	}))
+	t.Cleanup(srv.Close)
+	for _, kv := range w.Cloud.Env(srv.URL) {
+		k, v, _ := strings.Cut(kv, "=")
+		w.Env[k] = v
+	}
+	return w, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := maps.Clone(counts)
+		clear(counts)
+		return out
+	}
+}
+
+// A create is the engine's read and one semantic patch (issue 11: at most
+// two provider requests per create), and so is a move: Apply starts from
+// the flag Read fetched. Without a read to start from it reads first.
+func TestCreateIsOneReadAndOneWrite(t *testing.T) {
+	w, requests := countingWorld(t)
+	op := launchdarkly.NewTarget(w.With(nil), w.Client)
+	ctx := context.Background()
+	r := req("theme", "pr-5", map[string]any{"variation": "Green"})
+
+	live, err := op.Read(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := op.Diff(live, r); len(d) != 1 || d[0].Action != adapter.Create {
+		t.Fatalf("diff = %+v, want a create", d)
+	}
+	var intended []string
+	res, err := op.Apply(ctx, r, live, func(keys ...string) error { intended = append(intended, keys...); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := requests(); got[http.MethodGet] != 1 || got[http.MethodPatch] != 1 || len(got) != 2 {
+		t.Errorf("a create made %v requests, want one GET (the read) and one PATCH", got)
+	}
+	key := launchdarkly.Key("preview", "theme", "user", "pr-5")
+	if len(res.Created) != 1 || res.Created[0] != key || len(intended) != 1 || intended[0] != key {
+		t.Errorf("created %v, intended %v; want %s both", res.Created, intended, key)
+	}
+	theme := w.Cloud.State().LaunchDarkly[1].Environments["preview"]
+	if len(theme.Targets) != 1 || theme.Targets[0].Variation != 1 || len(theme.Targets[0].Values) != 1 || theme.Targets[0].Values[0] != "pr-5" {
+		t.Fatalf("targets = %+v, want pr-5 on Green", theme.Targets)
+	}
+
+	// A move: the read, then one patch that removes and adds.
+	r.Params["variation"] = "Blue"
+	if live, err = op.Read(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	requests()
+	if res, err = op.Apply(ctx, r, live, func(...string) error { t.Error("a move intends"); return nil }); err != nil || len(res.Created) != 0 {
+		t.Fatalf("move: %+v, %v", res, err)
+	}
+	if got := requests(); got[http.MethodPatch] != 1 || len(got) != 1 {
+		t.Errorf("a move after the read made %v requests, want one PATCH", got)
+	}
+	theme = w.Cloud.State().LaunchDarkly[1].Environments["preview"]
+	if len(theme.Targets) != 1 || theme.Targets[0].Variation != 0 || theme.Targets[0].Values[0] != "pr-5" {
+		t.Errorf("targets = %+v, want pr-5 on Blue only", theme.Targets)
+	}
+
+	// A read of another flag is not this line's: Apply reads its own.
+	other, err := op.Read(ctx, req("new-checkout", "pr-5", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Params["variation"] = "Green"
+	requests()
+	if _, err := op.Apply(ctx, r, other, intendOK); err != nil {
+		t.Fatal(err)
+	}
+	if got := requests(); got[http.MethodGet] != 1 || got[http.MethodPatch] != 1 {
+		t.Errorf("Apply given another flag's read made %v requests, want its own GET and one PATCH", got)
+	}
+	theme = w.Cloud.State().LaunchDarkly[1].Environments["preview"]
+	if len(theme.Targets) != 1 || theme.Targets[0].Variation != 1 {
+		t.Errorf("targets = %+v, want pr-5 on Green", theme.Targets)
 	}
 }
