@@ -80,13 +80,13 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); sim.Wait() })
-	// An 8 s lease: each renewal (every TTL/3) has ~6 s to land before its
-	// holder stops itself, which a loaded machine's git push always
-	// meets (a 1 s TTL left it 0.6 s and runs lost their leases); the run
-	// after a kill waits at most 8 s for the expiry.
+	// Every run holds a 5-minute lease: nothing but a kill ends one, so
+	// no renewal has to land within a deadline a loaded machine could
+	// miss. Only the run a test kills is given a short lease (killEnv),
+	// and what waits on it waits as long as it takes.
 	w.env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "USER=journey",
-		"SPONSON_RECEIPTS_REMOTE=" + remote, "SPONSON_LEASE_TTL=8s",
+		"SPONSON_RECEIPTS_REMOTE=" + remote, "SPONSON_LEASE_TTL=5m",
 		"STRIPE_TEST_KEY=sk_test_JourneyKeyThatMustNeverLeak42",
 	}
 	sc := bufio.NewScanner(stdout)
@@ -144,6 +144,21 @@ func (w *world) cmd(args ...string) *exec.Cmd {
 	c := exec.Command(w.bin, args...)
 	c.Dir = w.dir
 	c.Env = w.env
+	return c
+}
+
+// killedTTL is the lease of a run a test kills: its leases (the scope's
+// and the shared callback list's) expire this long after its last
+// renewal, so the runs after it take over. Whether the killed run
+// renews in time on a loaded machine does not matter: a run that loses
+// its lease stops, which is a kill of its own.
+const killedTTL = "2s"
+
+// killable is cmd for a run that will be killed: the same, with a short
+// lease (killedTTL; a later SPONSON_LEASE_TTL in Env wins).
+func (w *world) killable(args ...string) *exec.Cmd {
+	c := w.cmd(args...)
+	c.Env = append(slices.Clone(w.env), "SPONSON_LEASE_TTL="+killedTTL)
 	return c
 }
 
@@ -275,12 +290,14 @@ func TestKilledApplyIsRecovered(t *testing.T) {
 			others.Add(1)
 			go func() {
 				defer others.Done()
-				if code, out := w.run(args(m, "apply", "--lock-wait", "60s")...); code != 0 {
+				// The killed run may hold the list's lease: wait for it
+				// to expire, however long this machine takes.
+				if code, out := w.run(args(m, "apply", "--lock-wait", "10m")...); code != 0 {
 					t.Errorf("round %d: pr-%d beside the killed run: exit %d\n%s", n, m, code, out)
 				}
 			}()
 		}
-		killed := w.cmd(args(n, "apply")...)
+		killed := w.killable(args(n, "apply")...)
 		if err := killed.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +311,7 @@ func TestKilledApplyIsRecovered(t *testing.T) {
 			}
 		}
 
-		code, out := w.run(args(n, "apply", "--wait", "--wait-timeout", "60s")...)
+		code, out := w.run(args(n, "apply", "--wait", "--wait-timeout", "10m")...)
 		if code != 0 || !strings.Contains(out, ": complete") {
 			t.Fatalf("round %d: the run after the kill: exit %d\n%s", n, code, out)
 		}
@@ -324,10 +341,6 @@ func TestKilledApplyIsRecovered(t *testing.T) {
 // complete and every callback survives.
 func TestManyAppliesOnOneRemote(t *testing.T) {
 	w := newWorld(t)
-	// Nothing is killed here, so no lease has to expire in real time: a
-	// lease of a second would make the verdict depend on how fast this
-	// machine pushes (a renewal must land within 0.8 s), not on Sponson.
-	w.env = append(w.env, "SPONSON_LEASE_TTL=5m")
 	const n = 5
 	var wg sync.WaitGroup
 	codes, outs := make([]int, n), make([]string, n)
@@ -335,7 +348,9 @@ func TestManyAppliesOnOneRemote(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i], outs[i] = w.run(args(100+i, "apply", "--wait", "--wait-timeout", "60s")...)
+			// They wait for each other on the list's lease as long as
+			// it takes this machine.
+			codes[i], outs[i] = w.run(args(100+i, "apply", "--wait", "--wait-timeout", "10m")...)
 		}()
 	}
 	wg.Wait()
