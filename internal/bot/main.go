@@ -18,6 +18,7 @@ import (
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/redact"
+	"github.com/sponson/apply/pkg/secret"
 )
 
 // Env is the world the bot runs in. OSEnv gives the real one.
@@ -34,7 +35,7 @@ type Env struct {
 
 // OSEnv is the process's own environment.
 func OSEnv() Env {
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: os.ReadFile}
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile}
 }
 
 // Main runs the bot until it is told to stop and returns the process exit

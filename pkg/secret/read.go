@@ -1,11 +1,13 @@
 package secret
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -44,6 +46,42 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, tooLarge(path)
 	}
 	return data, nil
+}
+
+// ReadTimeout bounds one read of a file:// secret. A regular file of at
+// most MaxFileBytes is read in milliseconds; one that takes longer is on a
+// mount that stopped answering, and waiting for it would keep the run (and
+// any lease it holds) hostage.
+const ReadTimeout = 30 * time.Second
+
+// readContext is read(path) that gives up when ctx is done or after
+// ReadTimeout, whichever comes first: a read the kernel does not finish
+// (a hung network mount) cannot hold the run. The read itself may go on in
+// the background; its result is dropped.
+func readContext(parent context.Context, read func(string) ([]byte, error), path string) ([]byte, error) {
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(parent, ReadTimeout)
+	defer cancel()
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := read(path)
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		if err := parent.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading %s did not finish in %s: %w", path, ReadTimeout, ctx.Err())
+	}
 }
 
 func tooLarge(path string) error {

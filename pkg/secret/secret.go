@@ -297,7 +297,7 @@ func (f File) Path(ref Ref) string {
 
 // Resolve reads the file: SECRET_UNRESOLVED when it cannot be read (the cause
 // is kept: errors.Is(err, fs.ErrNotExist) works) or is empty.
-func (f File) Resolve(_ context.Context, ref Ref) (string, error) {
+func (f File) Resolve(ctx context.Context, ref Ref) (string, error) {
 	if f.ReadFile == nil {
 		return "", errs.New(errs.INTERNAL, "secret %s: no file reader is configured", ref)
 	}
@@ -309,7 +309,7 @@ func (f File) Resolve(_ context.Context, ref Ref) (string, error) {
 		return "", errs.New(errs.SECRET_UNRESOLVED, "secret %s: %s is outside the repository's working tree", ref, path).
 			WithHint("Keep file:// secrets inside the checkout, or name the directory that holds them in SPONSON_SECRET_DIRS (a list separated by %q).", string(filepath.ListSeparator))
 	}
-	b, err := f.ReadFile(path)
+	b, err := readContext(ctx, f.ReadFile, path)
 	if err != nil {
 		e := errs.Wrap(err, errs.SECRET_UNRESOLVED, "secret %s: cannot read %s", ref, path)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/secret"
@@ -274,4 +276,37 @@ func TestFileSecretsStayInTheTree(t *testing.T) {
 	if _, err := secret.ReadFile("/dev/zero"); !secret.IsRefused(err) {
 		t.Errorf("ReadFile of /dev/zero: %v", err)
 	}
+}
+
+// A file:// read that never finishes (a hung mount) cannot hold the run:
+// it gives up when the run is cancelled, and on its own after
+// ReadTimeout. Time is the bubble's, so the verdict does not depend on
+// this machine.
+func TestStuckFileReadIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unblock := make(chan struct{})
+		defer close(unblock)
+		stuck := func(string) ([]byte, error) { <-unblock; return []byte("late"), nil }
+		r := secret.New(secret.Config{ReadFile: stuck, BaseDir: "/repo"})
+
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { time.Sleep(time.Second); cancel() }()
+		start := time.Now()
+		_, err := r.Resolve(ctx, "file://token")
+		if !errors.Is(err, context.Canceled) || errs.CodeOf(err) != errs.SECRET_UNRESOLVED {
+			t.Fatalf("cancelled read: %v (code %s)", err, errs.CodeOf(err))
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("the cancelled read returned after %s, want at the cancel (1s)", d)
+		}
+
+		start = time.Now()
+		_, err = r.Resolve(context.Background(), "file://token")
+		if !errors.Is(err, context.DeadlineExceeded) || errs.CodeOf(err) != errs.SECRET_UNRESOLVED || !strings.Contains(err.Error(), "did not finish") {
+			t.Fatalf("stuck read: %v (code %s)", err, errs.CodeOf(err))
+		}
+		if d := time.Since(start); d != secret.ReadTimeout {
+			t.Errorf("the stuck read gave up after %s, want %s", d, secret.ReadTimeout)
+		}
+	})
 }
