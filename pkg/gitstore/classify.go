@@ -51,6 +51,11 @@ func classify(err error) (f failure, sent bool) {
 		return failUnknown, true
 	}
 	switch {
+	case errors.Is(err, errStalled):
+		// Checked before the context: the remote stopped answering, the
+		// caller did not give up. It may have taken a push it did not
+		// confirm; the caller's re-read decides.
+		return failUnavailable, true
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return failInterrupted, false
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed),

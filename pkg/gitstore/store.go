@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -29,6 +30,12 @@ const (
 	DefaultBudget = 60 * time.Second
 	// DefaultCacheBytes bounds the shared object cache.
 	DefaultCacheBytes = 64 << 20
+	// DefaultHTTPTimeout bounds one HTTP exchange with the remote (a ref
+	// listing, a packfile, a push), body included: a remote that stops
+	// answering ends the operation STORE_UNAVAILABLE instead of holding
+	// the run, and its leases, for ever. A fetch of 5,000 receipts takes
+	// about a second.
+	DefaultHTTPTimeout = 5 * time.Minute
 	// TokenUser is the user name a GitHub token is sent with.
 	TokenUser = "x-access-token"
 
@@ -60,6 +67,9 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// CacheBytes bounds the in-memory object cache (0: DefaultCacheBytes).
 	CacheBytes int64
+	// HTTPTimeout bounds each HTTP exchange with the remote, its body
+	// included (0: DefaultHTTPTimeout). Every exchange also honours ctx.
+	HTTPTimeout time.Duration
 }
 
 // Store is the git-branch receipt.Store. It keeps nothing on disk: every
@@ -78,6 +88,7 @@ type Store struct {
 	rand   *rand.Rand
 
 	objects *objectCache
+	http    transport.Transport // for http(s) remotes
 	tipsMu  sync.Mutex
 	tips    map[plumbing.ReferenceName]plumbing.Hash // last tip seen or written, a hint only
 
@@ -181,6 +192,13 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.url = u.String()
 	s.safeURL = s.url
+	if u.Scheme == "http" || u.Scheme == "https" {
+		d := opts.HTTPTimeout
+		if d <= 0 {
+			d = DefaultHTTPTimeout
+		}
+		s.http = githttp.NewClient(&http.Client{Transport: &stallGuard{base: http.DefaultTransport, limit: d}})
+	}
 	if u.Scheme == "file" && u.Host != "" {
 		return nil, errs.New(errs.USAGE, "the receipts remote %q names a host; a file:// URL is file:///absolute/path", s.safeURL)
 	}
@@ -247,6 +265,9 @@ func (s *Store) client() (transport.Transport, *transport.Endpoint, error) {
 	ep, err := transport.NewEndpoint(s.url)
 	if err != nil {
 		return nil, nil, errs.Wrap(s.scrub(err), errs.USAGE, "the receipts remote %s is not a valid git URL", s.safeURL)
+	}
+	if s.http != nil && (ep.Protocol == "http" || ep.Protocol == "https") {
+		return s.http, ep, nil
 	}
 	c, err := client.NewClient(ep)
 	if err != nil {
