@@ -26,6 +26,9 @@ func runCLI(t *testing.T, env cli.Env, args ...string) run {
 func testEnv(t *testing.T, vars map[string]string, files map[string]string) cli.Env {
 	dir := t.TempDir()
 	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ deployments); GET /_state shows its state and write log. It serves until interru
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := sim.New(sim.Options{Seed: uint64(time.Now().UnixNano())})
 			demo := c.SeedDemo()
-			if err := seedDocumented(c); err != nil {
+			if err := c.SeedExamples(); err != nil {
 				return err
 			}
 			srv, err := c.Start(addr)
@@ -74,31 +74,4 @@ func flush(w io.Writer) {
 	if f, ok := w.(interface{ Flush() error }); ok {
 		f.Flush()
 	}
-}
-
-// seedDocumented adds the provider objects that the README's plan and the
-// examples/ plans of the providers the fake cloud models name, so that a
-// newcomer's `sponson plan` of one of them against `sponson sim` plans
-// instead of failing PROVIDER_NOT_FOUND (internal/cli's examples test seeds
-// the same objects).
-func seedDocumented(c *sim.Cloud) error {
-	// README.md, "A plan".
-	c.SeedNeonProject(sim.NeonProject{ID: "proj_abc"})
-	c.SeedVercelProject(sim.VercelProject{ID: "prj_123", Name: "readme", TeamID: "team_9"})
-	c.SeedAuth0Client(sim.Auth0Client{ClientID: "AbCd123"})
-	// examples/*.release.plan.yaml.
-	c.SeedNeonProject(sim.NeonProject{ID: "proj-snowy-meadow-421"})
-	c.SeedVercelProject(sim.VercelProject{ID: "prj_8f2kQx1LmN3", Name: "web", TeamID: "team_acme",
-		Link: &sim.VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 4815162342, ProductionBranch: "main"}})
-	c.SeedAuth0Client(sim.Auth0Client{ClientID: "q8XbT2nYv0pLwE4r"})
-	if _, err := c.SeedSupabaseProject(sim.SupabaseProject{Ref: "abcdefghijklmnopqrst", Name: "shop"}); err != nil {
-		return err
-	}
-	c.SeedNetlifySite(sim.NetlifySite{ID: "3f1c2a9e-7b4d-4e61-9a0f-2c8d5e6b7a10", Name: "shop", AccountID: "5e8a1c0f2b3d4e5f6a7b8c9d", AccountSlug: "acme"})
-	c.SeedPlanetScaleDatabase("acme", "shop")
-	c.SeedLaunchDarklyFlag(sim.LaunchDarklyFlag{Project: "shop", Key: "new-checkout",
-		Variations:   []sim.LaunchDarklyVariation{{Value: true}, {Value: false}},
-		Environments: map[string]*sim.LaunchDarklyEnv{"test": {}}})
-	c.SeedCloudflarePagesProject(sim.CloudflarePagesProject{Account: "023e105f4ecef8ad9ca31a8372d0c353", Name: "acme-marketing"})
-	return nil
 }

@@ -194,7 +194,8 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 	}
 	for _, ls := range r.lines {
 		sl, ok := ls.pl.op.(adapter.ScopeLister)
-		if !ok || ls.req.Params == nil {
+		if !ok || ls.req.Params == nil || len(ls.pending) > 0 {
+			// A line waiting on another's output has no scope to list yet.
 			continue
 		}
 		found, err := sl.ListScope(ctx, ls.req)
