@@ -26,3 +26,31 @@ func TestValidatePerLineOutputs(t *testing.T) {
 		t.Errorf("a declared output was refused:\n%s", r.err)
 	}
 }
+
+// An op's refusal of a parameter points at the parameter, not at the
+// line's first key: a typo (parnet:, enviroments:) and a bad value
+// (url: [1]) alike, in validate and plan.
+func TestParamErrorsPointAtTheParameter(t *testing.T) {
+	for _, c := range []struct{ bad, want string }{
+		{"    parnet: main", `release.plan.yaml:9:5: PARAM_INVALID: auth0.callback has no parameter parnet`},
+		{"    enviroments: [preview]", `release.plan.yaml:9:5: PARAM_INVALID: auth0.callback has no parameter enviroments`},
+		{"    list: [1]", `release.plan.yaml:9:5: PARAM_INVALID: auth0.callback parameter list must be a string`},
+	} {
+		src := `version: 1
+providers:
+  auth0: { domain: x.eu.auth0.com, client: AbCd123 }
+changes:
+  - id: cb
+    adapter: auth0
+    op: callback
+    url: https://${ctx.scope}.x.dev/cb
+` + c.bad + "\n"
+		env := testEnv(t, map[string]string{"AUTH0_MANAGEMENT_TOKEN": "t"}, map[string]string{"release.plan.yaml": src})
+		for _, cmd := range []string{"validate", "plan"} {
+			r := runCLI(t, env, cmd, "--pr", "1", "--receipts", "local")
+			if r.code != 2 || !strings.Contains(r.err, c.want) {
+				t.Errorf("%s with %q: exit %d, want 2 and\n%s\ngot\n%s", cmd, c.bad, r.code, c.want, r.err)
+			}
+		}
+	}
+}

@@ -125,7 +125,7 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 				for _, x := range errs.Flatten(err) {
 					x = e.redactor().Error(x).(*errs.Error)
 					if x.Pos.IsZero() {
-						x.Pos = ln.Pos
+						x.Pos = paramPos(ln, x)
 					}
 					list = append(list, x)
 				}
@@ -151,7 +151,7 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 				for _, x := range errs.Flatten(err) {
 					x = e.redactor().Error(x).(*errs.Error)
 					if x.Pos.IsZero() {
-						x.Pos = ln.Pos
+						x.Pos = paramPos(ln, x)
 					}
 					if x.Code != errs.PARAM_INVALID && x.Code != errs.INTERNAL {
 						x = errs.Wrap(x, errs.PARAM_INVALID, "line %q: parameters refused", ln.ID)
@@ -301,4 +301,30 @@ func (u lineCatalog) OutputsOf(name, op string, params *plan.Value) []string {
 		}
 	}
 	return u.Outputs(name, op)
+}
+
+// paramPos is where in the plan an op's error about line ln belongs: the
+// parameter it names (its "param" detail, a dotted path such as
+// values.DATABASE_URL, as far as the plan spells it), else the line.
+func paramPos(ln *plan.Line, x *errs.Error) errs.Pos {
+	name, _ := x.Details["param"].(string)
+	if name == "" || ln.Params == nil {
+		return ln.Pos
+	}
+	pos, v := ln.Pos, ln.Params
+	for _, seg := range strings.Split(name, ".") {
+		found := false
+		if v != nil && v.Kind == plan.KindMap {
+			for _, f := range v.Fields {
+				if f.Key == seg {
+					pos, v, found = f.KeyPos, f.Value, true
+					break
+				}
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return pos
 }

@@ -49,7 +49,7 @@ func Known(op string, params map[string]any, known ...string) error {
 		}
 	}
 	return errs.New(errs.PARAM_INVALID, "%s has no parameter %s", op, strings.Join(bad, ", ")).
-		WithHint("%s%s takes %s.", dym, op, strings.Join(known, ", "))
+		WithHint("%s%s takes %s.", dym, op, strings.Join(known, ", ")).With("param", bad[0])
 }
 
 // Invalid is PARAM_INVALID about one parameter.
