@@ -175,30 +175,33 @@ type applier struct {
 	*run
 	keeper *LeaseKeeper
 	owner  receipt.Owner
-	at     receipt.Version  // the version of the scope's receipt the run read
-	w      *receipt.Receipt // the working receipt; its ledger is r.ledger when written
-	order  []string         // destroy: the line ids in the order they were walked
+	rec    *recorder // the receipt's writer
+	order  []string  // destroy: the line ids in the order they were walked
 
 	// Guarded by run.mu (lines run concurrently):
-	touched bool                          // a provider write was attempted
-	lost    error                         // the scope lease was lost
-	created []createdKey                  // what this run created, in completion order
-	undo    []adapter.Todo                // destroy: the manual steps forgotten, with how to undo them
-	results map[string]receipt.LineResult // the lines finished so far (checkpoints)
-
-	// The checkpoint writer (see checkpoint): ck guards the rest.
-	ck      sync.Mutex
-	ckCond  *sync.Cond
-	ckAsked uint64 // checkpoints asked for so far
-	ckDone  uint64 // asked-for checkpoints a successful write covered
-	ckBusy  bool   // a write is in flight
-	ckErr   error  // the last failed write, and the requests it covered
-	ckErrTo uint64
-	writes  int // receipt writes so far
+	touched bool           // a provider write was attempted
+	lost    error          // the scope lease was lost
+	created []createdKey   // what this run created, in completion order
+	undo    []adapter.Todo // destroy: the manual steps forgotten, with how to undo them
 
 	parentMu    sync.Mutex
 	parentLocks map[string]*sync.Mutex // identity → this run's turn on it
 	initial     map[string]bool        // identities in the ledger when the lines started
+}
+
+// newApplier is a run of pr that writes under keeper; at is the version
+// of the scope's receipt it read.
+func newApplier(e *Engine, pr *prepared, o Options, keeper *LeaseKeeper, owner receipt.Owner, at receipt.Version) *applier {
+	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	a.rec = newRecorder(e, keeper, at, a.ledgerSnapshot)
+	return a
+}
+
+// ledgerSnapshot is a copy of the run's ledger as it is now.
+func (a *applier) ledgerSnapshot() receipt.Ledger {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.ledger)
 }
 
 // setLost records that the scope lease was lost (the first error wins).
@@ -269,7 +272,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	}
 	// Who runs it: a confirmed manual step records it.
 	pr.run.Actor = firstOf(owner.Actor, owner.Host, "unknown")
-	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner, at: at}
+	a := newApplier(e, pr, o, keeper, owner, at)
 	a.noteTakeover()
 	stored = a.readable(stored)
 	a.loadForeign(stored)
@@ -285,25 +288,25 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 			return nil, a.leaseNeeded(e.redactor().Error(err))
 		}
 	}
-	a.w = a.startReceipt(prev)
-	a.hashKey = a.w.HashKey
-	a.ledger = slices.Clone(a.w.Ledger)
-	if a.w.SupersededBy != "" && len(a.ledger) == 0 {
+	a.rec.w = a.startReceipt(prev)
+	a.hashKey = a.rec.w.HashKey
+	a.ledger = slices.Clone(a.rec.w.Ledger)
+	if a.rec.w.SupersededBy != "" && len(a.ledger) == 0 {
 		// Everything was handed over; applying the scope again starts it
 		// anew (what it creates now is its own, not in transit).
-		a.warn(errs.SUCCESSION, "scope %s was superseded by %s, which owns what it had created; this run starts it anew", pr.scope, a.w.SupersededBy)
-		a.w.SupersededBy = ""
+		a.warn(errs.SUCCESSION, "scope %s was superseded by %s, which owns what it had created; this run starts it anew", pr.scope, a.rec.w.SupersededBy)
+		a.rec.w.SupersededBy = ""
 	}
 	if a.hashKey == "" {
 		if a.hashKey, err = receipt.NewHashKey(e.rand()); err != nil {
 			return nil, err
 		}
-		a.w.HashKey = a.hashKey
+		a.rec.w.HashKey = a.hashKey
 	}
 
 	if stale {
-		a.w.Stale, a.w.Status, a.w.FinishedAt = true, receipt.StatusComplete, e.now()
-		a.w.Lines = map[string]receipt.LineResult{}
+		a.rec.w.Stale, a.rec.w.Status, a.rec.w.FinishedAt = true, receipt.StatusComplete, e.now()
+		a.rec.w.Lines = map[string]receipt.LineResult{}
 		return a.result(nil)
 	}
 
@@ -840,7 +843,7 @@ func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 				Key: k, CreatedBy: receipt.CreatedByIntent, Line: ls.pl.id, Parent: ls.parent})
 		}
 		a.mu.Unlock()
-		if err := a.checkpoint(ctx); err != nil {
+		if err := a.rec.checkpoint(ctx); err != nil {
 			if errs.CodeOf(err) == errs.LOCK_LOST {
 				a.setLost(err)
 			}
@@ -848,74 +851,6 @@ func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 		}
 		return nil
 	}
-}
-
-// checkpoint writes the working receipt, fenced, and returns once a write
-// that holds everything recorded before the call has landed. It is the one
-// writer of the run's receipt before the final write: one write at a time,
-// each from a snapshot of the ledger (and of the lines finished so far)
-// taken after the previous write finished, so checkpoints land in a
-// consistent order and a later one never holds less than an earlier one.
-// Lines asking while a write is in flight share the next one (group
-// commit): with many lines creating at once, the run does not queue one
-// store round trip per line.
-func (a *applier) checkpoint(ctx context.Context) error {
-	a.ck.Lock()
-	if a.ckCond == nil {
-		a.ckCond = sync.NewCond(&a.ck)
-	}
-	a.ckAsked++
-	mine := a.ckAsked
-	for {
-		switch {
-		case a.ckDone >= mine:
-			a.ck.Unlock()
-			return nil
-		case a.ckErr != nil && a.ckErrTo >= mine:
-			err := a.ckErr
-			a.ck.Unlock()
-			return err
-		case !a.ckBusy:
-			a.ckBusy = true
-			upTo := a.ckAsked // the snapshot below holds every request so far
-			a.ck.Unlock()
-			err := a.writeSnapshot(ctx)
-			a.ck.Lock()
-			a.ckBusy = false
-			if err == nil {
-				a.ckDone = upTo
-			} else {
-				a.ckErr, a.ckErrTo = err, upTo
-			}
-			a.ckCond.Broadcast()
-			continue
-		}
-		a.ckCond.Wait()
-	}
-}
-
-// writeSnapshot writes the working receipt with the ledger and the lines
-// finished as they are now; only checkpoint calls it, one at a time.
-func (a *applier) writeSnapshot(ctx context.Context) error {
-	w := *a.w
-	a.mu.Lock()
-	w.Ledger = slices.Clone(a.ledger)
-	w.Lines = make(map[string]receipt.LineResult, len(a.results))
-	for id, lr := range a.results {
-		w.Lines[id] = lr
-	}
-	a.mu.Unlock()
-	red, err := a.e.redactReceipt(&w)
-	if err != nil {
-		return err
-	}
-	if err := a.e.Store.Write(ctx, red, a.keeper.Lease()); err != nil {
-		return a.e.redactor().Error(err)
-	}
-	a.ck.Lock()
-	a.writes++
-	a.ck.Unlock()
-	return nil
 }
 
 // recordUnchanged records a line whose diffs are all unchanged: no
@@ -1213,13 +1148,13 @@ func (a *applier) lineResult(ls *lineState) receipt.LineResult {
 // finish stamps the final receipt.
 func (a *applier) finish(status receipt.Status) {
 	now := a.e.now()
-	a.w.Status, a.w.FinishedAt = status, now
-	a.w.Ledger = slices.Clone(a.ledger)
-	a.w.Lines = a.lineResults()
-	a.w.History = appendHistory(a.w.History, receipt.HistoryEntry{SHA: a.pr.ctx.Git.SHA, At: now, RunID: a.owner.RunID, Status: status})
-	a.w.Warnings = slices.Clone(a.warnings)
-	if a.w.LockPreempted == nil {
-		a.w.LockPreempted = a.keeper.Preempted() // a deferred lease takes over when it is taken
+	a.rec.w.Status, a.rec.w.FinishedAt = status, now
+	a.rec.w.Ledger = slices.Clone(a.ledger)
+	a.rec.w.Lines = a.lineResults()
+	a.rec.w.History = appendHistory(a.rec.w.History, receipt.HistoryEntry{SHA: a.pr.ctx.Git.SHA, At: now, RunID: a.owner.RunID, Status: status})
+	a.rec.w.Warnings = slices.Clone(a.warnings)
+	if a.rec.w.LockPreempted == nil {
+		a.rec.w.LockPreempted = a.keeper.Preempted() // a deferred lease takes over when it is taken
 	}
 }
 
@@ -1228,7 +1163,7 @@ func (a *applier) finish(status receipt.Status) {
 // touched keeps the receipt on disk (SaveUnsaved) and says what was applied
 // but not recorded.
 func (a *applier) result(runErr error) (*RunResult, error) {
-	red, err := a.e.redactReceipt(a.w)
+	red, err := a.rec.redacted(a.rec.w)
 	if err != nil {
 		return nil, err
 	}
@@ -1254,22 +1189,11 @@ func (a *applier) result(runErr error) (*RunResult, error) {
 	if res.Warnings == nil {
 		res.Warnings = []Warning{}
 	}
-	if !a.w.Stale {
+	if !a.rec.w.Stale {
 		ctx := context.Background()
-		var werr error
-		ss, sessions := a.e.Store.(receipt.Sessions)
-		switch {
-		case !a.keeper.Held():
-			// Nothing was written to a provider: the receipt is recorded
-			// without a lease, if the scope is still as the run read it.
-			if werr = ss.WriteAt(ctx, red, a.at); receiptMoved(werr) {
-				return nil, errLeaseNeeded
-			}
-		case sessions:
-			// The final receipt and the release in one step.
-			werr = a.keeper.ReleaseWith(func(l receipt.Lease) error { return ss.WriteRelease(ctx, red, l) })
-		default:
-			werr = a.e.Store.Write(ctx, red, a.keeper.Lease())
+		werr := a.rec.writeFinal(ctx, red)
+		if errors.Is(werr, errLeaseNeeded) {
+			return nil, werr
 		}
 		if werr != nil {
 			werr = a.e.redactor().Error(werr)

@@ -71,7 +71,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		}
 	}
 	pr := &prepared{env: c.Env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
-	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
+	a := newApplier(e, pr, o, keeper, owner, "")
 	a.noteTakeover()
 	// Hand-overs in transit to or from this scope are finished first, so
 	// destroying it can never take the other scope's resources, nor leave
@@ -120,10 +120,10 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			recorded = ids
 		}
 	}
-	a.w = a.startReceipt(prev)
-	a.w.Operation = receipt.OpDestroy
-	a.hashKey = a.w.HashKey
-	a.ledger = slices.Clone(a.w.Ledger)
+	a.rec.w = a.startReceipt(prev)
+	a.rec.w.Operation = receipt.OpDestroy
+	a.hashKey = a.rec.w.HashKey
+	a.ledger = slices.Clone(a.rec.w.Ledger)
 
 	type lineOut struct {
 		keys      []string // destroyed, or failing to be
@@ -231,32 +231,32 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		status = receipt.StatusFailed
 	}
 	now := e.now()
-	a.w.Status, a.w.FinishedAt = status, now
-	a.w.Ledger = slices.Clone(a.ledger)
-	if a.w.Ledger == nil {
-		a.w.Ledger = receipt.Ledger{}
+	a.rec.w.Status, a.rec.w.FinishedAt = status, now
+	a.rec.w.Ledger = slices.Clone(a.ledger)
+	if a.rec.w.Ledger == nil {
+		a.rec.w.Ledger = receipt.Ledger{}
 	}
-	a.w.Destroyed = len(a.w.Ledger) == 0
+	a.rec.w.Destroyed = len(a.rec.w.Ledger) == 0
 	switch {
 	case o.Close != nil:
-		a.w.Closed = o.Close
+		a.rec.w.Closed = o.Close
 	case prev != nil:
-		a.w.Closed = prev.Closed // destroying a closed scope again keeps its tombstone
+		a.rec.w.Closed = prev.Closed // destroying a closed scope again keeps its tombstone
 	}
-	a.w.Lines = map[string]receipt.LineResult{}
+	a.rec.w.Lines = map[string]receipt.LineResult{}
 	for id, lo := range lines {
 		lr := receipt.LineResult{Status: lo.status, Resources: lo.keys, Forgotten: lo.forgotten}
 		if lo.err != nil {
 			le := lineError(lo.err)
 			lr.ErrorCode, lr.Error = le.Code, le.Message
 		}
-		a.w.Lines[id] = lr
+		a.rec.w.Lines[id] = lr
 	}
-	a.w.History = appendHistory(a.w.History, receipt.HistoryEntry{SHA: c.Git.SHA, At: now, RunID: owner.RunID, Status: status})
-	a.w.Warnings = slices.Clone(a.warnings)
+	a.rec.w.History = appendHistory(a.rec.w.History, receipt.HistoryEntry{SHA: c.Git.SHA, At: now, RunID: owner.RunID, Status: status})
+	a.rec.w.Warnings = slices.Clone(a.warnings)
 	if prev == nil && o.Close == nil {
 		// Nothing was ever recorded here: nothing to write.
-		red, err := e.redactReceipt(a.w)
+		red, err := a.rec.redacted(a.rec.w)
 		if err != nil {
 			return nil, err
 		}

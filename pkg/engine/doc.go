@@ -27,8 +27,9 @@
 //     or the line says {keep: true} (else PROVIDER_CONFLICT); a resource of
 //     another scope may be relied on, never changed (OWNED_BY_OTHER_SCOPE);
 //     adopted resources are never destroyed, only forgotten.
-//   - I6 Every receipt is written whole through one writer (the apply's
-//     checkpoint and final write), fenced by the scope lease.
+//   - I6 Every receipt is written whole through one writer (the run's
+//     recorder: its checkpoints and final write), fenced by the scope
+//     lease.
 //   - I7 Production is never written without a named approver: a run whose
 //     environment is production, or with any active line whose op says it
 //     writes production, is refused (ENV_NOT_APPROVED) before anything is
@@ -60,8 +61,10 @@
 // scopes. Within an apply, lines whose dependencies are done run at once,
 // at most Options.Parallelism (schedule.go); each line's state belongs to
 // the goroutine running it, the shared state (ledger, outputs, warnings,
-// what was created) is behind run.mu, and every receipt write before the
-// final one goes through checkpoint, one at a time (group commit). What a
+// what was created) is behind run.mu, and every receipt write goes
+// through the run's recorder: checkpoints one at a time, lines asking at
+// once sharing one write (group commit), each line's part of the receipt
+// redacted once, when it changes (recorder.go). What a
 // run reports does not depend on the interleaving: lines are listed in run
 // order, entries a run adds are put in run order of their lines, warnings
 // raised by concurrent lines are sorted. Rollback undoes in reverse

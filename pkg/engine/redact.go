@@ -25,7 +25,8 @@ func redactTyped[T any](e *Engine, v *T) (*T, error) {
 // redactReceipt is a receipt as it may be stored: every string redacted.
 // The bytes are the engine's own encoding of a receipt, so one plain
 // decode is enough (receipt.Decode's version probe and strictness are for
-// bytes read from a store; skipping them halves the cost of a checkpoint).
+// bytes read from a store). A run's recorder gives the same receipt from
+// its cache of redacted parts (recorder.go).
 func (e *Engine) redactReceipt(r *receipt.Receipt) (*receipt.Receipt, error) {
 	b, err := e.redactor().JSON(r)
 	if err != nil {

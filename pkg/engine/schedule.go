@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/sponson/apply/pkg/errs"
-	"github.com/sponson/apply/pkg/receipt"
 )
 
 // runLines runs the lines of an apply (engine.md, "Apply", step 5). A line
@@ -25,7 +24,7 @@ import (
 // channel receive), and a line starts only after its dependencies
 // finished, so what it reads of them is settled. Shared state (ledger,
 // outputs, warnings, what was created, the lease) is behind run.mu, and
-// every receipt write goes through checkpoint, one at a time.
+// every receipt write goes through the recorder, one at a time.
 //
 // A panic in a line (a bug, or a test's simulated crash) cancels the lines
 // in flight, waits for them, and is raised again in the caller's
@@ -135,16 +134,10 @@ func (a *applier) runLines(ctx context.Context) error {
 	return nil
 }
 
-// lineDone publishes a finished line's result for the checkpoints that
-// follow (a checkpoint lists the lines finished so far).
+// lineDone hands a finished line's result to the recorder, for the
+// checkpoints that follow.
 func (a *applier) lineDone(ls *lineState) {
-	lr := a.lineResult(ls)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.results == nil {
-		a.results = map[string]receipt.LineResult{}
-	}
-	a.results[ls.pl.id] = lr
+	a.rec.lineDone(ls.pl.id, a.lineResult(ls))
 }
 
 func (r *run) warningCount() int {

@@ -15,9 +15,9 @@ import (
 
 // run is the state of one plan or apply: the prepared plan, the secrets,
 // the outputs known so far, the ledger being judged (and, for apply,
-// written), and what each line did. Its maps are guarded by mu, so the
-// parallel apply to come has one place to serialise; receipt writes go
-// through the recorder alone.
+// changed), and what each line did. Its shared state is guarded by mu,
+// since an apply runs lines at once; receipts are written by the
+// recorder alone (recorder.go), from snapshots of the ledger.
 type run struct {
 	e     *Engine
 	pr    *prepared
@@ -29,7 +29,7 @@ type run struct {
 	secretErr map[string]error  // ref → SECRET_UNRESOLVED
 	warnings  []Warning
 	hashKey   string
-	ledger    receipt.Ledger    // plan: the stored ledger; apply: the recorder's, kept in sync
+	ledger    receipt.Ledger    // plan: the stored ledger; apply: the one being written (the recorder snapshots it)
 	foreign   map[string]string // identity → the other scope that manages it
 	outputs   map[string]map[string]any
 	lines     []*lineState

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -97,15 +98,14 @@ func (r *Redactor) redactJSON(raw []byte) ([]byte, error) {
 				stack = stack[:len(stack)-1]
 			}
 		case string:
-			s := jsonSafe(m, t)
+			var s string
 			if isKey {
 				if top.keys == nil {
 					top.keys = map[string]int{}
 				}
-				top.keys[s]++
-				if k := top.keys[s]; k > 1 {
-					s += " (" + strconv.Itoa(k) + ")"
-				}
+				s = objectKey(m, top.keys, t)
+			} else {
+				s = jsonSafe(m, t)
 			}
 			writeString(&out, s)
 		case json.Number:
@@ -121,6 +121,70 @@ func (r *Redactor) redactJSON(raw []byte) ([]byte, error) {
 		}
 	}
 	return out.Bytes(), nil
+}
+
+// Since tells whether JSON output made under an earlier generation is
+// still what JSON would make now (see Redactor.Since).
+type Since struct {
+	m *matcher // the forms registered since
+}
+
+// Since returns the test for output JSON made under generation g, or nil
+// when it cannot tell and everything made under g must be redacted again.
+// It can tell when every form registered since g is plain: printable
+// ASCII other than '"', '\', '<', '>', '&' and '*'. Such a form occurs in
+// a string exactly where it occurs, verbatim, in that string's JSON
+// encoding, and never across a mask, so a value's redaction can only have
+// changed if one occurs in the value's JSON.
+func (r *Redactor) Since(g uint64) *Since {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if g > uint64(len(r.order)) {
+		return nil
+	}
+	fs := map[string]struct{}{}
+	for _, f := range r.order[g:] {
+		for i := 0; i < len(f); i++ {
+			if c := f[i]; c < 0x20 || c > 0x7e || strings.IndexByte(`"\<>&*`, c) >= 0 {
+				return nil
+			}
+		}
+		fs[f] = struct{}{}
+	}
+	return &Since{m: newMatcher(fs)}
+}
+
+// Unchanged reports whether JSON(v), made under the generation s was
+// made for, is what JSON(v) gives now; raw is v as json.Marshal encodes it
+// (HTML-escaped). A nil s never says unchanged.
+func (s *Since) Unchanged(raw []byte) bool {
+	return s != nil && !s.m.found(string(raw))
+}
+
+// Keys returns the keys of one JSON object, given in the order JSON
+// would write them, as JSON writes them: each redacted, and keys that
+// redact to the same text told apart with " (2)", " (3)", ... A caller
+// that assembles an object from members redacted one by one (RawJSON)
+// names them with Keys and gets what JSON gives for the whole object.
+func (r *Redactor) Keys(keys []string) []string {
+	m := r.matcher()
+	seen := make(map[string]int, len(keys))
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = objectKey(m, seen, k)
+	}
+	return out
+}
+
+// objectKey is key redacted as a member name of an object whose names so
+// far are counted in seen.
+func objectKey(m *matcher, seen map[string]int, key string) string {
+	s := jsonSafe(m, key)
+	seen[s]++
+	if k := seen[s]; k > 1 {
+		s += " (" + strconv.Itoa(k) + ")"
+	}
+	return s
 }
 
 // jsonSafe redacts s, and masks it whole when its JSON escaping would still

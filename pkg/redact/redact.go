@@ -27,6 +27,7 @@ type Redactor struct {
 	seen   map[string]bool     // values, for deduplication
 	forms  map[string]struct{} // every form of every value
 	m      *matcher            // built from forms on first use; nil after a registration
+	order  []string            // every form, in the order registered (Generation is its length)
 
 	outMu sync.Mutex // serialises the writes of every Writer
 }
@@ -99,6 +100,7 @@ func (r *Redactor) Register(value, origin string) []*errs.Error {
 			if _, ok := r.forms[f]; !ok {
 				r.forms[f] = struct{}{}
 				r.m = nil
+				r.order = append(r.order, f)
 			}
 		}
 	}
@@ -151,6 +153,17 @@ func weakSecret(origin string) *errs.Error {
 	}
 	return errs.New(errs.SHORT_SECRET, "the secret from %s is a JSON literal or a word Sponson's own output is made of; it cannot be masked safely and is not masked in output", origin).
 		With("origin", origin)
+}
+
+// Generation counts the forms registered so far: it changes exactly when
+// a registration adds a form, so a caller that keeps redacted output
+// (the engine's receipt fragments) knows it is still as redacted as new
+// output would be while the generation it read before redacting is the
+// current one.
+func (r *Redactor) Generation() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return uint64(len(r.order))
 }
 
 // Len is the number of distinct values registered (not counting their forms).

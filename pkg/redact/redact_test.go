@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -414,5 +415,112 @@ func TestError(t *testing.T) {
 	}
 	if r.Error(nil) != nil || r.Error((*errs.Error)(nil)) != nil {
 		t.Error("Error(nil) != nil")
+	}
+}
+
+// Keys names an object's members as JSON does for the whole object, so an
+// object assembled from members redacted one by one is the same object.
+func TestKeysAsJSONWritesThem(t *testing.T) {
+	r := registered(t, "key-secret", "tok<&>en-1")
+	for _, keys := range [][]string{
+		{"a", "b"},
+		{"***", "key-secret", "x key-secret"},
+		{"key-secret", "tok<&>en-1", "z"},
+		{"u003ctok", "tok\u003c&>en-1"},
+		{},
+	} {
+		m := map[string]int{}
+		for i, k := range keys {
+			m[k] = i
+		}
+		sorted := sortedKeys(m)
+		whole, err := r.JSON(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		names := r.Keys(sorted)
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, k := range sorted {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			q, _ := json.Marshal(names[i])
+			fmt.Fprintf(&b, "%s:%d", q, m[k])
+
+		}
+		b.WriteByte('}')
+		if b.String() != string(whole) {
+			t.Errorf("keys %q: assembled %s, JSON %s", keys, b.String(), whole)
+		}
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Generation moves exactly when a registration adds a form.
+func TestGeneration(t *testing.T) {
+	r := redact.New()
+	g0 := r.Generation()
+	r.Register("abc", "short") // not registered
+	if r.Generation() != g0 {
+		t.Errorf("a short value moved the generation")
+	}
+	r.Register("first-secret", "one")
+	g1 := r.Generation()
+	if g1 == g0 {
+		t.Errorf("a registration did not move the generation")
+	}
+	r.Register("first-secret", "again")
+	if r.Generation() != g1 {
+		t.Errorf("registering a value twice moved the generation")
+	}
+	r.Register("second-secret", "two")
+	if r.Generation() == g1 {
+		t.Errorf("a second value did not move the generation")
+	}
+}
+
+// Since keeps output made before a registration only while it can prove
+// the new forms do not occur in it: every new form plain, none in the JSON.
+func TestSince(t *testing.T) {
+	r := redact.New()
+	r.Register("first-secret", "one")
+	g := r.Generation()
+	if s := r.Since(g); !s.Unchanged([]byte(`{"a":"first-secret"}`)) {
+		t.Errorf("nothing registered since: output made at g is unchanged")
+	}
+	r.Register("plain-secret-2", "two")
+	s := r.Since(g)
+	if s == nil {
+		t.Fatal("Since is nil for a plain secret")
+	}
+	if !s.Unchanged([]byte(`{"a":"first-secret","b":"x"}`)) {
+		t.Errorf("JSON without the new secret is changed")
+	}
+	for _, raw := range []string{`{"a":"plain-secret-2"}`, `{"plain-secret-2":1}`, `{"a":"x cGxhaW4tc2VjcmV0LTI= y"}`} {
+		if s.Unchanged([]byte(raw)) {
+			t.Errorf("%s holds a new form but is unchanged", raw)
+		}
+	}
+	g = r.Generation()
+	r.Register("odd<secret>", "three")
+	if r.Since(g) != nil {
+		t.Errorf("Since is not nil for a secret whose forms need escaping")
+	}
+	if r.Since(r.Generation()+1) != nil {
+		t.Errorf("Since is not nil for a generation not reached")
+	}
+	var nilSince *redact.Since
+	if nilSince.Unchanged([]byte(`{}`)) {
+		t.Errorf("a nil Since says unchanged")
 	}
 }

@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/redact"
+)
+
+// recorder writes the receipt of one run that changes a scope (I6): it
+// holds the receipt being written — its header (w), the results of the
+// lines finished so far — and is its one writer, for the checkpoints
+// before creates (I11, group-committed) and for the final write. The
+// ledger being written is the run's (run.ledger, under run.mu, where the
+// lines judge and change it); the recorder takes a snapshot of it for
+// every write.
+//
+// Every receipt it hands to the store is redacted (I1) from a cache of
+// redacted parts: each ledger entry, each line's result, the history and
+// the rest of the header are redacted once, when they change, and the
+// receipt is assembled from them (see parts). The assembly is what
+// redacting the whole receipt gives, to the byte.
+type recorder struct {
+	e      *Engine
+	keeper *LeaseKeeper
+	at     receipt.Version       // the version of the scope's receipt the run read
+	w      *receipt.Receipt      // the receipt being written; its ledger and lines are set when it is final
+	ledger func() receipt.Ledger // a snapshot of the run's ledger
+
+	mu      sync.Mutex
+	results map[string]receipt.LineResult // the lines finished so far
+
+	// Group commit (checkpoint): ck guards the rest.
+	ck      sync.Mutex
+	ckCond  *sync.Cond
+	ckAsked uint64 // checkpoints asked for so far
+	ckDone  uint64 // asked-for checkpoints a successful write covered
+	ckBusy  bool   // a write is in flight
+	ckErr   error  // the last failed write, and the requests it covered
+	ckErrTo uint64
+
+	redMu sync.Mutex // one assembly at a time
+	parts parts
+}
+
+func newRecorder(e *Engine, keeper *LeaseKeeper, at receipt.Version, ledger func() receipt.Ledger) *recorder {
+	return &recorder{e: e, keeper: keeper, at: at, ledger: ledger}
+}
+
+// lineDone publishes a finished line's result for the checkpoints that
+// follow (a checkpoint lists the lines finished so far).
+func (c *recorder) lineDone(id string, lr receipt.LineResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.results == nil {
+		c.results = map[string]receipt.LineResult{}
+	}
+	c.results[id] = lr
+}
+
+// checkpointLinger bounds how many times a checkpoint about to be written
+// yields the processor to let lines that are about to ask join it.
+const checkpointLinger = 8
+
+// checkpoint writes the working receipt, fenced, and returns once a write
+// that holds everything recorded before the call has landed. It is the one
+// writer of the run's receipt before the final write: one write at a time,
+// each from a snapshot of the ledger (and of the lines finished so far)
+// taken after the previous write finished, so checkpoints land in a
+// consistent order and a later one never holds less than an earlier one.
+//
+// Lines asking while a write is in flight share the next one (group
+// commit). Lines released together — by the scope lease's acquire, or by
+// reads answered at the same moment — reach here microseconds apart, so
+// the writer first yields the processor for as long as more of them join
+// (at most checkpointLinger times): one wave of intents, one write. It
+// never waits for anything but runnable goroutines, so it cannot wait on
+// a line that waits on it.
+func (c *recorder) checkpoint(ctx context.Context) error {
+	c.ck.Lock()
+	if c.ckCond == nil {
+		c.ckCond = sync.NewCond(&c.ck)
+	}
+	c.ckAsked++
+	mine := c.ckAsked
+	for {
+		switch {
+		case c.ckDone >= mine:
+			c.ck.Unlock()
+			return nil
+		case c.ckErr != nil && c.ckErrTo >= mine:
+			err := c.ckErr
+			c.ck.Unlock()
+			return err
+		case !c.ckBusy:
+			c.ckBusy = true
+			for i := 0; i < checkpointLinger; i++ {
+				asked := c.ckAsked
+				c.ck.Unlock()
+				runtime.Gosched()
+				c.ck.Lock()
+				if c.ckAsked == asked {
+					break
+				}
+			}
+			upTo := c.ckAsked // the snapshot below holds every request so far
+			c.ck.Unlock()
+			err := c.writeSnapshot(ctx)
+			c.ck.Lock()
+			c.ckBusy = false
+			if err == nil {
+				c.ckDone = upTo
+			} else {
+				c.ckErr, c.ckErrTo = err, upTo
+			}
+			c.ckCond.Broadcast()
+			continue
+		}
+		c.ckCond.Wait()
+	}
+}
+
+// writeSnapshot writes the working receipt with the ledger and the lines
+// finished as they are now; only checkpoint calls it, one at a time.
+func (c *recorder) writeSnapshot(ctx context.Context) error {
+	w := *c.w
+	w.Ledger = c.ledger()
+	c.mu.Lock()
+	w.Lines = make(map[string]receipt.LineResult, len(c.results))
+	for id, lr := range c.results {
+		w.Lines[id] = lr
+	}
+	c.mu.Unlock()
+	red, err := c.redacted(&w)
+	if err != nil {
+		return err
+	}
+	if err := c.e.Store.Write(ctx, red, c.keeper.Lease()); err != nil {
+		return c.e.redactor().Error(err)
+	}
+	return nil
+}
+
+// writeFinal writes the run's final receipt red (already redacted):
+// without a lease when the run never took one (nothing was written to a
+// provider; errLeaseNeeded when the scope moved since the read), with the
+// release in one step on a store with Sessions, else fenced by the lease.
+func (c *recorder) writeFinal(ctx context.Context, red *receipt.Receipt) error {
+	ss, sessions := c.e.Store.(receipt.Sessions)
+	switch {
+	case !c.keeper.Held():
+		// Nothing was written to a provider: the receipt is recorded
+		// without a lease, if the scope is still as the run read it.
+		err := ss.WriteAt(ctx, red, c.at)
+		if receiptMoved(err) {
+			return errLeaseNeeded
+		}
+		return err
+	case sessions:
+		// The final receipt and the release in one step.
+		return c.keeper.ReleaseWith(func(l receipt.Lease) error { return ss.WriteRelease(ctx, red, l) })
+	}
+	return c.e.Store.Write(ctx, red, c.keeper.Lease())
+}
+
+// redacted is w as it may be stored: what redactReceipt(w) returns,
+// assembled from the cached redacted parts, redacting only the parts that
+// changed since the last assembly (or all of them once the redactor has
+// learnt a secret since).
+func (c *recorder) redacted(w *receipt.Receipt) (*receipt.Receipt, error) {
+	c.redMu.Lock()
+	defer c.redMu.Unlock()
+	return c.parts.assemble(c.e.redactor(), w)
+}
+
+// parts is the cache of a receipt's redacted parts, each kept under the
+// JSON of the part it was redacted from: a part whose JSON is unchanged
+// and was redacted under the redactor's current generation is redacted
+// already. The redactor masks JSON string by string (keys included), so
+// each member of the receipt redacts alone as it does within the whole;
+// the names of the lines' object are redacted together (Redactor.Keys),
+// as JSON names the members of one object. When the redactor learns a
+// secret, a part is kept only if Redactor.Since says the new forms cannot
+// occur in it. Each assembly keeps only the parts it used, so the cache
+// holds one receipt's worth.
+type parts struct {
+	gen     uint64
+	header  map[string]receipt.Receipt
+	entries map[string]receipt.LedgerEntry
+	lines   map[string]receipt.LineResult
+	history map[string][]receipt.HistoryEntry
+}
+
+func (p *parts) assemble(rd *redact.Redactor, w *receipt.Receipt) (*receipt.Receipt, error) {
+	// Read before redacting: a part redacted meanwhile under a newer
+	// generation is only more redacted.
+	g := rd.Generation()
+	var since *redact.Since // nil: the cached parts are as redacted as new ones
+	if g != p.gen {
+		if since = rd.Since(p.gen); since == nil {
+			*p = parts{} // a secret learnt since needs every part redacted again
+		}
+	}
+	next := parts{gen: g}
+	c := partCache{rd: rd, since: since}
+
+	head := *w
+	head.Lines, head.Ledger, head.History = nil, nil, nil
+	out, err := redactPart(c, p.header, &next.header, head)
+	if err != nil {
+		return nil, err
+	}
+	out.Warnings = slices.Clone(out.Warnings)
+	// The header's collections are empty, not nil, when their names came
+	// through redaction: then they are filled.
+	if out.Ledger != nil {
+		out.Ledger = make(receipt.Ledger, 0, len(w.Ledger))
+		for _, en := range w.Ledger {
+			red, err := redactPart(c, p.entries, &next.entries, en)
+			if err != nil {
+				return nil, err
+			}
+			out.Ledger = append(out.Ledger, red)
+		}
+	}
+	if out.Lines != nil {
+		ids := make([]string, 0, len(w.Lines))
+		for id := range w.Lines {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		names := rd.Keys(ids)
+		out.Lines = make(map[string]receipt.LineResult, len(ids)) // not the cached header's
+		for i, id := range ids {
+			red, err := redactPart(c, p.lines, &next.lines, w.Lines[id])
+			if err != nil {
+				return nil, err
+			}
+			out.Lines[names[i]] = red
+		}
+	}
+	if out.History != nil && len(w.History) > 0 {
+		red, err := redactPart(c, p.history, &next.history, w.History)
+		if err != nil {
+			return nil, err
+		}
+		out.History = slices.Clone(red)
+	}
+	*p = next
+	return &out, nil
+}
+
+// partCache is how one assembly reuses parts: under since, when the
+// redactor's generation moved since they were redacted.
+type partCache struct {
+	rd    *redact.Redactor
+	since *redact.Since
+}
+
+// redactPart is v redacted, from cache when v's JSON is there and still
+// redacts the same; what it returns is kept in *next. Errors: INTERNAL
+// when v does not encode.
+func redactPart[T any](c partCache, cache map[string]T, next *map[string]T, v any) (T, error) {
+	var out T
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return out, errs.Wrap(c.rd.Error(err), errs.INTERNAL, "a receipt could not be serialized for redaction")
+	}
+	if *next == nil {
+		*next = map[string]T{}
+	}
+	key := string(raw)
+	if red, ok := cache[key]; ok && (c.since == nil || c.since.Unchanged(raw)) {
+		(*next)[key] = red
+		return red, nil
+	}
+	b, err := c.rd.RawJSON(raw)
+	if err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return out, errs.Wrap(err, errs.INTERNAL, "a redacted receipt does not decode")
+	}
+	(*next)[key] = out
+	return out, nil
+}
