@@ -54,3 +54,29 @@ changes:
 		}
 	}
 }
+
+// validate's summary counts in words and says why an environment has no
+// lines, instead of "0 line(s) in run order".
+func TestValidateSummaryWords(t *testing.T) {
+	src := `version: 1
+environments: [preview, production]
+providers:
+  auth0: { domain: x.eu.auth0.com, client: AbCd123 }
+changes:
+  - id: cb
+    adapter: auth0
+    op: callback
+    url: https://${ctx.scope}.x.dev/cb
+    environments: [preview]
+`
+	env := testEnv(t, map[string]string{"AUTH0_MANAGEMENT_TOKEN": "tok-123456"}, map[string]string{"release.plan.yaml": src})
+	r := runCLI(t, env, "validate", "--pr", "1")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	for _, want := range []string{"(format 1, 1 line, environments preview, production)", "preview: 1 line in run order", "production: no lines (each line names other environments)"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.out)
+		}
+	}
+}
