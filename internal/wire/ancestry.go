@@ -1,10 +1,10 @@
 package wire
 
 import (
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/scope"
 )
 
 // LocalAncestry is the Ancestry hook of a checkout at dir (or below it): it
@@ -14,7 +14,7 @@ import (
 // with a warning.
 func LocalAncestry(dir string) func(ancestor, descendant string) (bool, error) {
 	return func(ancestor, descendant string) (bool, error) {
-		repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+		repo, err := scope.OpenRepository(dir)
 		if err != nil {
 			return false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "no local git history to compare commits in")
 		}

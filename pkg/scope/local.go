@@ -21,11 +21,12 @@ type LocalGit struct {
 }
 
 // ReadLocalGit reads the repository that contains dir (dir itself or a
-// parent, like git does). It is the one function of this package that does
+// parent, like git does; a linked worktree's refs and remotes are those of
+// the repository it belongs to). It is the one function of this package that does
 // I/O. No repository is (nil, nil), not an error: the scope may come from
 // elsewhere. A repository it cannot read is USAGE.
 func ReadLocalGit(dir string) (*LocalGit, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	repo, err := OpenRepository(dir)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, nil
 	}
@@ -59,6 +60,14 @@ func ReadLocalGit(dir string) (*LocalGit, error) {
 		l.DefaultBranch = strings.TrimPrefix(ref.Target().String(), "refs/remotes/origin/")
 	}
 	return l, nil
+}
+
+// OpenRepository opens the repository that contains dir as git would: dir
+// or a parent, and for a linked worktree (a .git file) the repository it
+// belongs to, whose refs, remotes and objects it shares.
+// git.ErrRepositoryNotExists when there is none.
+func OpenRepository(dir string) (*git.Repository, error) {
+	return git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 }
 
 func unreadable(err error, dir string) error {

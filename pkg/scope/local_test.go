@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/sponson/apply/internal/gittest"
 	"github.com/sponson/apply/pkg/scope"
 )
 
@@ -162,5 +163,28 @@ func TestRepoFromRemoteURL(t *testing.T) {
 		if got.Repo != want {
 			t.Errorf("origin %q: repo %q, want %q", url, got.Repo, want)
 		}
+	}
+}
+
+// A linked worktree (git worktree add) has a .git file naming its own
+// folder inside the main repository's, and shares the main repository's
+// refs and remotes: its branch, commit and origin are read all the same.
+func TestReadLocalGitInALinkedWorktree(t *testing.T) {
+	dir, repo := newRepo(t)
+	first := commit(t, dir, repo, "a.txt")
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{"https://github.com/acme/shop.git"}}); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(t.TempDir(), "feature")
+	gittest.Run(t, dir, "worktree", "add", "-b", "feat/x", linked)
+	if _, err := os.Stat(filepath.Join(linked, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := scope.ReadLocalGit(filepath.Join(linked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l == nil || l.Branch != "feat/x" || l.SHA != first.String() || l.Repo != "acme/shop" {
+		t.Errorf("linked worktree: %+v, want branch feat/x at %s of acme/shop", l, first)
 	}
 }
