@@ -54,8 +54,8 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options
 	if err != nil {
 		return nil, err
 	}
-	if ss, ok := e.Store.(receipt.Sessions); ok {
-		return e.applySession(ctx, pr, o, owner, ss)
+	if _, ok := e.Store.(receipt.Sessions); ok {
+		return e.applySession(ctx, pr, o, owner)
 	}
 	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(pr.env, pr.scope), owner)
 	if err != nil {
@@ -94,7 +94,7 @@ const viewAttempts = 8
 
 // applySession is Apply on a store with receipt.Sessions, at the floor of
 // round trips (docs/adr/0008): one View reads the scope, its lease and the
-// environment; with no lease stored, the run starts without one and takes
+// environment (or the environment when a line first needs it: e.view); with no lease stored, the run starts without one and takes
 // it (AcquireAt the version read: the View stays the run's read) only
 // before its first write — so a run that writes nothing to a provider
 // takes no lease and records itself with one WriteAt. A run that needs
@@ -102,9 +102,9 @@ const viewAttempts = 8
 // When the scope moved or is held, the run that started without the lease
 // has written nothing: it starts again with the lease taken first, as
 // Apply always did.
-func (e *Engine) applySession(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, ss receipt.Sessions) (*RunResult, error) {
+func (e *Engine) applySession(ctx context.Context, pr *prepared, o Options, owner receipt.Owner) (*RunResult, error) {
 	target := receipt.ScopeTarget(pr.env, pr.scope)
-	view, err := ss.View(ctx, pr.env, pr.scope)
+	view, err := e.view(ctx, pr)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
@@ -120,7 +120,7 @@ func (e *Engine) applySession(ctx context.Context, pr *prepared, o Options, owne
 	}
 	for attempt := 0; attempt < viewAttempts; attempt++ {
 		if view == nil {
-			if view, err = ss.View(ctx, pr.env, pr.scope); err != nil {
+			if view, err = e.view(ctx, pr); err != nil {
 				return nil, e.redactor().Error(err)
 			}
 		}
@@ -263,7 +263,8 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 		}
 	}
 	// One List(env) gives the other scopes' ledgers (foreign resources) and
-	// the scopes this one succeeds.
+	// the scopes this one succeeds; a View may leave the other scopes to
+	// be read when a line first needs them (owners.go).
 	var stored []receipt.Stored
 	if view != nil {
 		stored = storedOf(view, pr.env, pr.scope)
@@ -276,6 +277,9 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	a.noteTakeover()
 	stored = a.readable(stored)
 	a.loadForeign(stored)
+	if view != nil {
+		a.foreignLater(view.Rest)
+	}
 	if reopened != nil {
 		a.warn(errs.SCOPE_REOPENED, "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,
 			reopened.By, reopened.At.UTC().Format(time.RFC3339), headOf(reopened))

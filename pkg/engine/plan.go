@@ -40,11 +40,11 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 		view *receipt.View
 		l    *receipt.Lease
 	)
-	if v, ok := e.Store.(receipt.Viewer); ok {
-		// The scope, its lease and the environment in one read.
-		if view, err = v.View(ctx, pr.env, pr.scope); err != nil {
-			return nil, e.redactor().Error(err)
-		}
+	// The scope, its lease and (or, later, on demand) the environment in
+	// one read, when the store can.
+	if view, err = e.view(ctx, pr); err != nil {
+		return nil, e.redactor().Error(err)
+	} else if view != nil {
 		l = view.Lease
 	} else if l, err = e.Store.Lease(ctx, target); err != nil {
 		return nil, e.redactor().Error(err)
@@ -74,6 +74,9 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 	}
 	stored = r.readable(stored)
 	r.loadForeign(stored)
+	if view != nil {
+		r.foreignLater(view.Rest)
+	}
 	if prev != nil {
 		r.ledger, r.hashKey = prev.Ledger, prev.HashKey
 		if prev.Closed != nil && !o.Reopen {
@@ -175,6 +178,17 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 		}
 	}
 	seen := map[string]bool{}
+	// foreign reads the other scopes only for what no ledger of this
+	// scope holds; when they cannot be read, nothing is called unmanaged.
+	warned := false
+	foreign := func(id string) bool {
+		name, err := r.foreignOwner(ctx, id)
+		if err != nil && !warned {
+			warned = true
+			r.warn(errs.CodeOf(err), "unmanaged drift is not reported: %s", errs.Coded(err).Message)
+		}
+		return err != nil || name != ""
+	}
 	// A resource already at a key a line declares, which no scope manages
 	// (made in a console): apply adopts it, never destroying it, only when
 	// it already equals the plan. A reviewer must see that before apply.
@@ -184,7 +198,7 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 		}
 		for _, res := range ls.live.Resources {
 			id := ls.pl.ref(res.Key).Identity()
-			if _, mine := own[id]; mine || r.foreign[id] != "" || !declared[id] || seen[id] {
+			if _, mine := own[id]; mine || !declared[id] || seen[id] || foreign(id) {
 				continue
 			}
 			seen[id] = true
@@ -205,7 +219,7 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 		}
 		for _, res := range found {
 			id := ls.pl.ref(res.Key).Identity()
-			if _, mine := own[id]; mine || r.foreign[id] != "" || declared[id] || seen[id] {
+			if _, mine := own[id]; mine || declared[id] || seen[id] || foreign(id) {
 				continue
 			}
 			seen[id] = true

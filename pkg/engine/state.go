@@ -29,8 +29,8 @@ type run struct {
 	secretErr map[string]error  // ref → SECRET_UNRESOLVED
 	warnings  []Warning
 	hashKey   string
-	ledger    receipt.Ledger    // plan: the stored ledger; apply: the one being written (the recorder snapshots it)
-	foreign   map[string]string // identity → the other scope that manages it
+	ledger    receipt.Ledger // plan: the stored ledger; apply: the one being written (the recorder snapshots it)
+	owners    *owners        // who else manages what, read on demand (owners.go)
 	outputs   map[string]map[string]any
 	lines     []*lineState
 	byID      map[string]*lineState
@@ -78,7 +78,7 @@ func (p pendingRef) ref() string { return p.line + "." + p.output }
 func newRun(e *Engine, pr *prepared, o Options, apply bool) *run {
 	r := &run{e: e, pr: pr, o: o, apply: apply,
 		secrets: map[string]string{}, secretErr: map[string]error{},
-		foreign: map[string]string{}, outputs: map[string]map[string]any{}, byID: map[string]*lineState{},
+		owners: newOwners(), outputs: map[string]map[string]any{}, byID: map[string]*lineState{},
 		reads: adapter.NewReadCache()}
 	for _, pl := range pr.lines {
 		ls := &lineState{pl: pl}
@@ -113,27 +113,6 @@ func (r *run) resolveSecrets(ctx context.Context) {
 			r.warnings = append(r.warnings, Warning{Code: w.Code, Message: w.Message})
 		}
 		r.secrets[ref] = v
-	}
-}
-
-// loadForeign indexes the ledgers of the other scopes of the environment
-// (intents included: another run is creating that resource right now),
-// naming each resource's owner by the succession rule (Owners): an entry
-// in transit to a third scope is that scope's. An entry in transit to this
-// scope that is not in its ledger yet stays foreign (named after the
-// scope that still holds it) until the hand-over is finished.
-func (r *run) loadForeign(stored []receipt.Stored) {
-	for _, s := range stored {
-		if s.Scope == r.pr.scope || s.Receipt == nil {
-			continue
-		}
-		name := s.Scope
-		if inTransit(s.Receipt) && s.Receipt.SupersededBy != r.pr.scope {
-			name = s.Receipt.SupersededBy
-		}
-		for _, en := range s.Receipt.Ledger {
-			r.foreign[en.Ref().Identity()] = name
-		}
 	}
 }
 
@@ -372,7 +351,7 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 	var block *errs.Error
 	hasCreate, hasUpdate := false, false
 	for _, d := range diffs {
-		v := r.judgeDiff(ls, d)
+		v := r.judgeDiff(ctx, ls, d)
 		ls.verdict[d.Key] = v
 		if v.Drift != "" {
 			ls.drift = append(ls.drift, Drift{Kind: v.Drift, Line: pl.id, Key: d.Key, Message: v.Message})
@@ -488,11 +467,22 @@ func (r *run) entry(ref receipt.ResourceRef) (int, *receipt.LedgerEntry) {
 	return i, &e
 }
 
-func (r *run) judgeDiff(ls *lineState, d adapter.ResourceDiff) verdict {
+func (r *run) judgeDiff(ctx context.Context, ls *lineState, d adapter.ResourceDiff) verdict {
 	ref := ls.pl.ref(d.Key)
 	_, en := r.entry(ref)
 	lv := ls.live.Resource(d.Key)
-	in := judgeIn{Entry: en, Foreign: r.foreign[ref.Identity()], Live: lv, Action: d.Action, Keep: ls.pl.keep, Reconcile: r.o.Reconcile}
+	in := judgeIn{Entry: en, Live: lv, Action: d.Action, Keep: ls.pl.keep, Reconcile: r.o.Reconcile}
+	// Who else manages it matters only when this ledger does not hold it:
+	// always before apply creates, adopts or relies on anything; in plan,
+	// for what exists (an absent resource is shown as a create, which
+	// apply judges again with the other scopes read).
+	if en == nil && (r.apply || lv != nil) {
+		name, err := r.foreignOwner(ctx, ref.Identity())
+		if err != nil {
+			return ownersError(err)
+		}
+		in.Foreign = name
+	}
 	if lv != nil {
 		in.LiveHash = r.hash(lv.Value)
 	}

@@ -460,7 +460,7 @@ func (a *applier) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt) 
 	// The run's List was read before the move: what it handed over is the
 	// successor's now, foreign here.
 	for _, en := range out.moved {
-		a.foreign[en.Ref().Identity()] = to
+		a.setOwner(en.Ref().Identity(), to)
 	}
 	a.warn(errs.SUCCESSION, "finished handing %d resource(s) of scope %s over to %s (a succession had stopped part-way)", len(out.moved), a.pr.scope, to)
 	return out.pred, nil
@@ -510,7 +510,7 @@ func (r *run) previewSuccession(stored []receipt.Stored) {
 		}
 		for _, en := range rec.Ledger {
 			id := en.Ref().Identity()
-			delete(r.foreign, id)
+			r.setOwner(id, "")
 			if _, ok := have[id]; ok {
 				continue
 			}

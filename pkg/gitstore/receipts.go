@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -60,41 +59,7 @@ func (s *Store) Read(ctx context.Context, env, scope string) (*receipt.Receipt, 
 // packfile (every scope branch of env at depth 1), whatever the number of
 // scopes.
 func (s *Store) List(ctx context.Context, env string) ([]receipt.Stored, error) {
-	if err := receipt.Interrupted(ctx, "list "+env); err != nil {
-		return nil, err
-	}
-	if env == "" {
-		return nil, errs.New(errs.USAGE, "list: no environment given")
-	}
-	snap, err := s.fetch(ctx, func(name string) bool {
-		kind, t, _ := parseRef(name)
-		return kind == refScope && t.Env == env
-	}, fetchTips)
-	if err != nil {
-		return nil, err
-	}
-	var out []receipt.Stored
-	for ref, h := range snap.refs {
-		_, target, _ := parseRef(ref.String())
-		t, err := stateAt(snap.st, ref, h, true)
-		if err == nil {
-			var r *receipt.Receipt
-			var v receipt.Version
-			if r, v, err = receiptOf(t, target); err == nil && r != nil {
-				out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Receipt: r, Version: v})
-			}
-		}
-		if err != nil {
-			// One damaged scope blocks only itself; what the store could
-			// not reach at all fails the listing.
-			if c := errs.CodeOf(err); c != errs.RECEIPT_CORRUPT && c != errs.RECEIPT_VERSION {
-				return nil, err
-			}
-			out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Err: err})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
-	return out, nil
+	return s.list(ctx, env, nil)
 }
 
 // Write implements receipt.Receipts: one commit that replaces receipt.json,

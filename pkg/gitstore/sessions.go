@@ -2,7 +2,9 @@ package gitstore
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -13,18 +15,49 @@ import (
 
 var _ receipt.Sessions = (*Store)(nil)
 
+var _ receipt.ScopeViewer = (*Store)(nil)
+
 // View implements receipt.Viewer: the scope's branch and every other scope
 // branch of env in one fetch (one ref listing — none when it is the
 // store's first operation over HTTP, see New — and at most one packfile).
 // The scope's tip is remembered, so an AcquireAt or WriteAt that follows
 // pushes on it without reading again.
 func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, error) {
-	if err := receipt.Interrupted(ctx, "read "+env+"/"+scope); err != nil {
+	v, _, err := s.view(ctx, env, scope, func(t receipt.Target) bool { return t.Env == env }, true)
+	return v, err
+}
+
+// ViewScope implements receipt.ScopeViewer: View of the scope's branch and
+// the branches of the scopes named in also, whatever the number of other
+// scopes (one ref listing, none when it is the store's first operation
+// over HTTP, and one packfile of those branches' tips). View.Rest is List
+// on the same ref listing: over HTTP one packfile request, no listing of
+// its own (over file:// every session lists the refs again).
+func (s *Store) ViewScope(ctx context.Context, env, scope string, also []string) (*receipt.View, error) {
+	v, from, err := s.view(ctx, env, scope, func(t receipt.Target) bool {
+		return t.Env == env && slices.Contains(also, t.Scope)
+	}, false)
+	if err != nil {
 		return nil, err
+	}
+	if !strings.HasPrefix(s.url, "http") {
+		from = nil
+	}
+	v.Rest = func(ctx context.Context) ([]receipt.Stored, error) { return s.list(ctx, env, from) }
+	return v, nil
+}
+
+// view reads the scope's branch and the other scope branches of env that
+// others matches, in one fetch, and returns the listing it read. With
+// strict, a damaged receipt of another scope fails the view (View);
+// otherwise it is a Stored with Err (ViewScope, as List).
+func (s *Store) view(ctx context.Context, env, scope string, others func(receipt.Target) bool, strict bool) (*receipt.View, *listing, error) {
+	if err := receipt.Interrupted(ctx, "read "+env+"/"+scope); err != nil {
+		return nil, nil, err
 	}
 	target := receipt.ScopeTarget(env, scope)
 	if err := target.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	own := refOf(target)
 	snap, err := s.fetch(ctx, func(name string) bool {
@@ -32,30 +65,34 @@ func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, err
 			return true
 		}
 		kind, t, _ := parseRef(name)
-		return kind == refScope && t.Env == env
+		return kind == refScope && others(t)
 	}, fetchTips)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v := &receipt.View{}
 	for ref, h := range snap.refs {
 		_, t, _ := parseRef(ref.String())
 		ts, err := stateAt(snap.st, ref, h, true)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ref == own {
 			if v.Receipt, v.Version, err = receiptOf(ts, target); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if v.Lease, err = leaseOf(ts, target); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
 		r, ver, err := receiptOf(ts, t)
 		if err != nil {
-			return nil, err
+			if c := errs.CodeOf(err); strict || c != errs.RECEIPT_CORRUPT && c != errs.RECEIPT_VERSION {
+				return nil, nil, err
+			}
+			v.Others = append(v.Others, receipt.Stored{Env: env, Scope: t.Scope, Err: err})
+			continue
 		}
 		if r != nil {
 			v.Others = append(v.Others, receipt.Stored{Env: env, Scope: t.Scope, Receipt: r, Version: ver})
@@ -63,7 +100,48 @@ func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, err
 	}
 	s.remember(own, snap.refs[own])
 	sort.Slice(v.Others, func(i, j int) bool { return v.Others[i].Scope < v.Others[j].Scope })
-	return v, nil
+	return v, snap.listing, nil
+}
+
+// list is List(env) on listing from (nil: a listing of its own): one ref
+// advertisement, none with from over HTTP, and at most one packfile
+// (every scope branch of env at depth 1), whatever the number of scopes.
+func (s *Store) list(ctx context.Context, env string, from *listing) ([]receipt.Stored, error) {
+	if err := receipt.Interrupted(ctx, "list "+env); err != nil {
+		return nil, err
+	}
+	if env == "" {
+		return nil, errs.New(errs.USAGE, "list: no environment given")
+	}
+	snap, err := s.fetchListed(ctx, from, func(name string) bool {
+		kind, t, _ := parseRef(name)
+		return kind == refScope && t.Env == env
+	}, fetchTips)
+	if err != nil {
+		return nil, err
+	}
+	var out []receipt.Stored
+	for ref, h := range snap.refs {
+		_, target, _ := parseRef(ref.String())
+		t, err := stateAt(snap.st, ref, h, true)
+		if err == nil {
+			var r *receipt.Receipt
+			var v receipt.Version
+			if r, v, err = receiptOf(t, target); err == nil && r != nil {
+				out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Receipt: r, Version: v})
+			}
+		}
+		if err != nil {
+			// One damaged scope blocks only itself; what the store could
+			// not reach at all fails the listing.
+			if c := errs.CodeOf(err); c != errs.RECEIPT_CORRUPT && c != errs.RECEIPT_VERSION {
+				return nil, err
+			}
+			out = append(out, receipt.Stored{Env: env, Scope: target.Scope, Err: err})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
+	return out, nil
 }
 
 // moved is the refusal of AcquireAt and WriteAt when the scope is not as

@@ -27,6 +27,9 @@ import (
 type snapshot struct {
 	refs map[plumbing.ReferenceName]plumbing.Hash
 	st   *opStorage
+	// listing is the ref listing the fetch matched against (every ref the
+	// remote advertised), for a later fetch that reuses it (fetchListed).
+	listing *listing
 }
 
 // fetchMode is what fetch asks for beyond the ref advertisement.
@@ -50,6 +53,28 @@ func (s *Store) fetch(ctx context.Context, match func(name string) bool, mode fe
 // fetchDepth is fetch with fetchHistory bounded to depth commits of each
 // tip's history (0: all of it).
 func (s *Store) fetchDepth(ctx context.Context, match func(name string) bool, mode fetchMode, depth int) (*snapshot, error) {
+	return s.fetchAt(ctx, nil, match, mode, depth)
+}
+
+// fetchListed is fetch on the refs of an earlier fetch's listing (over
+// HTTP, where each request stands alone): no ref advertisement, only the
+// packfile request, one round trip. A tip of that listing that the remote
+// can no longer serve (its branch was deleted since) fails the request;
+// the fetch is then made again with a listing of its own.
+func (s *Store) fetchListed(ctx context.Context, l *listing, match func(name string) bool, mode fetchMode) (*snapshot, error) {
+	if l == nil {
+		return s.fetch(ctx, match, mode)
+	}
+	snap, err := s.fetchAt(ctx, l, match, mode, 0)
+	if err != nil && ctx.Err() == nil {
+		return s.fetch(ctx, match, mode)
+	}
+	return snap, err
+}
+
+// fetchAt is fetchDepth on listing from, when it is not nil, instead of a
+// listing of its own (or of New's exchange).
+func (s *Store) fetchAt(ctx context.Context, from *listing, match func(name string) bool, mode fetchMode, depth int) (*snapshot, error) {
 	snap := &snapshot{refs: map[plumbing.ReferenceName]plumbing.Hash{}, st: newOpStorage(s.objects)}
 	c, ep, err := s.client()
 	if err != nil {
@@ -64,10 +89,13 @@ func (s *Store) fetchDepth(ctx context.Context, match func(name string) bool, mo
 		refs map[string]plumbing.Hash
 		req  *packp.UploadPackRequest
 	)
-	if first := s.takeFirst(); first != nil {
-		// New's exchange listed the refs: go straight to the packfile
-		// request, asking only for what it advertised and every git
-		// server's upload-pack supports.
+	if from == nil {
+		from = s.takeFirst()
+	}
+	if first := from; first != nil {
+		// New's exchange (or an earlier fetch) listed the refs: go
+		// straight to the packfile request, asking only for what it
+		// advertised and every git server's upload-pack supports.
 		refs = first.refs
 		req = packp.NewUploadPackRequest()
 		if first.sideband64k {
@@ -88,10 +116,13 @@ func (s *Store) fetchDepth(ctx context.Context, match func(name string) bool, mo
 		}
 		refs = ar.References
 		req = packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+		from = &listing{refs: refs, sideband64k: ar.Capabilities.Supports(capability.Sideband64k),
+			ofsDelta: ar.Capabilities.Supports(capability.OFSDelta)}
 		if ar.Capabilities.Supports(capability.NoProgress) {
 			_ = req.Capabilities.Set(capability.NoProgress)
 		}
 	}
+	snap.listing = from
 	var wants []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	for name, h := range refs {

@@ -15,6 +15,10 @@ type View struct {
 	// Lease is the scope's stored lease, live or expired; nil when none.
 	Lease  *Lease
 	Others []Stored
+	// Rest, when not nil, lists the whole environment (List(env)) on
+	// demand: Others then holds only the scopes the read named
+	// (ScopeViewer). Nil when Others is every other scope.
+	Rest Lister
 }
 
 // Viewer is a store that can read a scope, its lease and its
@@ -23,6 +27,25 @@ type View struct {
 type Viewer interface {
 	View(ctx context.Context, env, scope string) (*View, error)
 }
+
+// ScopeViewer is a store that can read a scope without the rest of its
+// environment, and the rest later, only if the caller needs it
+// (docs/adr/0008, "The other scopes, on demand"): a run whose lines meet
+// nothing outside the scope's own ledger then never pays for the other
+// scopes' receipts.
+type ScopeViewer interface {
+	// ViewScope is View with only the scope's own branch and those of the
+	// scopes named in also read (a succession's predecessor): Others holds
+	// the named scopes that have a receipt, a damaged one as a Stored with
+	// Err (as List returns it), and Rest lists the whole environment as
+	// List(env) does, as of the same read (the same ref listing where the
+	// store can: no listing of its own), whenever the caller calls it.
+	// Errors as Read.
+	ViewScope(ctx context.Context, env, scope string, also []string) (*View, error)
+}
+
+// Lister is List(env) of one environment, called when it is needed.
+type Lister func(ctx context.Context) ([]Stored, error)
 
 // Sessions are the optional store operations that let a run meet its
 // floor of round trips (docs/adr/0008): a store that implements them does

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// owners names, for the identity of a resource, the other scope of the
+// environment that manages it (docs/adr/0008, "The other scopes, on
+// demand"). Against a store that reads a scope without its environment
+// (receipt.ScopeViewer) the other scopes' receipts are read only when a
+// run first asks about a resource its own ledger does not hold: a plan of
+// a steady scope never reads them. Otherwise they are all known from the
+// run's first read, as before.
+//
+// Who asks, and so when the environment is read: the judgement of a
+// declared resource this scope's ledger does not hold — in apply always
+// (before anything is created, adopted or relied on, so another run's
+// intent is seen as it was before: I5, I11), in plan when the resource
+// exists (adopt, foreign or in transit); plan's unmanaged drift, for what
+// exists and is in no ledger of this scope. Destroy reads the whole
+// environment itself (its ownership checks), and succession reads the
+// scopes it names.
+type owners struct {
+	mu    sync.Mutex
+	byID  map[string]string // identity → the other scope that manages it
+	rest  receipt.Lister    // the environment, not read yet; nil once read
+	known map[string]bool   // scopes already indexed (not read again from rest)
+	over  map[string]string // what this run changed: identity → owner ("": none)
+	err   error             // reading rest failed
+}
+
+func newOwners() *owners {
+	return &owners{byID: map[string]string{}, known: map[string]bool{}, over: map[string]string{}}
+}
+
+// loadForeign indexes the ledgers of the other scopes of the environment
+// (intents included: another run is creating that resource right now),
+// naming each resource's owner by the succession rule (Owners): an entry
+// in transit to a third scope is that scope's. An entry in transit to this
+// scope that is not in its ledger yet stays foreign (named after the
+// scope that still holds it) until the hand-over is finished.
+func (r *run) loadForeign(stored []receipt.Stored) {
+	o := r.owners
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r.indexOwners(stored)
+}
+
+// indexOwners is loadForeign with r.owners.mu held.
+func (r *run) indexOwners(stored []receipt.Stored) {
+	o := r.owners
+	for _, s := range stored {
+		o.known[s.Scope] = true
+		if s.Scope == r.pr.scope || s.Receipt == nil {
+			continue
+		}
+		name := s.Scope
+		if inTransit(s.Receipt) && s.Receipt.SupersededBy != r.pr.scope {
+			name = s.Receipt.SupersededBy
+		}
+		for _, en := range s.Receipt.Ledger {
+			o.byID[en.Ref().Identity()] = name
+		}
+	}
+}
+
+// foreignLater leaves the rest of the environment to be read by rest, the
+// first time the run asks for the owner of a resource (nil: stored was all
+// of it).
+func (r *run) foreignLater(rest receipt.Lister) {
+	r.owners.mu.Lock()
+	defer r.owners.mu.Unlock()
+	r.owners.rest = rest
+}
+
+// foreignOwner is the other scope that manages the resource of identity
+// id, "" when none; it reads the rest of the environment first when it has
+// not been read. Errors are the store's (STORE_*), and every later call
+// returns the same one.
+func (r *run) foreignOwner(ctx context.Context, id string) (string, error) {
+	o := r.owners
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if name, ok := o.over[id]; ok {
+		return name, nil
+	}
+	if o.err != nil {
+		return "", o.err
+	}
+	if o.rest != nil {
+		stored, err := o.rest(ctx)
+		if err != nil {
+			o.err = err
+			return "", err
+		}
+		o.rest = nil
+		fresh := stored[:0:0]
+		for _, s := range stored {
+			if !o.known[s.Scope] {
+				fresh = append(fresh, s)
+			}
+		}
+		r.indexOwners(r.readable(fresh))
+	}
+	return o.byID[id], nil
+}
+
+// setOwner records that this run changed the owner of identity id (a
+// hand-over it finished or previews): "" for none.
+func (r *run) setOwner(id, scope string) {
+	r.owners.mu.Lock()
+	defer r.owners.mu.Unlock()
+	r.owners.over[id] = scope
+}
+
+// view is the run's first read of the scope, at the floor of round trips
+// the store offers: a ScopeViewer reads the scope and its succession
+// predecessor only, leaving the rest of the environment to View.Rest; a
+// Viewer reads the scope and the whole environment; nil when the store
+// has neither (the caller reads and lists).
+//
+// A pull request's scope on a store without atomic multi-writes reads the
+// whole environment at once: a hand-over to it may have stopped between
+// its writes (superseded_by naming it on any branch scope), and
+// succession must finish it before anything else (see succession.go). On
+// a store with atomic writes a hand-over is never seen half-done, and
+// only the head branch's scope can be inherited.
+func (e *Engine) view(ctx context.Context, pr *prepared) (*receipt.View, error) {
+	if sv, ok := e.Store.(receipt.ScopeViewer); ok {
+		kind, _, _ := scope.Parse(pr.scope)
+		var also []string
+		if b := pr.ctx.Git.Branch; kind == scope.KindPR && b != "" {
+			if bs := scope.BranchScope(b); scope.Validate(bs) == nil {
+				also = append(also, bs)
+			}
+		}
+		v, err := sv.ViewScope(ctx, pr.env, pr.scope, also)
+		if err != nil || v.Rest == nil || kind != scope.KindPR || e.Store.Capabilities().AtomicMulti {
+			return v, err
+		}
+		all, err := v.Rest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v.Others, v.Rest = all[:0:0], nil
+		for _, s := range all {
+			if s.Scope != pr.scope {
+				v.Others = append(v.Others, s)
+			}
+		}
+		return v, nil
+	}
+	if vw, ok := e.Store.(receipt.Viewer); ok {
+		return vw.View(ctx, pr.env, pr.scope)
+	}
+	return nil, nil
+}
+
+// ownersError is the refusal of a line whose resource's owner could not be
+// learned: nothing is written for it.
+func ownersError(err error) verdict {
+	c := errs.Coded(err)
+	return verdict{Block: c.Code, Message: "the other scopes' receipts could not be read, so who manages it is unknown: " + c.Message}
+}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/gitstore"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// restCounter is the git store counting how often a run reads the rest of
+// the environment (View.Rest), or making that read fail.
+type restCounter struct {
+	*gitstore.Store
+	rests atomic.Int64
+	fail  error
+}
+
+func (s *restCounter) ViewScope(ctx context.Context, env, sc string, also []string) (*receipt.View, error) {
+	v, err := s.Store.ViewScope(ctx, env, sc, also)
+	if err != nil || v.Rest == nil {
+		return v, err
+	}
+	rest := v.Rest
+	v.Rest = func(ctx context.Context) ([]receipt.Stored, error) {
+		s.rests.Add(1)
+		if s.fail != nil {
+			return nil, s.fail
+		}
+		return rest(ctx)
+	}
+	return v, nil
+}
+
+// ownersWorld is a git-store world whose engine counts the reads of the
+// other scopes.
+func ownersWorld(t *testing.T) (*world, *restCounter) {
+	t.Helper()
+	w, gs, _ := gitWorld(t)
+	rc := &restCounter{Store: gs}
+	w.eng = w.engine(rc)
+	return w, rc
+}
+
+const ownObjectPlan = `
+version: 1
+providers:
+  fake: { project: p1 }
+changes:
+  - { id: db, adapter: fake, op: object, name: "db-${ctx.scope}", prefix: "db-${ctx.scope}", fields: { size: 1 } }
+  - { id: cb, adapter: fake, op: item, list: callbacks, item: "https://${ctx.scope}.example", prefix: "https://${ctx.scope}." }
+`
+
+// A plan of a steady scope, and one whose resources do not exist yet,
+// read nothing of the other scopes; a steady apply neither. (The lines
+// list what they could own by the scope's prefix: what other scopes made
+// under the same prefix would be met by the unmanaged-drift listing, which
+// must tell it from what nobody manages.)
+func TestOwnersNotReadForWhatTheLedgerHolds(t *testing.T) {
+	w, rc := ownersWorld(t)
+	p := mustPlan(t, ownObjectPlan)
+	for _, n := range []int{1, 2, 3} {
+		w.mustApply(p, prCtx(n), Options{})
+	}
+	rc.rests.Store(0)
+	res, err := w.eng.Plan(context.Background(), p, prCtx(1), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range res.Lines {
+		if l.Status != PlanUnchanged {
+			t.Fatalf("steady plan: line %s %s", l.ID, l.Status)
+		}
+	}
+	if res, err = w.eng.Plan(context.Background(), p, prCtx(4), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range res.Lines {
+		if l.Status != PlanCreate {
+			t.Fatalf("plan of a new scope: line %s %s", l.ID, l.Status)
+		}
+	}
+	if st := w.mustApply(p, prCtx(1), Options{}); st.Receipt.Status != receipt.StatusComplete {
+		t.Fatalf("steady apply: %s", st.Receipt.Status)
+	}
+	if n := rc.rests.Load(); n != 0 {
+		t.Errorf("the other scopes were read %d times", n)
+	}
+}
+
+// A plan that meets a resource another scope manages reads the other
+// scopes (once) and names its owner.
+func TestOwnersPlanNamesTheOwnerOfWhatItMeets(t *testing.T) {
+	w, rc := ownersWorld(t)
+	shared := strings.ReplaceAll(ownObjectPlan, "${ctx.scope}", "shared")
+	w.mustApply(mustPlan(t, shared), prCtx(1), Options{})
+	rc.rests.Store(0)
+	bigger := strings.Replace(shared, "size: 1", "size: 2", 1)
+	res, err := w.eng.Plan(context.Background(), mustPlan(t, bigger), prCtx(2), Options{})
+	if errs.CodeOf(err) != errs.OWNED_BY_OTHER_SCOPE {
+		t.Fatalf("plan: %v", err)
+	}
+	byID := map[string]PlanLine{}
+	for _, l := range res.Lines {
+		byID[l.ID] = l
+	}
+	if l := byID["db"]; l.Status != PlanBlocked || l.Error == nil || !strings.Contains(l.Error.Message, "scope pr-1") {
+		t.Errorf("db: %s %+v", l.Status, l.Error)
+	}
+	if l := byID["cb"]; l.Status != PlanUnchanged {
+		t.Errorf("cb, pr-1's entry relied on: %s %+v", l.Status, l.Error)
+	}
+	if n := rc.rests.Load(); n != 1 {
+		t.Errorf("the other scopes were read %d times, want once", n)
+	}
+}
+
+// An apply that creates reads the other scopes first: another run's intent
+// (a create in flight, here a crashed one) is seen before any create is
+// sent.
+func TestOwnersApplyCreatingSeesAnotherRunsIntent(t *testing.T) {
+	w, rc := ownersWorld(t)
+	w.cloud.Crash(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, func() { panic("SIGKILL") })
+	func() {
+		defer func() { recover() }()
+		w.apply(mustPlan(t, sharedItemPlan), prCtx(1), Options{})
+	}()
+	st, _, err := rc.Read(context.Background(), "preview", "pr-1")
+	if err != nil || st == nil || len(st.Ledger) != 1 || st.Ledger[0].CreatedBy != receipt.CreatedByIntent {
+		t.Fatalf("scope 1: %v %s", err, dump(st))
+	}
+	w.tm.Advance(testTTL + time.Second)
+	rc.rests.Store(0)
+	res, err := w.apply(mustPlan(t, sharedItemPlan), prCtx(2), Options{})
+	if errs.CodeOf(err) != errs.OWNED_BY_OTHER_SCOPE {
+		t.Fatalf("err %v", err)
+	}
+	if l := res.Receipt.Lines["cb"]; l.Status != LineBlocked || !strings.Contains(l.Error, "scope pr-1") {
+		t.Errorf("cb %+v", l)
+	}
+	if w.cloud.Calls()["fake.item.create"] != 1 {
+		t.Error("scope 2 sent a create for scope 1's intent")
+	}
+	if n := rc.rests.Load(); n != 1 {
+		t.Errorf("the other scopes were read %d times, want once", n)
+	}
+}
+
+// When the other scopes cannot be read, a line that would create is
+// refused with the store's error, and nothing is sent.
+func TestOwnersUnreadableRefusesTheCreate(t *testing.T) {
+	w, rc := ownersWorld(t)
+	rc.fail = errs.Wrap(errors.New("connection reset"), errs.STORE_UNAVAILABLE, "list the refs of the remote")
+	res, err := w.apply(mustPlan(t, ownObjectPlan), prCtx(1), Options{})
+	if err == nil {
+		t.Fatal("apply succeeded without knowing who manages what")
+	}
+	for id, l := range res.Receipt.Lines {
+		if l.Status != LineBlocked || l.ErrorCode != errs.STORE_UNAVAILABLE {
+			t.Errorf("line %s: %+v", id, l)
+		}
+	}
+	if n := len(w.cloud.Writes()); n != 0 {
+		t.Errorf("%d provider writes", n)
+	}
+	if n := rc.rests.Load(); n != 1 {
+		t.Errorf("the other scopes were read %d times, want once (the failure is kept)", n)
+	}
+}
