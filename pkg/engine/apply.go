@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -170,65 +169,21 @@ func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
 		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: timeout, HolderGone: e.HolderGone}
 }
 
-// applier is one apply (or destroy) under the scope lease.
+// applier is one apply: its lines, run under the scope lease, and what
+// it created (for rollback).
 type applier struct {
-	*run
-	keeper *LeaseKeeper
-	owner  receipt.Owner
-	rec    *recorder // the receipt's writer
-	order  []string  // destroy: the line ids in the order they were walked
+	*scopeRun
 
 	// Guarded by run.mu (lines run concurrently):
-	touched bool           // a provider write was attempted
-	lost    error          // the scope lease was lost
-	created []createdKey   // what this run created, in completion order
-	undo    []adapter.Todo // destroy: the manual steps forgotten, with how to undo them
+	created []createdKey // what this run created, in completion order
 
-	parentMu    sync.Mutex
-	parentLocks map[string]*sync.Mutex // identity → this run's turn on it
-	initial     map[string]bool        // identities in the ledger when the lines started
+	initial map[string]bool // identities in the ledger when the lines started
 }
 
-// newApplier is a run of pr that writes under keeper; at is the version
-// of the scope's receipt it read.
+// newApplier is an apply of pr under keeper; at is the version of the
+// scope's receipt it read.
 func newApplier(e *Engine, pr *prepared, o Options, keeper *LeaseKeeper, owner receipt.Owner, at receipt.Version) *applier {
-	a := &applier{run: newRun(e, pr, o, true), keeper: keeper, owner: owner}
-	a.rec = newRecorder(e, keeper, at, a.ledgerSnapshot)
-	return a
-}
-
-// ledgerSnapshot is a copy of the run's ledger as it is now.
-func (a *applier) ledgerSnapshot() receipt.Ledger {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.ledger)
-}
-
-// setLost records that the scope lease was lost (the first error wins).
-func (a *applier) setLost(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.lost == nil {
-		a.lost = err
-	}
-}
-
-func (a *applier) lostErr() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.lost
-}
-
-func (a *applier) setTouched() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.touched = true
-}
-
-func (a *applier) wasTouched() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.touched
+	return &applier{scopeRun: newScopeRun(e, pr, o, keeper, owner, at)}
 }
 
 type createdKey struct {
@@ -311,7 +266,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	if stale {
 		a.rec.w.Stale, a.rec.w.Status, a.rec.w.FinishedAt = true, receipt.StatusComplete, e.now()
 		a.rec.w.Lines = map[string]receipt.LineResult{}
-		return a.result(nil)
+		return a.result(nil, nil, nil)
 	}
 
 	// Secrets are registered before any output exists (step 4).
@@ -356,25 +311,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	case failure != nil:
 		runErr = runError(failure, "apply")
 	}
-	return a.result(runErr)
-}
-
-// noteTakeover records on the receipt why a live lease was taken over.
-func (a *applier) noteTakeover() {
-	if why := a.keeper.TakeoverReason(); why != "" {
-		pre := a.keeper.Preempted()
-		a.warn(errs.LEASE_TAKEN_OVER, "took over the lease on %s of %s before its TTL: %s", pre.Target, describeOwner(pre.Holder, pre.Owner), why)
-	}
-}
-
-// leaseNeeded is errLeaseNeeded when the run started without the scope
-// lease and could not take it (held, or the scope moved since the read),
-// else err.
-func (a *applier) leaseNeeded(err error) error {
-	if d := a.keeper.deferred; d != nil && !a.keeper.Held() && d.err != nil {
-		return errLeaseNeeded
-	}
-	return err
+	return a.result(runErr, nil, nil)
 }
 
 // storedOf is the environment of a View as List returns it: every scope
@@ -386,25 +323,6 @@ func storedOf(v *receipt.View, env, scope string) []receipt.Stored {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Scope < out[j].Scope })
 	return out
-}
-
-// startReceipt is the receipt this run writes, starting from the stored
-// one: the ledger, hash key, history and branch are carried forward.
-func (a *applier) startReceipt(prev *receipt.Receipt) *receipt.Receipt {
-	w := &receipt.Receipt{Version: receipt.FormatVersion, Env: a.pr.env, Scope: a.pr.scope, RunID: a.owner.RunID,
-		Operation: receipt.OpApply, Status: receipt.StatusFailed, Branch: a.pr.ctx.Git.Branch, SHA: a.pr.ctx.Git.SHA,
-		ApprovedBy: a.o.ApprovedBy, Lines: map[string]receipt.LineResult{}, Ledger: receipt.Ledger{}, LockPreempted: a.keeper.Preempted(),
-		StartedAt: a.e.now()}
-	if prev != nil {
-		w.HashKey = prev.HashKey
-		w.Ledger = slices.Clone(prev.Ledger)
-		w.History = slices.Clone(prev.History)
-		if w.Branch == "" {
-			w.Branch = prev.Branch
-		}
-		w.SupersededBy = prev.SupersededBy
-	}
-	return w
 }
 
 // stale reports whether this commit is an ancestor of the last commit
@@ -501,17 +419,6 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 		return
 	}
 	a.write(ctx, ls)
-}
-
-// undoStep notes a manual step destroy forgot: its undo, as recorded when
-// it was confirmed, becomes a todo of the destroy.
-func (a *applier) undoStep(en receipt.LedgerEntry) {
-	str := func(k string) string { s, _ := en.Outputs[k].(string); return a.e.redactor().String(s) }
-	t := adapter.Todo{Line: en.Line, Title: str("title"), Undo: str("undo"), ConfirmedBy: str("confirmed_by"), ConfirmedAt: str("confirmed_at")}
-	if t.Undo == "" {
-		t.Undo = "The step has no undo instructions: check by hand whether what it did should be reverted."
-	}
-	a.undo = append(a.undo, t)
 }
 
 // redactVars masks registered secrets in a todo's values (a var may be a
@@ -647,12 +554,6 @@ func (a *applier) judged(ls *lineState) bool {
 		return false
 	}
 	return true
-}
-
-func (a *applier) parentOwner(what string) receipt.Owner {
-	o := a.owner
-	o.RunID = a.owner.RunID + "/" + what
-	return o
 }
 
 // awaitInputs handles inputs not known yet: an external output not there
@@ -1017,42 +918,6 @@ func (a *applier) rollback(ctx context.Context) error {
 	return nil
 }
 
-// destroyEntry destroys one ledger entry (already gone is success) and
-// removes it from the ledger; an entry with a parent is destroyed under
-// that parent's lease. wait forces waiting for the parent (rollback and
-// destroy always wait, bounded).
-func (a *applier) destroyEntry(ctx context.Context, op adapter.Op, ref receipt.ResourceRef, wait bool) error {
-	_, en := a.entry(ref)
-	if en == nil {
-		return nil
-	}
-	if en.Parent != "" && !a.e.unlockedParents {
-		pk, release, err := a.lockParent(ctx, en.Parent, "destroy", wait)
-		if err != nil {
-			return err
-		}
-		defer release()
-		defer a.reads.Drop(en.Parent)
-		if err := checkParent(pk, en.Parent, firstOf(en.Line, en.Key)); err != nil {
-			return err
-		}
-	}
-	if err := a.keeper.Check(); err != nil {
-		a.setLost(err)
-		return err
-	}
-	a.setTouched()
-	if err := op.Destroy(ctx, adapter.Provider(en.Provider), a.pr.run, adapter.Resource{Key: en.Key, ID: en.ID, Outputs: en.Outputs}); err != nil {
-		return err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if j := a.ledger.Index(ref); j >= 0 {
-		a.ledger = slices.Delete(a.ledger, j, j+1)
-	}
-	return nil
-}
-
 // settle applies the ledger rules of step 7: an entry no current line
 // declares becomes orphan (we created it) or is forgotten (adopted); an
 // intent no line declares is looked up (found: an orphan we created; gone:
@@ -1160,70 +1025,6 @@ func (a *applier) finish(status receipt.Status) {
 	if a.rec.w.LockPreempted == nil {
 		a.rec.w.LockPreempted = a.keeper.Preempted() // a deferred lease takes over when it is taken
 	}
-}
-
-// result writes the final receipt (fenced, step 8) unless the run is
-// stale, and builds the result. A write that fails after providers were
-// touched keeps the receipt on disk (SaveUnsaved) and says what was applied
-// but not recorded.
-func (a *applier) result(runErr error) (*RunResult, error) {
-	red, err := a.rec.redacted(a.rec.w)
-	if err != nil {
-		return nil, err
-	}
-	res := &RunResult{Env: a.pr.env, Scope: a.pr.scope, Receipt: red, Order: a.order, Warnings: slices.Clone(a.warnings)}
-	res.Todos = append(res.Todos, a.undo...)
-	for _, ls := range a.lines {
-		if ls.todo != nil && ls.status == LineWaiting {
-			t := *ls.todo
-			t.Vars = redactVars(a.e, t.Vars)
-			res.Todos = append(res.Todos, t)
-		}
-	}
-	if res.Order == nil {
-		for _, ls := range a.lines {
-			if _, ok := red.Lines[ls.pl.id]; ok {
-				res.Order = append(res.Order, ls.pl.id)
-			}
-		}
-	}
-	if res.Order == nil {
-		res.Order = []string{}
-	}
-	if res.Warnings == nil {
-		res.Warnings = []Warning{}
-	}
-	if !a.rec.w.Stale {
-		ctx := context.Background()
-		werr := a.rec.writeFinal(ctx, red)
-		if errors.Is(werr, errLeaseNeeded) {
-			return nil, werr
-		}
-		if werr != nil {
-			werr = a.e.redactor().Error(werr)
-			if a.wasTouched() {
-				res.Unsaved = a.e.saveUnsaved(ctx, red)
-			}
-			if runErr == nil || errs.CodeOf(werr) == errs.LOCK_LOST {
-				runErr = werr
-			}
-		}
-	}
-	// The receipt is redacted already; the rest is text.
-	rd := a.e.redactor()
-	for i := range res.Warnings {
-		res.Warnings[i].Message = rd.String(res.Warnings[i].Message)
-	}
-	if u := res.Unsaved; u != nil {
-		u.Path, u.Command = rd.String(u.Path), rd.String(u.Command)
-		for i := range u.Resources {
-			u.Resources[i] = rd.String(u.Resources[i])
-		}
-	}
-	if runErr != nil {
-		runErr = rd.Error(runErr)
-	}
-	return res, runErr
 }
 
 // saveUnsaved keeps a receipt the store refused and names what it holds

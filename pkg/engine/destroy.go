@@ -71,7 +71,7 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		}
 	}
 	pr := &prepared{env: c.Env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
-	a := newApplier(e, pr, o, keeper, owner, "")
+	a := &destroyer{scopeRun: newScopeRun(e, pr, o, keeper, owner, "")}
 	a.noteTakeover()
 	// Hand-overs in transit to or from this scope are finished first, so
 	// destroying it can never take the other scope's resources, nor leave
@@ -274,7 +274,26 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		runErr = errs.Wrap(firstErr, code, "destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", ")).
 			With("resources", failed).With("codes", failedCodes)
 	}
-	return a.result(runErr)
+	return a.result(runErr, a.order, a.undo)
+}
+
+// destroyer is one destroy: the walk of the scope's ledger, newest
+// first, under the scope lease.
+type destroyer struct {
+	*scopeRun
+	order []string       // the line ids in the order they were walked
+	undo  []adapter.Todo // the manual steps forgotten, with how to undo them
+}
+
+// undoStep notes a manual step destroy forgot: its undo, as recorded when
+// it was confirmed, becomes a todo of the destroy.
+func (a *destroyer) undoStep(en receipt.LedgerEntry) {
+	str := func(k string) string { s, _ := en.Outputs[k].(string); return a.e.redactor().String(s) }
+	t := adapter.Todo{Line: en.Line, Title: str("title"), Undo: str("undo"), ConfirmedBy: str("confirmed_by"), ConfirmedAt: str("confirmed_at")}
+	if t.Undo == "" {
+		t.Undo = "The step has no undo instructions: check by hand whether what it did should be reverted."
+	}
+	a.undo = append(a.undo, t)
 }
 
 // otherOwners maps the identity of every resource another scope of the
@@ -300,7 +319,7 @@ func otherOwners(stored []receipt.Stored, me string) map[string]string {
 	return out
 }
 
-func (a *applier) removeEntry(ref receipt.ResourceRef) {
+func (a *destroyer) removeEntry(ref receipt.ResourceRef) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if i := a.ledger.Index(ref); i >= 0 {
@@ -308,7 +327,7 @@ func (a *applier) removeEntry(ref receipt.ResourceRef) {
 	}
 }
 
-func (a *applier) setID(ref receipt.ResourceRef, id string) {
+func (a *destroyer) setID(ref receipt.ResourceRef, id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if i := a.ledger.Index(ref); i >= 0 {

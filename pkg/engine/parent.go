@@ -39,7 +39,7 @@ import (
 // line of which run holds it.
 
 // localParent is the in-process mutex of one parent object for this run.
-func (a *applier) localParent(identity string) *sync.Mutex {
+func (a *scopeRun) localParent(identity string) *sync.Mutex {
 	a.parentMu.Lock()
 	defer a.parentMu.Unlock()
 	if a.parentLocks == nil {
@@ -58,7 +58,7 @@ func (a *applier) localParent(identity string) *sync.Mutex {
 // in-process mutex). wait forces waiting even without Options.Wait
 // (rollback and destroy); the wait is bounded by WaitTimeout either way.
 // A release that keeps failing is a warning naming the lease.
-func (a *applier) lockParent(ctx context.Context, identity, holder string, wait bool) (*LeaseKeeper, func(), error) {
+func (a *scopeRun) lockParent(ctx context.Context, identity, holder string, wait bool) (*LeaseKeeper, func(), error) {
 	mu := a.localParent(identity)
 	mu.Lock()
 	pk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, wait || a.o.Wait), receipt.ParentTarget(identity), a.parentOwner(holder))

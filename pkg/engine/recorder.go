@@ -16,7 +16,9 @@ import (
 // recorder writes the receipt of one run that changes a scope (I6): it
 // holds the receipt being written — its header (w), the results of the
 // lines finished so far — and is its one writer, for the checkpoints
-// before creates (I11, group-committed) and for the final write. The
+// before creates (I11, group-committed) and for the final write. A
+// succession, a reopen and a push write through one too (redacted, then
+// write), each receipt whole. The
 // ledger being written is the run's (run.ledger, under run.mu, where the
 // lines judge and change it); the recorder takes a snapshot of it for
 // every write.
@@ -49,6 +51,9 @@ type recorder struct {
 	parts parts
 }
 
+// newRecorder is the recorder of a run that read the scope's receipt at
+// version at and writes under keeper; ledger snapshots the run's ledger
+// (nil for a recorder that writes receipts whole: write, redacted).
 func newRecorder(e *Engine, keeper *LeaseKeeper, at receipt.Version, ledger func() receipt.Ledger) *recorder {
 	return &recorder{e: e, keeper: keeper, at: at, ledger: ledger}
 }
@@ -141,10 +146,15 @@ func (c *recorder) writeSnapshot(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.e.Store.Write(ctx, red, c.keeper.Lease()); err != nil {
+	if err := c.write(ctx, red); err != nil {
 		return c.e.redactor().Error(err)
 	}
 	return nil
+}
+
+// write writes red, redacted already, fenced by the recorder's lease.
+func (c *recorder) write(ctx context.Context, red *receipt.Receipt) error {
+	return c.e.Store.Write(ctx, red, c.keeper.Lease())
 }
 
 // writeFinal writes the run's final receipt red (already redacted):
@@ -166,13 +176,13 @@ func (c *recorder) writeFinal(ctx context.Context, red *receipt.Receipt) error {
 		// The final receipt and the release in one step.
 		return c.keeper.ReleaseWith(func(l receipt.Lease) error { return ss.WriteRelease(ctx, red, l) })
 	}
-	return c.e.Store.Write(ctx, red, c.keeper.Lease())
+	return c.write(ctx, red)
 }
 
-// redacted is w as it may be stored: what redactReceipt(w) returns,
-// assembled from the cached redacted parts, redacting only the parts that
-// changed since the last assembly (or all of them once the redactor has
-// learnt a secret since).
+// redacted is w as it may be stored: what the redactor gives for w's
+// JSON (Redactor.JSON), decoded again, assembled from the cached parts,
+// redacting only the parts that changed since the last assembly (and
+// those a secret learnt since may occur in).
 func (c *recorder) redacted(w *receipt.Receipt) (*receipt.Receipt, error) {
 	c.redMu.Lock()
 	defer c.redMu.Unlock()

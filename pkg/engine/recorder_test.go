@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -104,6 +105,21 @@ func genReceipt(t *rapid.T) *receipt.Receipt {
 		r.LockPreempted = &receipt.Lease{Target: receipt.ScopeTarget("preview", "pr-1"), Holder: genString(t, "holder"), Generation: 3, TTL: time.Minute}
 	}
 	return r
+}
+
+// redactReceipt is the receipt redacted whole, as the engine wrote every
+// receipt before the recorder: its JSON through the redactor, decoded
+// again. The recorder must give exactly this.
+func (e *Engine) redactReceipt(r *receipt.Receipt) (*receipt.Receipt, error) {
+	b, err := e.redactor().JSON(r)
+	if err != nil {
+		return nil, err
+	}
+	out := &receipt.Receipt{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, errs.Wrap(err, errs.INTERNAL, "a redacted receipt does not decode")
+	}
+	return out, nil
 }
 
 // The recorder's assembly from cached parts is what redacting the whole

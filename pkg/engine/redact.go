@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/sponson/apply/pkg/errs"
-	"github.com/sponson/apply/pkg/receipt"
 )
 
 // redactTyped passes a result through the redactor field by field (JSON
@@ -18,23 +17,6 @@ func redactTyped[T any](e *Engine, v *T) (*T, error) {
 	out := new(T)
 	if err := json.Unmarshal(b, out); err != nil {
 		return nil, errs.Wrap(err, errs.INTERNAL, "a redacted result does not decode")
-	}
-	return out, nil
-}
-
-// redactReceipt is a receipt as it may be stored: every string redacted.
-// The bytes are the engine's own encoding of a receipt, so one plain
-// decode is enough (receipt.Decode's version probe and strictness are for
-// bytes read from a store). A run's recorder gives the same receipt from
-// its cache of redacted parts (recorder.go).
-func (e *Engine) redactReceipt(r *receipt.Receipt) (*receipt.Receipt, error) {
-	b, err := e.redactor().JSON(r)
-	if err != nil {
-		return nil, err
-	}
-	out := &receipt.Receipt{}
-	if err := json.Unmarshal(b, out); err != nil {
-		return nil, errs.Wrap(err, errs.INTERNAL, "a redacted receipt does not decode")
 	}
 	return out, nil
 }

@@ -62,10 +62,11 @@ func (e *Engine) Reopen(ctx context.Context, env, sc string, o Options) (reopene
 	if err := keeper.Check(); err != nil {
 		return false, err
 	}
-	if next, err = e.redactReceipt(next); err != nil {
+	rec := newRecorder(e, keeper, "", nil)
+	if next, err = rec.redacted(next); err != nil {
 		return false, err
 	}
-	if err := e.Store.Write(ctx, next, keeper.Lease()); err != nil {
+	if err := rec.write(ctx, next); err != nil {
 		return false, e.redactor().Error(err)
 	}
 	return true, nil

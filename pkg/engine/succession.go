@@ -252,16 +252,18 @@ func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, erro
 	stamp(newPred, in.fromK, sprintf("handed %d resource(s) over to scope %s (succession)", n, in.to))
 	newPred.Ledger, newPred.SupersededBy = receipt.Ledger{}, in.to
 
-	if newSucc, err = e.redactReceipt(newSucc); err != nil {
+	// Each scope's receipt goes through the recorder of its lease.
+	toRec, fromRec := newRecorder(e, in.toK, "", nil), newRecorder(e, in.fromK, "", nil)
+	if newSucc, err = toRec.redacted(newSucc); err != nil {
 		return out, err
 	}
-	if newPred, err = e.redactReceipt(newPred); err != nil {
+	if newPred, err = fromRec.redacted(newPred); err != nil {
 		return out, err
 	}
 	if e.Store.Capabilities().AtomicMulti {
 		err = e.Store.WriteMany(ctx, []receipt.Write{{Receipt: newSucc, Lease: in.toK.Lease()}, {Receipt: newPred, Lease: in.fromK.Lease()}})
 	} else {
-		err = e.writeInOrder(ctx, pred, newSucc, newPred, in)
+		err = writeInOrder(ctx, pred, newSucc, newPred, in, toRec, fromRec)
 	}
 	if err != nil {
 		return out, err
@@ -274,7 +276,7 @@ func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, erro
 // writeInOrder is the hand-over on a store without atomic multi-writes:
 // mark the predecessor in transit (unless an earlier call did), write the
 // successor with the entries, then empty the predecessor.
-func (e *Engine) writeInOrder(ctx context.Context, pred, newSucc, newPred *receipt.Receipt, in handOverIn) error {
+func writeInOrder(ctx context.Context, pred, newSucc, newPred *receipt.Receipt, in handOverIn, toRec, fromRec *recorder) error {
 	if pred.SupersededBy == "" {
 		mark, err := pred.Clone()
 		if err != nil {
@@ -284,17 +286,17 @@ func (e *Engine) writeInOrder(ctx context.Context, pred, newSucc, newPred *recei
 		mark.RunID, mark.Operation, mark.Status, mark.Stale = in.owner.RunID, receipt.OpSuccession, receipt.StatusComplete, false
 		mark.Lines = map[string]receipt.LineResult{}
 		mark.Warnings = []Warning{{Message: sprintf("handing %d resource(s) over to scope %s (succession in progress)", len(pred.Ledger), in.to)}}
-		if mark, err = e.redactReceipt(mark); err != nil {
+		if mark, err = fromRec.redacted(mark); err != nil {
 			return err
 		}
-		if err := e.Store.Write(ctx, mark, in.fromK.Lease()); err != nil {
+		if err := fromRec.write(ctx, mark); err != nil {
 			return err
 		}
 	}
-	if err := e.Store.Write(ctx, newSucc, in.toK.Lease()); err != nil {
+	if err := toRec.write(ctx, newSucc); err != nil {
 		return err
 	}
-	return e.Store.Write(ctx, newPred, in.fromK.Lease())
+	return fromRec.write(ctx, newPred)
 }
 
 // Owners applies the ownership rule of succession to the receipts of one
@@ -351,7 +353,7 @@ func inTransit(r *receipt.Receipt) bool {
 //   - A branch scope whose own ledger is in transit finishes the move
 //     first, taking the successor's lease without waiting (the fixed
 //     order is successor first); LOCK_HELD when it is held.
-func (a *applier) succeed(ctx context.Context, prev *receipt.Receipt, stored []receipt.Stored, destroying bool) (*receipt.Receipt, error) {
+func (a *scopeRun) succeed(ctx context.Context, prev *receipt.Receipt, stored []receipt.Stored, destroying bool) (*receipt.Receipt, error) {
 	kind, _, err := scope.Parse(a.pr.scope)
 	if err != nil {
 		return prev, nil
@@ -431,7 +433,7 @@ func (a *applier) succeed(ctx context.Context, prev *receipt.Receipt, stored []r
 // finishOwnHandOver finishes a hand-over in transit from this (branch)
 // scope, whose lease the run holds; the successor's lease is tried once,
 // never waited for.
-func (a *applier) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt) (*receipt.Receipt, error) {
+func (a *scopeRun) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt) (*receipt.Receipt, error) {
 	if !inTransit(prev) {
 		return prev, nil
 	}

@@ -88,11 +88,11 @@ func (e *Engine) PushUnsaved(ctx context.Context, path string, mode PushMode, o 
 	now := e.now()
 	out.RunID, out.Operation, out.FinishedAt = owner.RunID, receipt.OpPush, now
 	out.History = appendHistory(out.History, receipt.HistoryEntry{SHA: u.SHA, At: now, RunID: owner.RunID, Status: out.Status})
-	out, err = e.redactReceipt(out)
-	if err != nil {
+	rec := newRecorder(e, keeper, "", nil)
+	if out, err = rec.redacted(out); err != nil {
 		return nil, err
 	}
-	if err := e.Store.Write(ctx, out, keeper.Lease()); err != nil {
+	if err := rec.write(ctx, out); err != nil {
 		return nil, e.redactor().Error(err)
 	}
 	res.Written, res.Receipt = true, out
