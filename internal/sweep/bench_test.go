@@ -8,9 +8,9 @@ import (
 )
 
 // BenchmarkSweep500Scopes sweeps a repository with 500 scopes in the
-// memory store: 400 pull requests still open (one GitHub question each,
-// nothing touched), 50 branch scopes whose branch still exists (one
-// question each), and 50 closed pull requests. The first sweep destroys
+// memory store: 400 pull requests still open (found in one listing of the
+// open pull requests, nothing touched), 50 branch scopes whose branch
+// still exists (one question each), and 50 closed pull requests. The first sweep destroys
 // the closed ones (two questions and one teardown of two resources each,
 // four at a time, sharing one parent list): reported as first-sweep-ms.
 // The timed loop is the steady state: every later sweep, which judges all
@@ -33,7 +33,7 @@ func BenchmarkSweep500Scopes(b *testing.B) {
 	if err != nil || rep.Scopes != 500 || rep.Count(ClosedPR) != 50 {
 		b.Fatalf("first sweep: %d scopes, %d destroyed, %v: %s", rep.Scopes, rep.Count(ClosedPR), err, kinds(rep))
 	}
-	w.gh.asks = 0
+	w.gh.asks, w.gh.lists = 0, 0
 	sweeps := 0
 	for b.Loop() {
 		rep, err := s.Sweep(context.Background(), w.repo())
@@ -44,4 +44,5 @@ func BenchmarkSweep500Scopes(b *testing.B) {
 	}
 	b.ReportMetric(float64(first.Microseconds())/1000, "first-sweep-ms")
 	b.ReportMetric(float64(w.gh.asks)/float64(sweeps), "pr-questions/sweep")
+	b.ReportMetric(float64(w.gh.lists)/float64(sweeps), "open-pr-listings/sweep")
 }

@@ -26,4 +26,7 @@
 //   - Every mutation goes through the engine (destroy) or the store's
 //     compare-and-swap delete (pruning): the sweep writes no receipt itself.
 //   - At most Sweeper.Concurrency scopes are judged at once.
+//   - GitHub is asked once per sweep for the open pull requests (when it
+//     can list them, OpenLister); a pull request among them is left alone
+//     for this sweep, and only the others are asked about one by one.
 package sweep

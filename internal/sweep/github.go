@@ -15,7 +15,24 @@ type ClientRepo struct {
 	Name   string
 }
 
-var _ GitHub = ClientRepo{}
+var (
+	_ GitHub     = ClientRepo{}
+	_ OpenLister = ClientRepo{}
+)
+
+// OpenPullRequests lists the numbers of the repository's open pull
+// requests, every page.
+func (c ClientRepo) OpenPullRequests(ctx context.Context) ([]int, error) {
+	prs, err := c.Client.ListPullRequests(ctx, c.Owner, c.Name, "open")
+	if err != nil {
+		return nil, err
+	}
+	nums := make([]int, len(prs))
+	for i, p := range prs {
+		nums[i] = p.Number
+	}
+	return nums, nil
+}
 
 // PullRequest asks GitHub for pull request n; a 404 is not found, not an
 // error.

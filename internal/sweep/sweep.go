@@ -42,6 +42,16 @@ type GitHub interface {
 	BranchExists(ctx context.Context, branch string) (bool, error)
 }
 
+// OpenLister is a GitHub that also lists the numbers of the repository's
+// open pull requests (paginated, 100 a page). The sweep asks it once per
+// sweep, and then asks about a single pull request only when it is not
+// among them: at 400 open pull requests that is 4 questions, not 400.
+// A pull request listed as open is left alone for this sweep; one that
+// closes meanwhile is found by the next.
+type OpenLister interface {
+	OpenPullRequests(ctx context.Context) ([]int, error)
+}
+
 // Destroyer destroys one scope from its ledger (engine.Engine satisfies it).
 type Destroyer interface {
 	Destroy(ctx context.Context, c scope.Ctx, o engine.Options) (*engine.RunResult, error)
@@ -170,6 +180,7 @@ func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 		return rep, err
 	}
 	rep.Scopes = len(refs)
+	open := s.openPullRequests(ctx, r, refs)
 	n := s.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
@@ -186,7 +197,7 @@ func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 		go func(ref receipt.ScopeRef) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			for _, f := range s.judge(ctx, r, ref) {
+			for _, f := range s.judge(ctx, r, ref, open) {
 				mu.Lock()
 				s.note(&rep, f)
 				mu.Unlock()
@@ -230,8 +241,41 @@ func (s *Sweeper) note(rep *Report, f Finding) {
 	}
 }
 
-// judge decides one scope: the findings it produced.
-func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef) []Finding {
+// openPullRequests lists the open pull requests once, when r's GitHub can
+// (OpenLister) and a scope has a receipt to judge: the set
+// of their numbers, or nil to ask about each one (no lister, nothing to
+// ask, or the listing failed: it is logged, and each scope is asked
+// about as without it).
+func (s *Sweeper) openPullRequests(ctx context.Context, r Repo, refs []receipt.ScopeRef) map[int]bool {
+	ol, ok := r.GitHub.(OpenLister)
+	if !ok {
+		return nil
+	}
+	any := false
+	for _, ref := range refs {
+		if k, _, err := scope.Parse(ref.Scope); err == nil && (k == scope.KindPR || k == scope.KindBranch) && ref.HasReceipt {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	nums, err := ol.OpenPullRequests(ctx)
+	if err != nil {
+		s.log().Warn("listing the open pull requests failed; asking about each scope's instead", "repository", r.Name, "error", errs.Coded(err).Message)
+		return nil
+	}
+	open := make(map[int]bool, len(nums))
+	for _, n := range nums {
+		open[n] = true
+	}
+	return open
+}
+
+// judge decides one scope: the findings it produced. open, when not nil,
+// holds the pull requests known to be open (openPullRequests).
+func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open map[int]bool) []Finding {
 	base := Finding{Repo: r.Name, Env: ref.Env, Scope: ref.Scope}
 	kind, id, err := scope.Parse(ref.Scope)
 	if err != nil || (kind != scope.KindPR && kind != scope.KindBranch) {
@@ -271,16 +315,19 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef) []Fin
 	}
 	switch kind {
 	case scope.KindPR:
-		return append(out, s.judgePR(ctx, r, base, rec, id)...)
+		return append(out, s.judgePR(ctx, r, base, rec, id, open)...)
 	default:
-		return append(out, s.judgeBranch(ctx, r, base, rec)...)
+		return append(out, s.judgeBranch(ctx, r, base, rec, open)...)
 	}
 }
 
-func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, id string) []Finding {
+func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, id string, open map[int]bool) []Finding {
 	n := 0
 	for _, c := range id {
 		n = n*10 + int(c-'0')
+	}
+	if open[n] {
+		return nil // open: not ours to judge
 	}
 	state := func() (PullRequest, Finding, bool) {
 		pr, found, err := r.GitHub.PullRequest(ctx, n)
@@ -330,7 +377,7 @@ func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receip
 	return []Finding{res.finding(base, k, why)}
 }
 
-func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt) []Finding {
+func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, open map[int]bool) []Finding {
 	if rec.SupersededBy != "" {
 		// In transit to its pull request (a succession stopped part-way):
 		// the pull request's scope owns these. When that pull request is
@@ -341,7 +388,7 @@ func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *re
 		}
 		pb := base
 		pb.Scope = rec.SupersededBy
-		out := s.judgePR(ctx, r, pb, rec, id)
+		out := s.judgePR(ctx, r, pb, rec, id, open)
 		for i := range out {
 			if out[i].Kind == ClosedPR || out[i].Kind == RetryTeardown {
 				out[i].Kind = InTransit

@@ -34,8 +34,41 @@ type fakeGitHub struct {
 	prs      map[int]PullRequest
 	branches map[string]bool
 	fail     error
-	asks     int
+	asks     int // questions about one pull request
+	lists    int // listings of the open ones
+	listFail error
 	onAsk    func(n int)
+}
+
+// OpenPullRequests is GitHub's list of open pull requests (OpenLister).
+func (g *fakeGitHub) OpenPullRequests(ctx context.Context) ([]int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lists++
+	if g.fail != nil {
+		return nil, g.fail
+	}
+	if g.listFail != nil {
+		return nil, g.listFail
+	}
+	var open []int
+	for n, pr := range g.prs {
+		if pr.Open {
+			open = append(open, n)
+		}
+	}
+	return open, nil
+}
+
+// askOnly is a GitHub that can only be asked about one pull request at a
+// time (no OpenLister).
+type askOnly struct{ g *fakeGitHub }
+
+func (a askOnly) PullRequest(ctx context.Context, n int) (PullRequest, bool, error) {
+	return a.g.PullRequest(ctx, n)
+}
+func (a askOnly) BranchExists(ctx context.Context, b string) (bool, error) {
+	return a.g.BranchExists(ctx, b)
 }
 
 func newGitHub() *fakeGitHub {
@@ -501,5 +534,55 @@ func TestSweepTakesOverTheLeaseOfAGoneHolder(t *testing.T) {
 	}
 	if left := w.keys("pr-40"); len(left) != 0 {
 		t.Errorf("left: %v", left)
+	}
+}
+
+// The sweep lists the open pull requests once and asks about a single
+// pull request only when it is not among them (twice: to judge, and again
+// right before destroying). Without a listing — a GitHub that cannot list,
+// or a listing that failed — it asks about each, as before, and judges
+// the same.
+func TestSweepListsOpenPullRequestsOnce(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		noList    bool
+		listFail  error
+		wantAsks  int
+		wantLists int
+	}{
+		{name: "listed", wantAsks: 2 * 3, wantLists: 1},
+		{name: "listing failed", listFail: errors.New("502 Bad Gateway"), wantAsks: 20 + 2*3, wantLists: 1},
+		{name: "no listing", noList: true, wantAsks: 20 + 2*3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := memWorld(t)
+			for n := 1; n <= 23; n++ {
+				w.apply("preview", n, fmt.Sprintf("feat/%d", n))
+			}
+			for n := 21; n <= 23; n++ {
+				w.close(n)
+			}
+			w.gh.listFail = c.listFail
+			r := w.repo()
+			if c.noList {
+				r.GitHub = askOnly{w.gh}
+			}
+			s := &Sweeper{Clock: w.tm, Concurrency: 3}
+			rep, err := s.Sweep(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rep.Count(ClosedPR); got != 3 || len(rep.Findings) != 3 {
+				t.Fatalf("findings: %s, want the 3 closed pull requests torn down", kinds(rep))
+			}
+			for n := 1; n <= 23; n++ {
+				if left, want := len(w.keys(fmt.Sprintf("pr-%d", n))), map[bool]int{true: 0, false: 2}[n > 20]; left != want {
+					t.Errorf("pr-%d has %d resources, want %d", n, left, want)
+				}
+			}
+			if w.gh.asks != c.wantAsks || w.gh.lists != c.wantLists {
+				t.Errorf("asked about %d pull requests and listed %d times, want %d and %d", w.gh.asks, w.gh.lists, c.wantAsks, c.wantLists)
+			}
+		})
 	}
 }
