@@ -63,6 +63,28 @@ var exampleVars = map[string]func(url, token string) map[string]string{
 	},
 }
 
+// exampleSecrets are the secrets the examples reference.
+var exampleSecrets = map[string]string{"CLERK_PREVIEW_SECRET_KEY": "sk_test_preview", "STRIPE_TEST_SECRET_KEY": "sk_test_stripe",
+	"STRIPE_LIVE_SECRET_KEY": "sk_live_stripe", "AUTH0_PREVIEW_CLIENT_SECRET": "preview-client-secret"}
+
+// exampleCloud serves a fake cloud seeded as `sponson sim` seeds it, and
+// returns it with the variables its server exports (and the commit).
+func exampleCloud(t *testing.T) (*sim.Cloud, map[string]string) {
+	t.Helper()
+	cloud := sim.New(sim.Options{Seed: 11})
+	srv := httptest.NewServer(cloud.Handler())
+	t.Cleanup(srv.Close)
+	if err := cloud.SeedExamples(); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"SPONSON_CTX_SHA": exampleSHA}
+	for _, kv := range cloud.Env(srv.URL) {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	return cloud, vars
+}
+
 // TestExamplesPlanAgainstTheFakeCloud plans every example against the
 // fake cloud as `sponson sim` seeds it (sim.SeedExamples): every line is
 // planned as a create, pending on an output not known yet, or (a manual
@@ -79,16 +101,8 @@ func TestExamplesPlanAgainstTheFakeCloud(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cloud := sim.New(sim.Options{Seed: 11})
-			srv := httptest.NewServer(cloud.Handler())
-			t.Cleanup(srv.Close)
-			if err := cloud.SeedExamples(); err != nil {
-				t.Fatal(err)
-			}
-			vars := map[string]string{"SPONSON_CTX_SHA": exampleSHA, "CLERK_PREVIEW_SECRET_KEY": "sk_test_preview", "STRIPE_TEST_SECRET_KEY": "sk_test_stripe",
-				"STRIPE_LIVE_SECRET_KEY": "sk_live_stripe", "AUTH0_PREVIEW_CLIENT_SECRET": "preview-client-secret"}
-			for _, kv := range cloud.Env(srv.URL) {
-				k, v, _ := strings.Cut(kv, "=")
+			cloud, vars := exampleCloud(t)
+			for k, v := range exampleSecrets {
 				vars[k] = v
 			}
 			if extra := exampleVars[name]; extra != nil {
@@ -148,17 +162,7 @@ func TestPendingLinesAreNotListedForDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := sim.New(sim.Options{Seed: 11})
-	srv := httptest.NewServer(cloud.Handler())
-	t.Cleanup(srv.Close)
-	if err := cloud.SeedExamples(); err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{"SPONSON_CTX_SHA": exampleSHA}
-	for _, kv := range cloud.Env(srv.URL) {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
+	_, vars := exampleCloud(t)
 	env := testEnv(t, vars, map[string]string{"release.plan.yaml": string(src)})
 	r := runCLI(t, env, "plan", "--json", "--pr", "7", "--branch", "feature/x", "--receipts", "local")
 	if r.code == 0 {

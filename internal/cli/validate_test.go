@@ -27,6 +27,17 @@ func TestValidatePerLineOutputs(t *testing.T) {
 	}
 }
 
+// callbackLine is a plan's providers and changes after its version line:
+// one Auth0 callback line, whose next key would be line 9 of the file.
+const callbackLine = `providers:
+  auth0: { domain: x.eu.auth0.com, client: AbCd123 }
+changes:
+  - id: cb
+    adapter: auth0
+    op: callback
+    url: https://${ctx.scope}.x.dev/cb
+`
+
 // An op's refusal of a parameter points at the parameter, not at the
 // line's first key: a typo (parnet:, enviroments:) and a bad value
 // (url: [1]) alike, in validate and plan.
@@ -36,15 +47,7 @@ func TestParamErrorsPointAtTheParameter(t *testing.T) {
 		{"    enviroments: [preview]", `release.plan.yaml:9:5: PARAM_INVALID: auth0.callback has no parameter enviroments`},
 		{"    list: [1]", `release.plan.yaml:9:5: PARAM_INVALID: auth0.callback parameter list must be a string`},
 	} {
-		src := `version: 1
-providers:
-  auth0: { domain: x.eu.auth0.com, client: AbCd123 }
-changes:
-  - id: cb
-    adapter: auth0
-    op: callback
-    url: https://${ctx.scope}.x.dev/cb
-` + c.bad + "\n"
+		src := "version: 1\n" + callbackLine + c.bad + "\n"
 		env := testEnv(t, map[string]string{"AUTH0_MANAGEMENT_TOKEN": "t"}, map[string]string{"release.plan.yaml": src})
 		for _, cmd := range []string{"validate", "plan"} {
 			r := runCLI(t, env, cmd, "--pr", "1", "--receipts", "local")
@@ -58,17 +61,7 @@ changes:
 // validate's summary counts in words and says why an environment has no
 // lines, instead of "0 line(s) in run order".
 func TestValidateSummaryWords(t *testing.T) {
-	src := `version: 1
-environments: [preview, production]
-providers:
-  auth0: { domain: x.eu.auth0.com, client: AbCd123 }
-changes:
-  - id: cb
-    adapter: auth0
-    op: callback
-    url: https://${ctx.scope}.x.dev/cb
-    environments: [preview]
-`
+	src := "version: 1\nenvironments: [preview, production]\n" + callbackLine + "    environments: [preview]\n"
 	env := testEnv(t, map[string]string{"AUTH0_MANAGEMENT_TOKEN": "tok-123456"}, map[string]string{"release.plan.yaml": src})
 	r := runCLI(t, env, "validate", "--pr", "1")
 	if r.code != 0 {
