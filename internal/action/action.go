@@ -232,6 +232,11 @@ func (a *act) execute(ctx context.Context, raw *githubactions.Action, token stri
 		return report.FromError(d.Command, c.Env, c.Scope, err, a.links)
 	}
 	defer run.Close()
+	defer func() {
+		if g := run.Store.Git(); g != nil {
+			a.warnings = append(a.warnings, g.Warnings()...) // STORE_UNCOMPACTED
+		}
+	}()
 	a.store = &report.StoreInfo{Kind: run.Store.Kind, Location: run.Store.Location, Capabilities: run.Store.Capabilities()}
 	if a.gh != nil {
 		run.Engine.HolderGone = holderGone(a.gh, getenv("GITHUB_REPOSITORY"))

@@ -106,6 +106,7 @@ type app struct {
 	sf       storeFlags
 	command  string               // the command's name in the envelope
 	warnings []*errs.Error        // reported beside the result
+	stores   []*wire.Store        // opened by the command, for their warnings
 	inText   map[*errs.Error]bool // warnings the text report lists itself
 	result   map[string]any       // the success envelope's fields
 	text     func(io.Writer)      // the success text output
@@ -186,6 +187,7 @@ func Main(args []string, env Env, stdio IO) (code int) {
 // finish renders the outcome and returns the exit code.
 func (a *app) finish(err error) int {
 	code := errs.ExitCode(err)
+	a.storeWarnings()
 	if a.g.json && a.written {
 		return code
 	}

@@ -42,7 +42,22 @@ func (a *app) openStore(planReceipts string) (*wire.Store, error) {
 		return nil, err
 	}
 	cfg.Warnings = nil
-	return wire.OpenStore(a.ctx, cfg, a.env.Dir, receipt.SystemClock{})
+	st, err := wire.OpenStore(a.ctx, cfg, a.env.Dir, receipt.SystemClock{})
+	if err == nil {
+		a.stores = append(a.stores, st)
+	}
+	return st, err
+}
+
+// storeWarnings moves what the opened stores found worth saying while the
+// command ran (a remote that refuses compaction: STORE_UNCOMPACTED) into
+// the command's warnings.
+func (a *app) storeWarnings() {
+	for _, st := range a.stores {
+		if g := st.Git(); g != nil {
+			a.warnings = append(a.warnings, g.Warnings()...)
+		}
+	}
 }
 
 // writesReceipts says whether a command writes to the receipt store.

@@ -4,9 +4,11 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -142,7 +144,12 @@ type edit struct {
 // base's objects copied in so go-git can leave them out of the packfile.
 // Tree entries are sorted the way git sorts them, and every commit carries
 // a nonce: `git fsck --strict` stays clean and no two commits are equal.
-func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time) (plumbing.Hash, error) {
+//
+// ln says what the commit is on its branch: its depth (the Sponson-Depth
+// trailer) and, for a compaction, the compacted.json of the squash it is
+// made on instead of on base (compact.go). The squash has base's tree
+// plus that file, no parent; the new commit's tree keeps the file.
+func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln lineage) (plumbing.Hash, error) {
 	entries := map[string]object.TreeEntry{}
 	if base.exists() {
 		if err := copyCommit(ps, base.st, base.commit); err != nil {
@@ -150,6 +157,40 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time) (p
 		}
 		for name, e := range base.tree {
 			entries[name] = e
+		}
+	}
+	parent := base.hash
+	var squashed int64
+	if ln.summary != nil && base.exists() {
+		h, err := putBlob(ps, ln.summary)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries[CompactedFile] = object.TreeEntry{Name: CompactedFile, Mode: filemode.Regular, Hash: h}
+		treeHash, err := putTree(ps, entries)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		var c compacted
+		_ = json.Unmarshal(ln.summary, &c)
+		squashed = c.Squashed
+		trailers := []string{trailerSquash + base.hash.String()}
+		if _, has := entries[receipt.ReceiptFile]; has {
+			trailers = append(trailers, trailerReceipt+string(receiptVersion(base.commit)))
+		} else if neverWritten(base.commit) {
+			trailers = append(trailers, trailerReceipt+noReceipt)
+		}
+		trailers = append(trailers, trailerDepth+"1")
+		nonce, err := s.nonce(ed.run, now)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		sig := author
+		sig.When = now
+		sq := &object.Commit{Author: sig, Committer: sig, TreeHash: treeHash,
+			Message: message(squashSubject(base, ed.run, squashed), append(trailers, nonce)...)}
+		if parent, err = putObject(ps, sq); err != nil {
+			return plumbing.ZeroHash, err
 		}
 	}
 	for _, name := range ed.remove {
@@ -162,12 +203,7 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time) (p
 		}
 		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
 	}
-	tree := &object.Tree{}
-	for _, e := range entries {
-		tree.Entries = append(tree.Entries, e)
-	}
-	sort.Slice(tree.Entries, func(i, j int) bool { return gitSortKey(tree.Entries[i]) < gitSortKey(tree.Entries[j]) })
-	treeHash, err := putObject(ps, tree)
+	treeHash, err := putTree(ps, entries)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -185,18 +221,41 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time) (p
 			trailers = append(trailers, trailerReceipt+noReceipt)
 		}
 	}
-	var nonce [8]byte
-	if _, err := crand.Read(nonce[:]); err != nil {
-		return plumbing.ZeroHash, errs.Wrap(err, errs.INTERNAL, "draw a commit nonce")
+	if ln.depth > 0 {
+		trailers = append(trailers, trailerDepth+strconv.Itoa(ln.depth))
 	}
-	trailers = append(trailers, fmt.Sprintf("%s%s.%d.%s", trailerNonce, receipt.EncodeSegment(ed.run), now.UnixNano(), hex.EncodeToString(nonce[:])))
+	nonce, err := s.nonce(ed.run, now)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	trailers = append(trailers, nonce)
 	sig := author
 	sig.When = now
 	c := &object.Commit{Author: sig, Committer: sig, Message: message(ed.subject, trailers...), TreeHash: treeHash}
-	if base.exists() {
-		c.ParentHashes = []plumbing.Hash{base.hash}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
 	}
 	return putObject(ps, c)
+}
+
+// nonce is a commit's Sponson-Nonce trailer: the run, the time, 16 random
+// hex digits.
+func (s *Store) nonce(run string, now time.Time) (string, error) {
+	var b [8]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return "", errs.Wrap(err, errs.INTERNAL, "draw a commit nonce")
+	}
+	return fmt.Sprintf("%s%s.%d.%s", trailerNonce, receipt.EncodeSegment(run), now.UnixNano(), hex.EncodeToString(b[:])), nil
+}
+
+// putTree stores the tree of entries, sorted the way git sorts them.
+func putTree(ps *opStorage, entries map[string]object.TreeEntry) (plumbing.Hash, error) {
+	tree := &object.Tree{}
+	for _, e := range entries {
+		tree.Entries = append(tree.Entries, e)
+	}
+	sort.Slice(tree.Entries, func(i, j int) bool { return gitSortKey(tree.Entries[i]) < gitSortKey(tree.Entries[j]) })
+	return putObject(ps, tree)
 }
 
 // gitSortKey orders tree entries as git does: by name, a subtree's name
@@ -314,6 +373,8 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 	}
 	mine := map[plumbing.Hash]*edit{}
 	attempts, losses := 0, 0
+	var refused error // the compaction push the remote refused
+	var refusedServer string
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, errs.Wrap(err, errs.INTERRUPTED, "%s", what)
@@ -331,11 +392,14 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 		ps := newOpStorage(nil)
 		now := s.clock.Now()
 		var updates []refUpdate
+		compacting := false
 		for i, ed := range edits {
 			if ed == nil {
 				continue
 			}
-			h, err := s.build(ps, states[i], ed, now)
+			ln := s.lineageOf(ctx, states[i])
+			compacting = compacting || ln.summary != nil
+			h, err := s.build(ps, states[i], ed, now, ln)
 			if err != nil {
 				return nil, err
 			}
@@ -355,6 +419,9 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 			}
 			for _, u := range updates {
 				s.remember(u.ref, u.new)
+			}
+			if refused != nil {
+				s.rewriteRefused(refs[0], refusedServer, refused)
 			}
 			return edits, nil
 		}
@@ -377,6 +444,18 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 			if landed := landedEdits(fresh, edits, mine); landed != nil {
 				return landed, nil
 			}
+		}
+		if compacting && rerr == nil && (f == failRewrite || f == failRejected) {
+			// The remote refuses to rewrite the branch (or some rule
+			// refused the compaction): write it the ordinary way, now and
+			// for the rest of the store's life. Deterministic, never
+			// contention: no backoff, no attempt counted against the
+			// budget. The warning waits for the ordinary write to land: if
+			// that is refused too, the rule was not about rewriting.
+			s.noRewrite.Store(true)
+			refused, refusedServer = perr, server
+			states = fresh
+			continue
 		}
 		switch {
 		case f == failLost && rerr != nil:

@@ -31,10 +31,14 @@ const (
 	failUnavailable
 	// failInterrupted: the caller's context ended.
 	failInterrupted
+	// failRewrite: the server refuses non-fast-forward updates of the ref
+	// (receive.denyNonFastForwards, a "block force pushes" rule): a
+	// compaction's push (compact.go). Deterministic, never contention.
+	failRewrite
 )
 
 func (f failure) String() string {
-	return [...]string{"unknown", "lost", "permission", "rejected", "unavailable", "interrupted"}[f]
+	return [...]string{"unknown", "lost", "permission", "rejected", "unavailable", "interrupted", "rewrite"}[f]
 }
 
 // classify is the one place that reads go-git's error text (STYLE.md: "The
@@ -77,6 +81,12 @@ func classify(err error) (f failure, sent bool) {
 	// go-git's client-side checks, after the advertisement, before sending.
 	case has("required to be"), has("non-fast-forward update:"):
 		return failLost, false
+	// receive-pack's report for an update receive.denyNonFastForwards
+	// refused ("ng <ref> non-fast-forward"; it checks the command's own old
+	// value, so a lost race never reads so), and GitHub's wording for a
+	// force push its rules block.
+	case has("command error on") && strings.HasSuffix(msg, ": non-fast-forward"), has("cannot force-push", "force push", "force-push"):
+		return failRewrite, true
 	// A server-side rule: hooks, GitHub's protected branches (GH006) and
 	// rulesets (GH013), receive.denyDeletes / denyNonFastForwards.
 	case has("hook declined", "gh006", "gh013", "protected branch", "rule violation", "deletion prohibited",

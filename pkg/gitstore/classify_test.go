@@ -43,6 +43,12 @@ func TestClassify(t *testing.T) {
 		{"GitHub protected branch", errors.New("command error on refs/heads/main: protected branch hook declined"), failRejected, true},
 		{"GitHub ruleset", errors.New("GH013: Repository rule violations found for refs/heads/sponson-receipts/x"), failRejected, true},
 		{"denyDeletes", errors.New("command error on refs/heads/x: deletion prohibited"), failRejected, true},
+		// A rewrite refused: receive.denyNonFastForwards (receive-pack's
+		// report for the command), GitHub's "Block force pushes" wording.
+		// Deterministic refusals, never a lost race.
+		{"denyNonFastForwards", errors.New("command error on refs/heads/sponson-receipts/preview/pr-1: non-fast-forward"), failRewrite, true},
+		{"GitHub force push blocked", errors.New("GH013: Repository rule violations found for refs/heads/sponson-receipts/x. - Cannot force-push to this branch"), failRewrite, true},
+		{"GitHub ruleset report", errors.New("command error on refs/heads/sponson-receipts/x: push declined due to repository rule violations"), failRejected, true},
 		// Credentials.
 		{"401", fmt.Errorf("%w: authentication required", transport.ErrAuthenticationRequired), failPermission, false},
 		{"403", fmt.Errorf("%w: Permission to o/r.git denied to bot.", transport.ErrAuthorizationFailed), failPermission, false},

@@ -26,6 +26,9 @@ const (
 	// target, in decimal. It stays when lock.json is removed, so a release or
 	// a force-release never lets a generation be granted twice.
 	GenerationFile = "generation"
+	// CompactedFile is what a squash carries of the history it replaced
+	// (compact.go): the latest events and the provenance of the ledger.
+	CompactedFile = "compacted.json"
 )
 
 // Commit message trailers. The subject is for people
@@ -43,6 +46,13 @@ const (
 	noReceipt = "none"
 	// trailerLease says which lease operation a commit is.
 	trailerLease = "Sponson-Lease: "
+	// trailerDepth is the number of commits on the commit's first-parent
+	// line down to its root, itself included: how the store knows, from the
+	// tip it holds anyway, when a branch is due for compaction (compact.go).
+	trailerDepth = "Sponson-Depth: "
+	// trailerSquash marks a squash (a parentless commit that stands for
+	// the history before it, compact.go) and names the tip it replaced.
+	trailerSquash = "Sponson-Squash: "
 	// trailerNonce makes every commit unique (run id, time, random): two
 	// byte-identical commits would both "succeed" (the second push is
 	// NoErrAlreadyUpToDate), so two writers could each believe they won.

@@ -208,6 +208,8 @@ func (s *Store) RecentHistory(ctx context.Context, target receipt.Target, n int)
 // history walks target's branch along first parents, fetched to depth
 // commits (0: all), and returns its events oldest first, at most limit of
 // the newest (0: all), and whether the walk stopped at the fetch's depth.
+// A walk that reaches a squash (compact.go) goes on with the events the
+// squash kept of the history it replaced.
 func (s *Store) history(ctx context.Context, target receipt.Target, depth, limit int) ([]receipt.Event, bool, error) {
 	ref := refOf(target)
 	snap, err := s.fetchDepth(ctx, func(name string) bool { return name == ref.String() }, fetchHistory, depth)
@@ -220,6 +222,7 @@ func (s *Store) history(ctx context.Context, target receipt.Target, depth, limit
 	}
 	cut := false
 	var chain []*object.Commit // newest first
+	var carried []receipt.Event
 	for !h.IsZero() {
 		c, err := object.GetCommit(snap.st, h)
 		if err != nil {
@@ -233,35 +236,23 @@ func (s *Store) history(ctx context.Context, target receipt.Target, depth, limit
 		h = plumbing.ZeroHash
 		if len(c.ParentHashes) > 0 {
 			h = c.ParentHashes[0]
+		} else if isSquash(c) {
+			t, err := stateAt(snap.st, ref, c.Hash, true)
+			if err != nil {
+				return nil, false, err
+			}
+			// An unreadable record loses only the history before the
+			// squash, never the runs after it.
+			if sum, err := summaryOf(t); err == nil && sum != nil {
+				carried = sum.Events
+			}
 		}
 		if depth > 0 && len(chain) >= depth && !h.IsZero() {
 			cut = true
 			break
 		}
 	}
-	seenRun := map[string]bool{}
-	var out []receipt.Event // newest first
-	for _, c := range chain {
-		if limit > 0 && len(out) >= limit {
-			break
-		}
-		ev, ok := commitEvent(c)
-		if !ok || ev.Target != target {
-			continue
-		}
-		if ev.Operation != receipt.OpUnlock {
-			if seenRun[ev.RunID] {
-				continue
-			}
-			seenRun[ev.RunID] = true
-			ev.Version = receipt.Version(c.Hash.String())
-		}
-		out = append(out, *ev)
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, cut, nil
+	return chainEvents(chain, carried, &target, limit), cut, nil
 }
 
 var _ receipt.Provenance = (*Store)(nil)
@@ -293,32 +284,9 @@ func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string
 	if !ok {
 		return nil, false, nil
 	}
-	var chain []*tipState // newest first
-	for n := 0; !h.IsZero() && n < maxProvenanceCommits; n++ {
-		t, err := stateAt(snap.st, ref, h, true)
-		if err != nil {
-			return nil, false, err
-		}
-		chain = append(chain, t)
-		h = plumbing.ZeroHash
-		if len(t.commit.ParentHashes) > 0 {
-			h = t.commit.ParentHashes[0]
-		}
+	chain, err := firstParents(snap.st, ref, h, maxProvenanceCommits)
+	if err != nil {
+		return nil, false, err
 	}
-	ids := map[string]bool{}
-	found := false
-	var before *receipt.Receipt
-	for i := len(chain) - 1; i >= 0; i-- {
-		t := chain[i]
-		r, _, err := receiptOf(t, target)
-		if err != nil {
-			r = nil // a damaged state introduces nothing
-		}
-		if ev, ok := commitEvent(t.commit); ok && ev.Operation != receipt.OpUnlock && ev.Target == target && r != nil {
-			receipt.RecordIntroduced(ids, before, r)
-			found = true
-		}
-		before = r
-	}
-	return ids, found, nil
+	return provenance(chain, target)
 }

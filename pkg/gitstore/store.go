@@ -70,6 +70,10 @@ type Options struct {
 	// HTTPTimeout bounds each HTTP exchange with the remote, its body
 	// included (0: DefaultHTTPTimeout). Every exchange also honours ctx.
 	HTTPTimeout time.Duration
+	// MaxDepth bounds the commits a branch's tip reaches (0:
+	// DefaultMaxDepth): a write that would pass it is made on a squash of
+	// the branch's history instead (compact.go, docs/adr/0009).
+	MaxDepth int
 }
 
 // Store is the git-branch receipt.Store. It keeps nothing on disk: every
@@ -101,6 +105,14 @@ type Store struct {
 	first   *listing
 
 	roundTrips atomic.Int64
+
+	maxDepth int
+	// noRewrite: the remote refused a compaction's non-fast-forward push;
+	// for the rest of the store's life it writes the ordinary way.
+	noRewrite atomic.Bool
+	warnMu    sync.Mutex
+	warnings  []*errs.Error
+	warned    bool
 }
 
 var _ receipt.Store = (*Store)(nil)
@@ -146,6 +158,9 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if s.budget <= 0 {
 		s.budget = DefaultBudget
+	}
+	if s.maxDepth = opts.MaxDepth; s.maxDepth <= 0 {
+		s.maxDepth = DefaultMaxDepth
 	}
 	if s.sleep == nil {
 		s.sleep = sleepCtx

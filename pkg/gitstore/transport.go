@@ -272,6 +272,13 @@ func (s *Store) transportError(err error, server, format string, args ...any) er
 			e.With("server_message", m)
 		}
 		return e.WithHint("Allow pushes to `sponson-receipts/*` branches in the repository's rules (branch protection, rulesets, hooks); the server's message says which rule.")
+	case failRewrite:
+		e := errs.Wrap(cause, errs.STORE_REJECTED, "%s: the remote refuses to rewrite the branch (a non-fast-forward update)", what)
+		if m := s.serverMessage(server); m != "" {
+			e.Message += "; the server said: " + m
+			e.With("server_message", m)
+		}
+		return e.WithHint("Let the Action and the bot force-push `sponson-receipts/**` (the README's receipts ruleset; on a plain git server `receive.denyNonFastForwards false`).")
 	case failLost:
 		return errs.Wrap(cause, errs.STORE_CONTENDED, "%s: another writer moved the branch", what)
 	}
