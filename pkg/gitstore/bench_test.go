@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/gittest"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -118,5 +119,96 @@ func BenchmarkStore(b *testing.B) {
 				b.ReportMetric(1, "round-trips/op")
 			})
 		}
+	}
+}
+
+// packBytes is the size of the packfile that holds everything reachable
+// from ref in repository dir: what a fetch of the branch's whole history
+// (History, Recorded) receives.
+func packBytes(t testing.TB, dir, ref string) int {
+	t.Helper()
+	objs := gittest.Run(t, dir, "rev-list", "--objects", ref)
+	return len(gittest.RunInput(t, dir, []byte(objs), "pack-objects", "--stdout", "-q"))
+}
+
+// BenchmarkBranchAt10000Runs measures a scope's branch at 10,000 runs
+// (issue 11). Before: a branch from before compaction, 10,000 commits built
+// with git fast-import. Compact: the first write of this store on it (a
+// fresh such branch each iteration), which squashes it. After: that branch
+// written on until it is at its bound again (DefaultMaxDepth commits, its
+// largest), then: History (the whole-history read), a steady write, and
+// the commits reachable from the tip (commits) and the size of a fetch of
+// its whole history (fetch-bytes). round-trips/op counts the network round
+// trips of the write alone.
+//
+//	go test ./pkg/gitstore -run '^$' -bench BranchAt10000Runs -benchtime 3x
+func BenchmarkBranchAt10000Runs(b *testing.B) {
+	const runs = 10000
+	ctx := context.Background()
+	target := receipt.ScopeTarget("preview", "pr-1")
+	ref := refOf(target).String()
+	write := func(b *testing.B, s *Store, run string) int64 {
+		_, v, err := s.Read(ctx, "preview", "pr-1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt := s.RoundTrips()
+		if err := s.WriteAt(ctx, newReceipt("preview", "pr-1", run, "a"), v); err != nil {
+			b.Fatal(err)
+		}
+		return s.RoundTrips() - rt
+	}
+	for _, tr := range transports {
+		rem := newRemote(b, tr)
+		seedRuns(b, rem.dir, "preview", "pr-1", runs)
+		history := func(b *testing.B) {
+			s := newStore(b, rem.url, nil)
+			for i := 0; i < b.N; i++ {
+				if _, err := s.History(ctx, target); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(reachable(b, rem.dir, ref)), "commits")
+			b.ReportMetric(float64(packBytes(b, rem.dir, ref)), "fetch-bytes")
+		}
+		b.Run(fmt.Sprintf("%s/runs=%d/before/History", tr, runs), history)
+		b.Run(fmt.Sprintf("%s/runs=%d/before/Compact", tr, runs), func(b *testing.B) {
+			var rt int64
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				old := newRemote(b, tr)
+				seedRuns(b, old.dir, "preview", "pr-1", runs)
+				s := newStore(b, old.url, nil)
+				if _, _, err := s.Read(ctx, "preview", "pr-1"); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				rt += write(b, s, "compact")
+				b.StopTimer()
+				if c := reachable(b, old.dir, ref); c != 2 {
+					b.Fatalf("after the compacting write the branch reaches %d commits, want 2", c)
+				}
+			}
+			b.ReportMetric(float64(rt)/float64(b.N), "round-trips/op")
+		})
+		// The shared remote: compacted, then written on up to its bound.
+		s := newStore(b, rem.url, nil)
+		write(b, s, "compact")
+		for i := 0; reachable(b, rem.dir, ref) < DefaultMaxDepth; i++ {
+			write(b, s, fmt.Sprintf("fill-%d", i))
+		}
+		b.Run(fmt.Sprintf("%s/runs=%d/after/History", tr, runs), history)
+		b.Run(fmt.Sprintf("%s/runs=%d/after/Write", tr, runs), func(b *testing.B) {
+			// Steady writes; one in DefaultMaxDepth compacts again (its
+			// fetch is in the average).
+			var rt int64
+			for i := 0; i < b.N; i++ {
+				rt += write(b, s, fmt.Sprintf("steady-%d", i))
+			}
+			b.ReportMetric(float64(rt)/float64(b.N), "round-trips/op")
+			if c := reachable(b, rem.dir, ref); c > DefaultMaxDepth {
+				b.Fatalf("the branch reaches %d commits, bound %d", c, DefaultMaxDepth)
+			}
+		})
 	}
 }

@@ -280,3 +280,38 @@ func TestConformanceCompacting(t *testing.T) {
 		return s
 	}, receipttest.WithPlant(plant), receipttest.WithRacers(4, 2))
 }
+
+// A compacting push whose answer is lost (the server applied it, the
+// client got a 502) is recognised on the re-read as landed: never written
+// twice, never reported as a failure.
+func TestCompactionLostAnswer(t *testing.T) {
+	t.Parallel()
+	rem := newRemote(t, "http")
+	clock := receipt.NewFakeClock(start)
+	s := newStore(t, rem.url, clock, func(o *Options) { o.MaxDepth = 3 })
+	ctx := context.Background()
+	target := receipt.ScopeTarget("preview", "pr-1")
+	l := mustLease(t, s, target, "run-1", time.Hour)
+	for i := 0; i < 2; i++ {
+		if err := s.Write(ctx, newReceipt("preview", "pr-1", "run-1", fmt.Sprint(i)), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := refOf(target).String()
+	if n := reachable(t, rem.dir, ref); n != 3 {
+		t.Fatalf("%d commits before the compaction, want 3", n)
+	}
+	rem.srv.LoseNextAnswers(1)
+	if err := s.Write(ctx, newReceipt("preview", "pr-1", "run-1", "last"), l); err != nil {
+		t.Fatalf("a compacting write whose answer was lost: %v", err)
+	}
+	if n := reachable(t, rem.dir, ref); n != 2 {
+		t.Errorf("%d commits after the compaction, want 2 (the squash and the write, once)", n)
+	}
+	if r, _, err := s.Read(ctx, "preview", "pr-1"); err != nil || r.Ledger[0].Key != "last" {
+		t.Errorf("Read = %+v, %v", r, err)
+	}
+	if ws := s.Warnings(); len(ws) != 0 {
+		t.Errorf("warnings %v: a lost answer is not a refusal", ws)
+	}
+}

@@ -132,7 +132,9 @@ func readme(t receipt.Target) []byte {
 		"scope's run history.\n\n", strconv.Quote(t.Scope), strconv.Quote(t.Env))
 	b.WriteString("- `receipt.json` is the latest receipt: what the last run did, and the ledger of every resource the scope manages.\n")
 	b.WriteString("- `lock.json` is the lease, while a run holds it.\n")
-	b.WriteString("- `generation` is the last lease generation granted; it stays after a release so the next lease is always newer.\n\n")
+	b.WriteString("- `generation` is the last lease generation granted; it stays after a release so the next lease is always newer.\n")
+	b.WriteString("- `compacted.json`, once the branch has been compacted, is what the history before its first commit recorded: " +
+		"Sponson keeps the branch a few hundred commits deep by writing, now and then, on a squash of its history.\n\n")
 	b.WriteString("**Never merge this branch** into another, and never push to it by hand: every write checks the lease " +
 		"against this branch's tip with a compare-and-swap push, and a merge or a rewrite would make Sponson forget " +
 		"resources it created.\n\n")

@@ -162,6 +162,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if s.maxDepth = opts.MaxDepth; s.maxDepth <= 0 {
 		s.maxDepth = DefaultMaxDepth
 	}
+	s.maxDepth = max(s.maxDepth, minDepth)
 	if s.sleep == nil {
 		s.sleep = sleepCtx
 	}
