@@ -9,7 +9,8 @@
 // Layout, under refs/heads/sponson-receipts/ (segments encoded by
 // receipt.EncodeSegment):
 //
-//	<env>/<scope>                 README.md, receipt.json, lock.json while held, generation
+//	<env>/<scope>                 README.md, receipt.json, lock.json while held, generation,
+//	                              compacted.json once compacted
 //	_locks/<sha256(identity)[:32]> README.md, lock.json while held (names the identity), generation
 //	_unsaved/<env>/<scope>/<run>  README.md, receipt.json: a receipt the store refused, create-only
 //
@@ -17,7 +18,9 @@
 // (lease commits: "acquire|renew|release|unlock <key> <run> generation-<n>")
 // with trailers: Sponson-Event (the receipt.Event History is made of, on
 // receipt writes and force-releases), Sponson-Receipt (on lease commits, the
-// commit that wrote the receipt: a receipt's Version), Sponson-Nonce.
+// commit that wrote the receipt: a receipt's Version), Sponson-Depth (the
+// commit's first-parent depth), Sponson-Squash (on a squash: the tip it
+// replaced), Sponson-Nonce.
 //
 // Invariants:
 //   - Every mutation is ONE compare-and-swap on one ref, or one atomic push
@@ -58,6 +61,15 @@
 //     userinfo, the token and the password.
 //   - go-git's push outcomes are strings; classify (classify.go) is the one
 //     place that reads them.
+//   - Bounded branches (compact.go, docs/adr/0009): no tip reaches more than
+//     Options.MaxDepth commits (default 200). A write whose base is at the
+//     bound is made on a squash of the base (no parent, the base's tree plus
+//     compacted.json: the latest events and the ledger's provenance), with
+//     the same compare-and-swap on the exact old tip. History and Recorded
+//     go on through the squash's record. A remote that refuses the
+//     non-fast-forward push gets the ordinary write in the same operation,
+//     and none again from this store; Warnings says so once
+//     (STORE_UNCOMPACTED).
 //
 // Cost: go-git v5 speaks protocol v0/v1 only, so every fetch and push first
 // receives the whole ref advertisement (~75 bytes a ref). Read is one
