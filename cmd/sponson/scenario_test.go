@@ -309,10 +309,10 @@ func cmdAwait(ts *testscript.TestScript, neg bool, args []string) {
 	delete(st.bg, args[0])
 	select {
 	case <-r.done:
-	case <-time.After(time.Minute):
+	case <-time.After(patience):
 		r.cmd.Process.Kill()
 		<-r.done
-		ts.Fatalf("background sponson %q did not finish within a minute", args[0])
+		ts.Fatalf("background sponson %q did not finish within %s", args[0], patience)
 	}
 	ts.Stdout().Write(r.stdout.Bytes())
 	ts.Stderr().Write(r.stderr.Bytes())

@@ -19,6 +19,13 @@ import (
 // clouds are the fake clouds the scripts started, one per script.
 var clouds sync.Map // *testscript.TestScript → *sim.Cloud
 
+// patience bounds how long a scenario waits for something that must
+// happen (a background run to finish, a request to be pinned): only a
+// broken run takes that long, so it is generous — a loaded machine is
+// slow, never that slow — and a passing wait returns as soon as it is
+// over.
+const patience = 3 * time.Minute
+
 // cmdSim drives a fake cloud that runs inside the test process, so the
 // sponson processes a script runs reach it over HTTP like a provider:
 //
@@ -166,14 +173,14 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 2 {
 			ts.Fatalf("usage: sim waitheld NAME")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
 		defer cancel()
 		ts.Check(c.WaitHeld(ctx, args[1], 1))
 	case "waitgone":
 		if len(args) != 2 {
 			ts.Fatalf("usage: sim waitgone NAME")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
 		defer cancel()
 		for c.Held(args[1]) > 0 {
 			select {
