@@ -218,7 +218,7 @@ func (p *parts) assemble(rd *redact.Redactor, w *receipt.Receipt) (*receipt.Rece
 		}
 	}
 	next := parts{gen: g}
-	c := partCache{rd: rd, since: since}
+	c := partCache{rd: rd, since: since, clean: rd.Since(0)}
 
 	head := *w
 	head.Lines, head.Ledger, head.History = nil, nil, nil
@@ -267,10 +267,12 @@ func (p *parts) assemble(rd *redact.Redactor, w *receipt.Receipt) (*receipt.Rece
 }
 
 // partCache is how one assembly reuses parts: under since, when the
-// redactor's generation moved since they were redacted.
+// redactor's generation moved since they were redacted. A part in which
+// clean finds no form needs no redacting: it is its own JSON, decoded.
 type partCache struct {
 	rd    *redact.Redactor
 	since *redact.Since
+	clean *redact.Since
 }
 
 // redactPart is v redacted, from cache when v's JSON is there and still
@@ -290,9 +292,11 @@ func redactPart[T any](c partCache, cache map[string]T, next *map[string]T, v an
 		(*next)[key] = red
 		return red, nil
 	}
-	b, err := c.rd.RawJSON(raw)
-	if err != nil {
-		return out, err
+	b := raw
+	if !c.clean.Unchanged(raw) {
+		if b, err = c.rd.RawJSON(raw); err != nil {
+			return out, err
+		}
 	}
 	if err := json.Unmarshal(b, &out); err != nil {
 		return out, errs.Wrap(err, errs.INTERNAL, "a redacted receipt does not decode")

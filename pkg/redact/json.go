@@ -136,20 +136,32 @@ type Since struct {
 // a string exactly where it occurs, verbatim, in that string's JSON
 // encoding, and never across a mask, so a value's redaction can only have
 // changed if one occurs in the value's JSON.
+//
+// Since(0) tells whether a value's JSON needs redacting at all: when it
+// says unchanged, JSON(v) decodes to what raw decodes to.
 func (r *Redactor) Since(g uint64) *Since {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	if g > uint64(len(r.order)) {
+		r.mu.RUnlock()
 		return nil
 	}
 	fs := map[string]struct{}{}
 	for _, f := range r.order[g:] {
 		for i := 0; i < len(f); i++ {
 			if c := f[i]; c < 0x20 || c > 0x7e || strings.IndexByte(`"\<>&*`, c) >= 0 {
+				r.mu.RUnlock()
 				return nil
 			}
 		}
-		fs[f] = struct{}{}
+		if g > 0 {
+			fs[f] = struct{}{}
+		}
+	}
+	r.mu.RUnlock()
+	if g == 0 {
+		// Every form: the redactor's own matcher (built now, it may hold
+		// forms registered meanwhile, which only makes it stricter).
+		return &Since{m: r.matcher()}
 	}
 	return &Since{m: newMatcher(fs)}
 }
