@@ -131,8 +131,10 @@ func (r *run) setOwner(id, scope string) {
 // a store with atomic writes a hand-over is never seen half-done, and
 // only the head branch's scope can be inherited.
 func (e *Engine) view(ctx context.Context, pr *prepared) (*receipt.View, error) {
-	if sv, ok := e.Store.(receipt.ScopeViewer); ok {
-		kind, _, _ := scope.Parse(pr.scope)
+	kind, _, _ := scope.Parse(pr.scope)
+	whole := kind == scope.KindPR && !e.Store.Capabilities().AtomicMulti
+	vw, viewer := e.Store.(receipt.Viewer)
+	if sv, ok := e.Store.(receipt.ScopeViewer); ok && !(whole && viewer) {
 		var also []string
 		if b := pr.ctx.Git.Branch; kind == scope.KindPR && b != "" {
 			if bs := scope.BranchScope(b); scope.Validate(bs) == nil {
@@ -140,7 +142,7 @@ func (e *Engine) view(ctx context.Context, pr *prepared) (*receipt.View, error) 
 			}
 		}
 		v, err := sv.ViewScope(ctx, pr.env, pr.scope, also)
-		if err != nil || v.Rest == nil || kind != scope.KindPR || e.Store.Capabilities().AtomicMulti {
+		if err != nil || v.Rest == nil || !whole {
 			return v, err
 		}
 		all, err := v.Rest(ctx)
@@ -155,7 +157,7 @@ func (e *Engine) view(ctx context.Context, pr *prepared) (*receipt.View, error) 
 		}
 		return v, nil
 	}
-	if vw, ok := e.Store.(receipt.Viewer); ok {
+	if viewer {
 		return vw.View(ctx, pr.env, pr.scope)
 	}
 	return nil, nil

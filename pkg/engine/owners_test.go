@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/gittest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -171,5 +172,54 @@ func TestOwnersUnreadableRefusesTheCreate(t *testing.T) {
 	}
 	if n := rc.rests.Load(); n != 1 {
 		t.Errorf("the other scopes were read %d times, want once (the failure is kept)", n)
+	}
+}
+
+// On a store without atomic multi-writes a hand-over to a pull request's
+// scope may have stopped between its writes, on any branch scope: the
+// scope's first read is then of the whole environment, and plan still
+// says what apply will inherit.
+func TestOwnersPRScopeWithoutAtomicWritesReadsTheEnvironment(t *testing.T) {
+	w, _, dir := gitWorld(t)
+	gittest.Run(t, dir, "config", "receive.advertiseAtomic", "false")
+	gs, err := gitstore.New(context.Background(), gitstore.Options{URL: gittest.FileURL(dir), Clock: w.tm})
+	if err != nil || gs.Capabilities().AtomicMulti {
+		t.Fatalf("store: atomic %v, %v", gs != nil && gs.Capabilities().AtomicMulti, err)
+	}
+	rc := &restCounter{Store: gs}
+	w.eng = w.engine(rc)
+	other := branchCtx()
+	other.Scope, other.Git.Branch = "branch-feat-y", "feat/y"
+	w.mustApply(mustPlan(t, succPlan), other, Options{})
+	ctx := context.Background()
+	st, _, err := gs.Read(ctx, "preview", "branch-feat-y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SupersededBy = "pr-12" // a hand-over to pr-12 stopped after its first write
+	l, _, err := gs.Acquire(ctx, receipt.ScopeTarget("preview", "branch-feat-y"), own("x"), testTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gs.Write(ctx, st, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := gs.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	rc.rests.Store(0)
+	res, err := w.eng.Plan(ctx, mustPlan(t, succPlan), prCtx(12), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, wr := range res.Warnings {
+		found = found || wr.Code == errs.SUCCESSION && strings.Contains(wr.Message, "from scope branch-feat-y")
+	}
+	if !found {
+		t.Errorf("plan does not say pr-12 inherits branch-feat-y's resources: %+v", res.Warnings)
+	}
+	if n := rc.rests.Load(); n != 0 {
+		t.Errorf("the environment was read %d times on demand, want it read with the scope", n)
 	}
 }
