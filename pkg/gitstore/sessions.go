@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,7 +22,7 @@ var _ receipt.ScopeViewer = (*Store)(nil)
 // The scope's tip is remembered, so an AcquireAt or WriteAt that follows
 // pushes on it without reading again.
 func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, error) {
-	v, _, err := s.view(ctx, env, scope, func(t receipt.Target) bool { return t.Env == env }, true)
+	v, _, err := s.view(ctx, env, scope, envRefs(env), true)
 	return v, err
 }
 
@@ -34,9 +33,13 @@ func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, err
 // on the same ref listing: over HTTP one packfile request, no listing of
 // its own (over file:// every session lists the refs again).
 func (s *Store) ViewScope(ctx context.Context, env, scope string, also []string) (*receipt.View, error) {
-	v, from, err := s.view(ctx, env, scope, func(t receipt.Target) bool {
-		return t.Env == env && slices.Contains(also, t.Scope)
-	}, false)
+	named := map[string]bool{}
+	for _, sc := range also {
+		if t := receipt.ScopeTarget(env, sc); t.Validate() == nil {
+			named[refOf(t).String()] = true
+		}
+	}
+	v, from, err := s.view(ctx, env, scope, func(name string) bool { return named[name] }, false)
 	if err != nil {
 		return nil, err
 	}
@@ -47,11 +50,11 @@ func (s *Store) ViewScope(ctx context.Context, env, scope string, also []string)
 	return v, nil
 }
 
-// view reads the scope's branch and the other scope branches of env that
-// others matches, in one fetch, and returns the listing it read. With
+// view reads the scope's branch and the other scope branches of env whose
+// ref names others matches (a scope branch of env, in canonical form), in one fetch, and returns the listing it read. With
 // strict, a damaged receipt of another scope fails the view (View);
 // otherwise it is a Stored with Err (ViewScope, as List).
-func (s *Store) view(ctx context.Context, env, scope string, others func(receipt.Target) bool, strict bool) (*receipt.View, *listing, error) {
+func (s *Store) view(ctx context.Context, env, scope string, others func(ref string) bool, strict bool) (*receipt.View, *listing, error) {
 	if err := receipt.Interrupted(ctx, "read "+env+"/"+scope); err != nil {
 		return nil, nil, err
 	}
@@ -61,11 +64,7 @@ func (s *Store) view(ctx context.Context, env, scope string, others func(receipt
 	}
 	own := refOf(target)
 	snap, err := s.fetch(ctx, func(name string) bool {
-		if name == own.String() {
-			return true
-		}
-		kind, t, _ := parseRef(name)
-		return kind == refScope && others(t)
+		return name == own.String() || others(name)
 	}, fetchTips)
 	if err != nil {
 		return nil, nil, err
@@ -103,6 +102,20 @@ func (s *Store) view(ctx context.Context, env, scope string, others func(receipt
 	return v, snap.listing, nil
 }
 
+// envRefs matches the scope branches of env (in canonical form). The
+// prefix is compared first: most refs of a large remote are other
+// environments' or locks.
+func envRefs(env string) func(name string) bool {
+	prefix := RefPrefix + receipt.EncodeSegment(env) + "/"
+	return func(name string) bool {
+		if !strings.HasPrefix(name, prefix) {
+			return false
+		}
+		kind, t, _ := parseRef(name)
+		return kind == refScope && t.Env == env
+	}
+}
+
 // list is List(env) on listing from (nil: a listing of its own): one ref
 // advertisement, none with from over HTTP, and at most one packfile
 // (every scope branch of env at depth 1), whatever the number of scopes.
@@ -113,10 +126,7 @@ func (s *Store) list(ctx context.Context, env string, from *listing) ([]receipt.
 	if env == "" {
 		return nil, errs.New(errs.USAGE, "list: no environment given")
 	}
-	snap, err := s.fetchListed(ctx, from, func(name string) bool {
-		kind, t, _ := parseRef(name)
-		return kind == refScope && t.Env == env
-	}, fetchTips)
+	snap, err := s.fetchListed(ctx, from, envRefs(env), fetchTips)
 	if err != nil {
 		return nil, err
 	}
