@@ -215,11 +215,36 @@ func TestCompactionOfAnOldBranch(t *testing.T) {
 // the store warns once (STORE_UNCOMPACTED) and never tries again, and the
 // refusal is never taken for contention (no backoff, the budget untouched).
 func TestCompactionRefusedFallsBack(t *testing.T) {
+	// denyNonFastForwards over both remotes, and a pre-receive hook that
+	// refuses force pushes with GitHub's words for its "Block force pushes"
+	// rule (GH013): a refusal the store only knows as a server rule.
+	type refusal struct {
+		name, transport string
+		refuse          func(t *testing.T, dir string)
+	}
+	var cases []refusal
 	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
+		cases = append(cases, refusal{"denyNonFastForwards/" + tr, tr, func(t *testing.T, dir string) {
+			gittest.Run(t, dir, "config", "receive.denyNonFastForwards", "true")
+		}})
+	}
+	cases = append(cases, refusal{"ruleset-hook/http", "http", func(t *testing.T, dir string) {
+		gittest.Hook(t, dir, "pre-receive", `while read old new ref; do
+  case $old in 0000000000000000000000000000000000000000) continue;; esac
+  case $new in 0000000000000000000000000000000000000000) continue;; esac
+  if ! git merge-base --is-ancestor "$old" "$new"; then
+    echo "error: GH013: Repository rule violations found for $ref." >&2
+    echo "- Cannot force-push to this branch" >&2
+    exit 1
+  fi
+done
+exit 0`)
+	}})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			rem := newRemote(t, tr)
-			gittest.Run(t, rem.dir, "config", "receive.denyNonFastForwards", "true")
+			rem := newRemote(t, c.transport)
+			c.refuse(t, rem.dir)
 			clock := receipt.NewFakeClock(start)
 			slept := 0
 			s := newStore(t, rem.url, clock, func(o *Options) {

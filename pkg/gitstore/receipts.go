@@ -161,8 +161,9 @@ func (s *Store) writeFenced(ctx context.Context, writes []receipt.Write, data []
 }
 
 // History implements receipt.Receipts from the branch's commits: the whole
-// history of the branch is fetched (one advertisement, one packfile) and
-// walked along first parents. Each run appears once, at its latest write;
+// history of the branch (at most Options.MaxDepth commits) is fetched (one
+// advertisement, one packfile) and walked along first parents, then the
+// events its squash kept, if it was compacted. Each run appears once, at its latest write;
 // every force-release appears as an unlock event.
 func (s *Store) History(ctx context.Context, target receipt.Target) ([]receipt.Event, error) {
 	if err := receipt.Interrupted(ctx, "history of "+target.String()); err != nil {
@@ -266,8 +267,11 @@ const maxProvenanceCommits = 5000
 // trailer for a receipt operation), what it introduced over the commit
 // before it (receipt.RecordIntroduced). A commit made by hand — someone
 // with push access editing receipt.json with git — records nothing, and
-// what it added is not introduced by the Sponson commits after it. ok is
-// false for a branch with no Sponson write.
+// what it added is not introduced by the Sponson commits after it. A
+// branch that was compacted starts from its squash's record (compact.go):
+// what the replaced history introduced, as far as the squashed ledger
+// still holds it. ok is false for a branch with no Sponson write, and for
+// one whose squash's record cannot be read.
 func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string]bool, bool, error) {
 	if err := receipt.Interrupted(ctx, "history of "+target.String()); err != nil {
 		return nil, false, err
