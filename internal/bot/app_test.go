@@ -11,6 +11,7 @@ import (
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/internal/ghfake"
 	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/sweep"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/engine"
@@ -151,7 +152,7 @@ func TestAppLifecycleAgainstFakeGitHub(t *testing.T) {
 		t.Errorf("receipt branches on the repository: %v", refs)
 	}
 	cs := w.gh.Comments(hello, 2)
-	if len(cs) != 1 || cs[0].Author.Login != "sponson-test[bot]" || !strings.Contains(cs[0].Body, "Inherited 2 resource(s)") {
+	if len(cs) != 1 || cs[0].Author.Login != "sponson-test[bot]" || !strings.Contains(cs[0].Body, "Inherited 2 resources") {
 		t.Fatalf("comments after open: %+v", cs)
 	}
 
@@ -281,7 +282,7 @@ func TestRacingReplicasLeaveOneComment(t *testing.T) {
 	}
 	cs := w.gh.Comments(hello, 2)
 	if len(cs) != 1 || cs[0].Author.Login != "sponson-test[bot]" || !strings.Contains(cs[0].Body, "from replica B") ||
-		!strings.HasPrefix(cs[0].Body, Marker("preview")) || len(cs[0].Edits) != 1 || !strings.Contains(cs[0].Edits[0], "from replica A") {
+		!strings.HasPrefix(cs[0].Body, report.Marker("preview")) || len(cs[0].Edits) != 1 || !strings.Contains(cs[0].Edits[0], "from replica A") {
 		t.Fatalf("after the race: %+v", cs)
 	}
 	keep := cs[0].ID

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -21,22 +22,20 @@ type Comments interface {
 // MaxCommentBytes is GitHub's limit on a comment's body.
 const MaxCommentBytes = 65536
 
-// Marker is the hidden marker of the bot's comment for env. The bot looks
-// for it only among its own comments (author = its identity), so the
-// Action's comment with the same marker, written by github-actions[bot],
-// is never edited by the bot nor the bot's by the Action.
-func Marker(env string) string { return "<!-- sponson:" + env + " -->" }
-
 // upsertComment edits the bot's comment for env in place, or creates it;
-// several replicas writing at once leave one comment.
+// several replicas writing at once leave one comment. Its marker is the
+// Action's (report.Marker); the bot looks for it only among its own
+// comments (author = its identity), so the Action's comment, written by
+// github-actions[bot], is never edited by the bot nor the bot's by the
+// Action.
 func upsertComment(ctx context.Context, c Comments, number int, env, body string) error {
-	return c.UpsertComment(ctx, number, Marker(env), commentBody(env, body))
+	return c.UpsertComment(ctx, number, report.Marker(env), commentBody(env, body))
 }
 
 // commentBody is body under env's marker, cut to GitHub's limit on a
 // UTF-8 boundary.
 func commentBody(env, body string) string {
-	body = Marker(env) + "\n" + body
+	body = report.Marker(env) + "\n" + body
 	if len(body) > MaxCommentBytes {
 		cut := MaxCommentBytes - 200
 		for cut > 0 && (body[cut]&0xC0) == 0x80 {
@@ -47,12 +46,11 @@ func commentBody(env, body string) string {
 	return body
 }
 
-// md escapes text for a markdown table cell or list item: nothing from a
-// provider or a branch name can open HTML, a code span or a table cell.
-func md(s string) string {
-	r := strings.NewReplacer("\\", "\\\\", "`", "\\`", "|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "[", "\\[", "]", "\\]", "\r", " ", "\n", " ")
-	return r.Replace(s)
-}
+// md is text from a provider, a branch name or an error made safe in a
+// heading or a list item, as the Action's comments make it
+// (report.Escape): it cannot open HTML, a code span or a table cell, nor
+// ping anyone.
+func md(s string) string { return report.Escape(s, 0) }
 
 func teardownBody(env, sc string, destroyed, forgotten, failed []string, err error) string {
 	var b strings.Builder
@@ -93,10 +91,18 @@ func successionBody(env, from, to string, moved []string, reopened bool) string 
 		b.WriteString("The pull request reopened: the scope's tombstone was cleared, so it can be applied again.\n\n")
 	}
 	if len(moved) > 0 {
-		fmt.Fprintf(&b, "Inherited %d resource(s) from %s (the head branch's scope), now owned by this pull request and destroyed when it closes:\n\n", len(moved), md(from))
+		fmt.Fprintf(&b, "Inherited %s from %s (the head branch's scope), now owned by this pull request and destroyed when it closes:\n\n", resources(len(moved)), md(from))
 		for _, m := range moved {
 			fmt.Fprintf(&b, "- %s\n", md(m))
 		}
 	}
 	return b.String()
+}
+
+// resources is "1 resource", "3 resources".
+func resources(n int) string {
+	if n == 1 {
+		return "1 resource"
+	}
+	return fmt.Sprintf("%d resources", n)
 }

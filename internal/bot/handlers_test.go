@@ -64,7 +64,7 @@ func TestPullRequestLifecycle(t *testing.T) {
 		t.Fatalf("comments after open: %d, want one per environment", len(w.gh.comments))
 	}
 	for _, c := range w.gh.comments {
-		if !strings.Contains(c.Body, "Inherited 2 resource(s) from branch-changes") {
+		if !strings.Contains(c.Body, "Inherited 2 resources from branch-changes") {
 			t.Errorf("succession comment:\n%s", c.Body)
 		}
 	}
