@@ -445,9 +445,11 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 				return landed, nil
 			}
 		}
-		if compacting && rerr == nil && (f == failRewrite || f == failRejected) {
+		if compacting && rerr == nil && (f == failRewrite || f == failRejected || f == failLost && sent && sameTips(fresh, states)) {
 			// The remote refuses to rewrite the branch (or some rule
-			// refused the compaction): write it the ordinary way, now and
+			// refused the compaction, or the server refused the update
+			// though nobody moved the branch: a server that words the
+			// refusal otherwise): write it the ordinary way, now and
 			// for the rest of the store's life. Deterministic, never
 			// contention: no backoff, no attempt counted against the
 			// budget. The warning waits for the ordinary write to land: if
