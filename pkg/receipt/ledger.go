@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"unicode/utf8"
 
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -73,15 +74,30 @@ func (r ResourceRef) String() string { return r.Identity() }
 // (destroy walks it in reverse).
 type Ledger []LedgerEntry
 
-// Index is the position of the entry with ref's identity, or -1.
+// Index is the position of the entry with ref's identity, or -1. Equal
+// identities have equal adapters, ops and keys (the identity is their
+// JSON, which tells valid UTF-8 strings apart), so only entries that may
+// share those are compared by identity.
 func (l Ledger) Index(ref ResourceRef) int {
-	id := ref.Identity()
+	id := ""
 	for i := range l {
+		if differ(l[i].Key, ref.Key) || differ(l[i].Op, ref.Op) || differ(l[i].Adapter, ref.Adapter) {
+			continue
+		}
+		if id == "" {
+			id = ref.Identity()
+		}
 		if l[i].Ref().Identity() == id {
 			return i
 		}
 	}
 	return -1
+}
+
+// differ reports whether two strings are sure to encode to different JSON
+// (invalid UTF-8 encodes as U+FFFD, so two invalid strings may not).
+func differ(a, b string) bool {
+	return a != b && utf8.ValidString(a) && utf8.ValidString(b)
 }
 
 // Lookup returns the entry with ref's identity.

@@ -331,3 +331,28 @@ func TestFakeClock(t *testing.T) {
 		t.Error("the system clock is not UTC")
 	}
 }
+
+// Index finds an entry by identity, whatever the order of its provider
+// block's keys and however its key is spelt in invalid UTF-8.
+func TestLedgerIndex(t *testing.T) {
+	l := receipt.Ledger{
+		{Adapter: "http", Op: "resource", Provider: map[string]any{"a": 1.0, "b": "x"}, Key: "k"},
+		{Adapter: "http", Op: "resource", Provider: map[string]any{"a": 2.0}, Key: "k"},
+		{Adapter: "http", Op: "list_item", Key: "k"},
+		{Adapter: "http", Op: "resource", Key: "bad\xff"},
+	}
+	for _, c := range []struct {
+		ref  receipt.ResourceRef
+		want int
+	}{
+		{receipt.ResourceRef{Adapter: "http", Op: "resource", Provider: map[string]any{"b": "x", "a": 1}, Key: "k"}, 0},
+		{receipt.ResourceRef{Adapter: "http", Op: "resource", Provider: map[string]any{"a": 2}, Key: "k"}, 1},
+		{receipt.ResourceRef{Adapter: "http", Op: "list_item", Provider: map[string]any{}, Key: "k"}, 2},
+		{receipt.ResourceRef{Adapter: "http", Op: "resource", Key: "bad\xfe"}, 3}, // both encode as "bad\ufffd"
+		{receipt.ResourceRef{Adapter: "http", Op: "resource", Key: "other"}, -1},
+	} {
+		if got := l.Index(c.ref); got != c.want {
+			t.Errorf("Index(%s) = %d, want %d", c.ref.Identity(), got, c.want)
+		}
+	}
+}
