@@ -11,6 +11,7 @@ import (
 	"github.com/sponson/apply/internal/sweep"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -199,6 +200,7 @@ func (b *Bot) handle(ctx context.Context, log *slog.Logger, ev Event) error {
 		return err
 	}
 	defer ws.close()
+	defer storeWarnings(log, ws.Store)
 	switch ev.Do {
 	case DoSucceed:
 		return b.succeed(ctx, log, ws, ev)
@@ -206,6 +208,19 @@ func (b *Bot) handle(ctx context.Context, log *slog.Logger, ev Event) error {
 		return b.teardown(ctx, log, ws, ev)
 	default:
 		return b.branchGone(ctx, log, ws, ev)
+	}
+}
+
+// storeWarnings logs what the git store found worth saying (a remote
+// that refuses the compaction of receipt branches: STORE_UNCOMPACTED,
+// once in the store's life).
+func storeWarnings(log *slog.Logger, st receipt.Store) {
+	g, ok := st.(interface{ Git() *gitstore.Store })
+	if !ok || g.Git() == nil {
+		return
+	}
+	for _, w := range g.Git().Warnings() {
+		log.Warn(w.Message, "code", w.Code, "hint", w.HintText())
 	}
 }
 
