@@ -82,7 +82,10 @@
 // capabilities) also lists the refs, and over HTTP the store's first read
 // uses that listing instead of asking again; any push discards it. The
 // receipt.Sessions methods let a run meet its floor (docs/adr/0008): View
-// reads the scope and its environment in one fetch, AcquireAt takes the
+// reads the scope and its environment in one fetch; ViewScope reads the
+// scope (and the scopes it names) alone, one tip whatever the number of
+// branches, and its View.Rest lists the environment later on the same ref
+// listing (over HTTP: one packfile request); AcquireAt takes the
 // lease on the tip View read (one push, no second read), WriteRelease is
 // the final receipt and the release in one commit, and WriteAt records a
 // run that wrote nothing to a provider with one push and no lease.
