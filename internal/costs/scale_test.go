@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/cli"
 	"github.com/sponson/apply/internal/gittest"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -77,17 +76,21 @@ func TestPlanAtManyBranches(t *testing.T) {
 		t.Errorf("plan's packfile requests asked for %v at 1,002 scopes and %v at 2, want one tip each (the scope's own)", manyWants, aloneWants)
 	}
 
+	// A steady apply: the floor's four requests, one tip.
+	steady := w.measure("apply", "--pr", "1")
+	if got := wants.take(); steady.git > 4 || !slices.Equal(got, []int{1}) {
+		t.Errorf("steady apply at 1,002 scopes: %d git requests asking for %v tips, want at most 4 and [1]:\n  %s", steady.git, got, strings.Join(steady.gitLog, "\n  "))
+	}
+
 	// pr-2's plan declares an entry of pr-1's on the shared parent: the
-	// other scopes are read, once, to name its owner.
+	// other scopes are read, once, to name its owner: one more request
+	// (the packfile; the listing is the first read's).
 	shared := strings.Replace(plan20(parent), `item: "https://${ctx.scope}.example.dev/cb0"`, `item: "https://pr-1.example.dev/cb0"`, 1)
 	w.writePlan(shared)
-	out, code := w.runCode("plan", "--pr", "2")
-	if code != 0 {
-		t.Fatalf("plan of a line relying on pr-1's entry: exit %d\n%s", code, out)
-	}
-	meets := wants.take()
-	if len(meets) != 2 || meets[1] < 1000 {
-		t.Errorf("a plan meeting another scope's entry asked for %v tips, want its own, then the environment's", meets)
+	meets := w.measure("plan", "--pr", "2")
+	if got := wants.take(); meets.git != many.git+1 || len(got) != 2 || got[0] != 1 || got[1] < 1000 {
+		t.Errorf("a plan meeting another scope's entry: %d git requests asking for %v tips, want %d: its own tip, then the environment's:\n  %s",
+			meets.git, got, many.git+1, strings.Join(meets.gitLog, "\n  "))
 	}
 }
 
@@ -207,51 +210,5 @@ func (w *world) writePlan(src string) {
 	w.tb.Helper()
 	if err := os.WriteFile(filepath.Join(w.workDir, "release.plan.yaml"), []byte(src), 0o644); err != nil {
 		w.tb.Fatal(err)
-	}
-}
-
-// runCode runs one CLI command and returns its output and exit code.
-func (w *world) runCode(args ...string) (string, int) {
-	var out, errb bytes.Buffer
-	env := cli.Env{
-		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
-		Dir:       w.workDir,
-		ReadFile:  os.ReadFile,
-	}
-	code := cli.Main(args, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
-	return out.String() + errb.String(), code
-}
-
-// BenchmarkStoreAtBranches is the receipts remote's part of that plan: a
-// new store (New: the one ref advertisement, which carries every ref) and
-// then the scope's read (ViewScope: one packfile request for its tip), at
-// the same numbers of branches. What a plan at many branches costs more
-// than at one is here.
-//
-//	go test ./internal/costs -run '^$' -bench StoreAtBranches -benchtime 10x -count 5
-func BenchmarkStoreAtBranches(b *testing.B) {
-	ctx := context.Background()
-	for _, n := range scaleSizes {
-		w := newWorld(b, plan20)
-		w.run("apply", "--pr", "1")
-		seedScopes(b, w, n)
-		b.Run(fmt.Sprintf("branches=%d/New", n+1), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				if _, err := gitstore.New(ctx, gitstore.Options{URL: w.git.URL}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("branches=%d/NewViewScope", n+1), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				s, err := gitstore.New(ctx, gitstore.Options{URL: w.git.URL})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if v, err := s.ViewScope(ctx, "preview", "pr-1", nil); err != nil || v.Receipt == nil {
-					b.Fatalf("ViewScope: %v", err)
-				}
-			}
-		})
 	}
 }

@@ -339,7 +339,8 @@ func inTransit(r *receipt.Receipt) bool {
 // succeed is succession as part of a run of scope pr.scope (engine.md,
 // "Apply", step 3), before any line runs. prev is the scope's receipt as
 // read under its lease, stored the environment's receipts from the run's
-// one List. It returns the scope's receipt after the hand-overs.
+// first read (a ScopeViewer's: the head branch's scope at least, see
+// Engine.view). It returns the scope's receipt after the hand-overs.
 //
 //   - A PR scope finishes every hand-over in transit to it (waiting,
 //     bounded, for the predecessor's lease whatever Options.Wait says:
