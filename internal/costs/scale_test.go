@@ -212,3 +212,37 @@ func (w *world) writePlan(src string) {
 		w.tb.Fatal(err)
 	}
 }
+
+// BenchmarkStoreAtBranches is the receipts remote's part of that plan: a
+// new store (New: the one ref advertisement, which carries every ref) and
+// then the scope's read (ViewScope: one packfile request for its tip), at
+// the same numbers of branches. What a plan at many branches costs more
+// than at one is here.
+//
+//	go test ./internal/costs -run '^$' -bench StoreAtBranches -benchtime 10x -count 5
+func BenchmarkStoreAtBranches(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range scaleSizes {
+		w := newWorld(b, plan20)
+		w.run("apply", "--pr", "1")
+		seedScopes(b, w, n)
+		b.Run(fmt.Sprintf("branches=%d/New", n+1), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := gitstore.New(ctx, gitstore.Options{URL: w.git.URL}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("branches=%d/NewViewScope", n+1), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s, err := gitstore.New(ctx, gitstore.Options{URL: w.git.URL})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if v, err := s.ViewScope(ctx, "preview", "pr-1", nil); err != nil || v.Receipt == nil {
+					b.Fatalf("ViewScope: %v", err)
+				}
+			}
+		})
+	}
+}
