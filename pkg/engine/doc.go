@@ -26,7 +26,10 @@
 //     that no scope manages is adopted only when it already equals the plan
 //     or the line says {keep: true} (else PROVIDER_CONFLICT); a resource of
 //     another scope may be relied on, never changed (OWNED_BY_OTHER_SCOPE);
-//     adopted resources are never destroyed, only forgotten.
+//     adopted resources are never destroyed, only forgotten. Who else
+//     manages a resource is asked before apply judges anything its own
+//     ledger does not hold; the other scopes' receipts are read then, once
+//     a run (owners.go), and never for what the ledger holds.
 //   - I6 Every receipt is written whole through one writer (the run's
 //     recorder: its checkpoints and final write), fenced by the scope
 //     lease.
