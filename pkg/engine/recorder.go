@@ -18,10 +18,9 @@ import (
 // lines finished so far — and is its one writer, for the checkpoints
 // before creates (I11, group-committed) and for the final write. A
 // succession, a reopen and a push write through one too (redacted, then
-// write), each receipt whole. The
-// ledger being written is the run's (run.ledger, under run.mu, where the
-// lines judge and change it); the recorder takes a snapshot of it for
-// every write.
+// write), each receipt whole. The ledger being written is the run's
+// (run.ledger, under run.mu, where the lines judge and change it): the
+// recorder takes a snapshot of it for every write.
 //
 // Every receipt it hands to the store is redacted (I1) from a cache of
 // redacted parts: each ledger entry, each line's result, the history and
