@@ -177,7 +177,9 @@ func (c *clock) Add(d time.Duration) {
 }
 
 func waitCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Generous: only a broken cloud takes this long; a wait that passes
+	// returns at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
