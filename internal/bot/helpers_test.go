@@ -172,7 +172,7 @@ func (w *testWorld) postURL(base, event, id string, body []byte, headers ...stri
 
 func (w *testWorld) idle() {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := w.bot.Queue.Idle(ctx); err != nil {
 		w.t.Fatalf("the queue did not drain: %v", err)

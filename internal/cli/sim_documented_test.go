@@ -49,7 +49,7 @@ func TestSimPlansTheDocumentedPlans(t *testing.T) {
 		OK  bool
 		Env map[string]string
 	}
-	for deadline := time.Now().Add(10 * time.Second); !doc.OK && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(2 * time.Minute); !doc.OK && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		_ = json.Unmarshal([]byte(out.String()), &doc)
 	}

@@ -45,7 +45,7 @@ func TestSimServesUntilCancelled(t *testing.T) {
 		go func() { done <- cli.Main(args, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}) }()
 
 		var base, token string
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(2 * time.Minute)
 		for base == "" && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 			s := out.String()
