@@ -2,13 +2,12 @@ package main
 
 import (
 	"bufio"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/buildtest"
 	"github.com/sponson/apply/internal/ghfixtures"
 )
 
@@ -21,16 +20,7 @@ import (
 //	go test -run '^$' -bench StartToFirstOutput -count 5 ./cmd/action
 func BenchmarkStartToFirstOutput(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "sponson-action")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	fi, err := os.Stat(bin)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bin, size := buildtest.Release(b, dir, "sponson-action")
 	env := []string{
 		"GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=ping", "GITHUB_EVENT_PATH=" + ghfixtures.Payload(b, "ping/payload.json"),
 		"GITHUB_REPOSITORY=Codertocat/Hello-World", "GITHUB_WORKSPACE=" + dir, "GITHUB_OUTPUT=" + filepath.Join(dir, "out"),
@@ -59,7 +49,7 @@ func BenchmarkStartToFirstOutput(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(first.Microseconds())/1000/float64(b.N), "ms-to-first-output")
-	b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-binary")
+	b.ReportMetric(float64(size)/(1<<20), "MiB-binary")
 }
 
 type discard struct{}

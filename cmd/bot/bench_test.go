@@ -2,15 +2,13 @@ package main
 
 import (
 	"bufio"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/buildtest"
 	"github.com/sponson/apply/internal/ghfake"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -26,16 +24,7 @@ import (
 //	go test -run '^$' -bench StartToFirstOutput -count 3 ./cmd/bot
 func BenchmarkStartToFirstOutput(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "sponson-bot")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	fi, err := os.Stat(bin)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bin, size := buildtest.Release(b, dir, "sponson-bot")
 	gh := ghfake.Start(b, receipt.SystemClock{})
 	key, err := gh.AddApp(ghfake.App{ID: 4242, Slug: "sponson-bench"})
 	if err != nil {
@@ -73,7 +62,7 @@ func BenchmarkStartToFirstOutput(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(first.Microseconds())/1000/float64(b.N), "ms-to-first-output")
-	b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-binary")
+	b.ReportMetric(float64(size)/(1<<20), "MiB-binary")
 }
 
 type discard struct{}
