@@ -266,23 +266,25 @@ func (s *Store) transportError(err error, server, format string, args ...any) er
 		return errs.Wrap(cause, errs.STORE_PERMISSION, "%s: the remote refused these credentials", what).
 			WithHint("Grant the token `contents: write` on the repository (in a workflow: `permissions: { contents: write }`); reading needs `contents: read`.")
 	case failRejected:
-		e := errs.Wrap(cause, errs.STORE_REJECTED, "%s: a server-side rule refused the push", what)
-		if m := s.serverMessage(server); m != "" {
-			e.Message += "; the server said: " + m
-			e.With("server_message", m)
-		}
+		e := s.withServerMessage(errs.Wrap(cause, errs.STORE_REJECTED, "%s: a server-side rule refused the push", what), server)
 		return e.WithHint("Allow pushes to `sponson-receipts/*` branches in the repository's rules (branch protection, rulesets, hooks); the server's message says which rule.")
 	case failRewrite:
-		e := errs.Wrap(cause, errs.STORE_REJECTED, "%s: the remote refuses to rewrite the branch (a non-fast-forward update)", what)
-		if m := s.serverMessage(server); m != "" {
-			e.Message += "; the server said: " + m
-			e.With("server_message", m)
-		}
+		e := s.withServerMessage(errs.Wrap(cause, errs.STORE_REJECTED, "%s: the remote refuses to rewrite the branch (a non-fast-forward update)", what), server)
 		return e.WithHint("Let the Action and the bot force-push `sponson-receipts/**` (the README's receipts ruleset; on a plain git server `receive.denyNonFastForwards false`).")
 	case failLost:
 		return errs.Wrap(cause, errs.STORE_CONTENDED, "%s: another writer moved the branch", what)
 	}
 	return errs.Wrap(cause, errs.STORE_UNAVAILABLE, "%s", what)
+}
+
+// withServerMessage adds what the server said (serverMessage), if
+// anything, to e's message and details.
+func (s *Store) withServerMessage(e *errs.Error, server string) *errs.Error {
+	if m := s.serverMessage(server); m != "" {
+		e.Message += "; the server said: " + m
+		e.With("server_message", m)
+	}
+	return e
 }
 
 // serverMessage is the server's side-band output made fit for a message:
