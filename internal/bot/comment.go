@@ -91,18 +91,10 @@ func successionBody(env, from, to string, moved []string, reopened bool) string 
 		b.WriteString("The pull request reopened: the scope's tombstone was cleared, so it can be applied again.\n\n")
 	}
 	if len(moved) > 0 {
-		fmt.Fprintf(&b, "Inherited %s from %s (the head branch's scope), now owned by this pull request and destroyed when it closes:\n\n", resources(len(moved)), md(from))
+		fmt.Fprintf(&b, "Inherited %s from %s (the head branch's scope), now owned by this pull request and destroyed when it closes:\n\n", report.Count(len(moved), "resource"), md(from))
 		for _, m := range moved {
 			fmt.Fprintf(&b, "- %s\n", md(m))
 		}
 	}
 	return b.String()
-}
-
-// resources is "1 resource", "3 resources".
-func resources(n int) string {
-	if n == 1 {
-		return "1 resource"
-	}
-	return fmt.Sprintf("%d resources", n)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
@@ -121,7 +122,7 @@ func (a *app) validate() error {
 		a.result["note"] = note
 	}
 	a.text = func(w io.Writer) {
-		fmt.Fprintf(w, "%s: valid (format %d, %s, environments %s)\n", p.File, p.Version, count(len(p.Lines), "line"), strings.Join(p.Environments, ", "))
+		fmt.Fprintf(w, "%s: valid (format %d, %s, environments %s)\n", p.File, p.Version, report.Count(len(p.Lines), "line"), strings.Join(p.Environments, ", "))
 		if ctxp != nil {
 			fmt.Fprintf(w, "scope %s", ctxp.Scope)
 			if ctxp.Git.Branch != "" {
@@ -139,7 +140,7 @@ func (a *app) validate() error {
 				fmt.Fprintf(w, "\n%s: no lines (each line names other environments)\n", o.Env)
 				continue
 			}
-			fmt.Fprintf(w, "\n%s: %s in run order\n", o.Env, count(len(o.Lines), "line"))
+			fmt.Fprintf(w, "\n%s: %s in run order\n", o.Env, report.Count(len(o.Lines), "line"))
 			for i, l := range o.Lines {
 				fmt.Fprintf(w, "  %d. %-12s %s.%s", i+1, l.ID, l.Adapter, l.Op)
 				if len(l.After) > 0 {
@@ -248,12 +249,4 @@ func dedupe(err error) error {
 		}
 	}
 	return out.Err()
-}
-
-// count is "1 line", "2 lines".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -310,6 +310,11 @@ func at(s []string, i int) string {
 	return ""
 }
 
+// Count is n with its noun: "1 line", "3 lines" (the plural adds "s").
+func Count(n int, noun string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one

@@ -251,14 +251,14 @@ func (s *Sweeper) openPullRequests(ctx context.Context, r Repo, refs []receipt.S
 	if !ok {
 		return nil
 	}
-	any := false
+	judged := false
 	for _, ref := range refs {
 		if k, _, err := scope.Parse(ref.Scope); err == nil && (k == scope.KindPR || k == scope.KindBranch) && ref.HasReceipt {
-			any = true
+			judged = true
 			break
 		}
 	}
-	if !any {
+	if !judged {
 		return nil
 	}
 	nums, err := ol.OpenPullRequests(ctx)
