@@ -116,15 +116,5 @@ func TestProjectGoneIsGone(t *testing.T) {
 	w := newWorld(t)
 	op := cloudflare.NewPagesEnv(w.With(nil), w.Client)
 	gone := adapter.Provider{"account": "023e105f4ecef8ad9ca31a8372d0c353", "project": "deleted-meanwhile"}
-	key := cloudflare.Key("preview", "API_URL")
-	res, err := op.Lookup(context.Background(), gone, adapter.RunCtx{}, key)
-	if err != nil || res != nil {
-		t.Fatalf("Lookup on a deleted project = %+v, %v; want nil, nil", res, err)
-	}
-	if err := op.Destroy(context.Background(), gone, adapter.RunCtx{}, adapter.Resource{Key: key}); err != nil {
-		t.Fatalf("Destroy on a deleted project: %v", err)
-	}
-	if n := w.Writes(); n != 0 {
-		t.Errorf("%d writes", n)
-	}
+	w.ParentGone(t, op, gone, adapter.Resource{Key: cloudflare.Key("preview", "API_URL")})
 }

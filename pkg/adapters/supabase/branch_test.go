@@ -130,15 +130,5 @@ func TestBranchParentGoneIsGone(t *testing.T) {
 	w := newWorld(t, "")
 	op := supabase.NewBranch(w.With(nil), w.Client)
 	gone := adapter.Provider{"project": "zzzzzzzzzzzzzzzzzzzz"}
-	key := supabase.BranchKey("sponson-preview-pr-7")
-	res, err := op.Lookup(context.Background(), gone, adapter.RunCtx{}, key)
-	if err != nil || res != nil {
-		t.Fatalf("Lookup on a deleted project = %+v, %v; want nil, nil", res, err)
-	}
-	if err := op.Destroy(context.Background(), gone, adapter.RunCtx{}, adapter.Resource{Key: key}); err != nil {
-		t.Fatalf("Destroy on a deleted project: %v", err)
-	}
-	if n := w.Writes(); n != 0 {
-		t.Errorf("%d writes", n)
-	}
+	w.ParentGone(t, op, gone, adapter.Resource{Key: supabase.BranchKey("sponson-preview-pr-7")})
 }

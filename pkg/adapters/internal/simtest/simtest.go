@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/sim"
 )
@@ -56,3 +57,28 @@ func (w *World) Lookup(k string) (string, bool) { return w.With(nil)(k) }
 
 // Writes counts the writes the fake cloud has received.
 func (w *World) Writes() int { return len(w.Cloud.Writes()) }
+
+// GoneOp is what ParentGone needs of an op.
+type GoneOp interface {
+	Lookup(ctx context.Context, p adapter.Provider, run adapter.RunCtx, key string) (*adapter.Resource, error)
+	Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, res adapter.Resource) error
+}
+
+// ParentGone checks that a resource whose parent (a project, a site) was
+// deleted behind Sponson's back is gone, not an error that blocks the
+// scope's teardown for ever: Lookup finds nothing, Destroy succeeds, and
+// nothing is written to the cloud.
+func (w *World) ParentGone(t testing.TB, op GoneOp, gone adapter.Provider, res adapter.Resource) {
+	t.Helper()
+	got, err := op.Lookup(context.Background(), gone, adapter.RunCtx{}, res.Key)
+	if err != nil || got != nil {
+		t.Fatalf("Lookup under a deleted parent (%v) = %+v, %v; want nil, nil", gone, got, err)
+	}
+	before := w.Writes()
+	if err := op.Destroy(context.Background(), gone, adapter.RunCtx{}, res); err != nil {
+		t.Fatalf("Destroy under a deleted parent (%v): %v", gone, err)
+	}
+	if n := w.Writes() - before; n != 0 {
+		t.Errorf("%d writes under a deleted parent", n)
+	}
+}
