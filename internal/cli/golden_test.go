@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,11 +11,10 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/goldentest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // normalisers make a transcript independent of the run: ids, times, the
 // temporary folder, the host and pid, ages and expiries.
@@ -42,23 +40,7 @@ func normalise(dir, s string) string {
 
 func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".txt")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", "golden", name+".txt"), []byte(got))
 }
 
 // Every human output of a scope's life, as a person reads it in a log:

@@ -2,9 +2,7 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,12 +13,11 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer/html"
 
+	"github.com/sponson/apply/internal/goldentest"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var (
 	t0    = time.Date(2026, 12, 1, 14, 2, 0, 0, time.UTC)
@@ -123,20 +120,7 @@ func TestGolden(t *testing.T) {
 
 func golden(t *testing.T, file, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", file), []byte(got))
 }
 
 // TestRenderedHTMLHoldsTogether renders every comment with a GFM renderer

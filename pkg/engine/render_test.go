@@ -4,39 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // golden compares got with testdata/<name>, rewriting it with -update.
 // Temporary paths are normalised.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	got = regexp.MustCompile(`/tmp/[^ "\n]*/`).ReplaceAll(got, []byte("$$TMP/"))
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", name), got)
 }
 
 func jsonOf(t *testing.T, v any) []byte {

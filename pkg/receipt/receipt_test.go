@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/goldentest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var t0 = time.Date(2026, 10, 11, 14, 2, 5, 123456789, time.UTC)
 
@@ -57,19 +55,7 @@ func TestEncodeGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "receipt.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("encoding differs from %s (run with -update after checking the change)\n--- got\n%s", golden, got)
-	}
+	goldentest.Check(t, filepath.Join("testdata", "receipt.golden.json"), got)
 	again, _ := receipt.Encode(sample())
 	if !bytes.Equal(got, again) {
 		t.Error("two encodings of one receipt differ")
