@@ -109,8 +109,8 @@ func (s *Store) readStates(ctx context.Context, refs []plumbing.ReferenceName) (
 	return out, nil
 }
 
-// cachedStates is the refs at the tips this store last saw, when it has all
-// their objects; nil otherwise. A mutation may start from them without a
+// cachedStates is the refs at the tips this store last saw (absent ones
+// included), when it has all their objects; nil otherwise. A mutation may start from them without a
 // read: the push requires the remote tip to be exactly this commit, so a
 // stale one costs only a failed check and a re-read.
 func (s *Store) cachedStates(refs []plumbing.ReferenceName) []*tipState {
@@ -118,7 +118,7 @@ func (s *Store) cachedStates(refs []plumbing.ReferenceName) []*tipState {
 	st := newOpStorage(s.objects)
 	for i, r := range refs {
 		h, ok := s.tip(r)
-		if !ok || !complete(st, h) {
+		if !ok || !h.IsZero() && !complete(st, h) {
 			return nil
 		}
 		t, err := stateAt(st, r, h, false)

@@ -86,7 +86,9 @@
 // scope (and the scopes it names) alone, one tip whatever the number of
 // branches, and its View.Rest lists the environment later on the same ref
 // listing (over HTTP: one packfile request); AcquireAt takes the
-// lease on the tip View read (one push, no second read), WriteRelease is
+// lease on the tip View read (one push, no second read), AcquireAtWith
+// (receipt.WriteAcquirer) is that lease and the run's first checkpoint in
+// one commit, WriteRelease is
 // the final receipt and the release in one commit, and WriteAt records a
 // run that wrote nothing to a provider with one push and no lease.
 // docs/performance.md has the measurements.

@@ -77,24 +77,32 @@ func (s *Store) Acquire(ctx context.Context, target receipt.Target, owner receip
 	if err := receipt.CheckAcquire(target, owner); err != nil {
 		return receipt.Lease{}, nil, err
 	}
-	return s.acquire(ctx, target, owner, ttl, nil)
+	return s.acquire(ctx, target, owner, ttl, nil, nil)
 }
 
 // acquire is Acquire's compare-and-swap; check, when not nil, is a further
-// condition on the tip (AcquireAt's version), decided with the lease.
-func (s *Store) acquire(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, check func(*tipState) error) (receipt.Lease, *receipt.Lease, error) {
+// condition on the tip (AcquireAt's version), decided with the lease; with,
+// when not nil, is an edit made in the same commit by the lease taken
+// (AcquireAtWith's receipt), decided once the lease's generation is known.
+// With with, a live lease of owner's run is reported (LOCK_HELD naming it)
+// before check is asked: it can only be this very step, landed, its answer
+// lost.
+func (s *Store) acquire(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, check func(*tipState) error, with func(receipt.Lease) (*edit, error)) (receipt.Lease, *receipt.Lease, error) {
 	landed, err := s.update(ctx, "acquire "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		t := ts[0]
 		cur, err := leaseOf(t, target)
 		if err != nil {
 			return nil, err
 		}
+		now := s.clock.Now()
+		if with != nil && cur != nil && cur.Holder == owner.RunID && !cur.Expired(now) {
+			return nil, receipt.HeldError(*cur, now)
+		}
 		if check != nil {
 			if err := check(t); err != nil {
 				return nil, err
 			}
 		}
-		now := s.clock.Now()
 		if cur != nil && !cur.Expired(now) {
 			return nil, receipt.HeldError(*cur, now)
 		}
@@ -114,13 +122,27 @@ func (s *Store) acquire(ctx context.Context, target receipt.Target, owner receip
 		if err != nil {
 			return nil, err
 		}
-		return []*edit{{
+		ed := &edit{
 			set:      map[string][]byte{receipt.LockFile: data, GenerationFile: generationFile(l.Generation), ReadmeFile: readme(target)},
 			subject:  subject("acquire", target, owner.RunID, fmt.Sprintf("generation-%d", l.Generation)),
 			trailers: []string{trailerLease + "acquire"},
 			run:      owner.RunID,
 			result:   acquired{lease: l, preempted: cur},
-		}}, nil
+		}
+		if with != nil {
+			also, err := with(l)
+			if err != nil {
+				return nil, err
+			}
+			for name, b := range also.set {
+				ed.set[name] = b
+			}
+			// The commit is the receipt's, as people read the branch; its
+			// trailers say it also took the lease.
+			ed.subject = also.subject
+			ed.trailers = append(also.trailers, ed.trailers...)
+		}
+		return []*edit{ed}, nil
 	})
 	if err != nil {
 		return receipt.Lease{}, nil, err

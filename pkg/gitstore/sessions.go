@@ -172,11 +172,41 @@ func (s *Store) AcquireAt(ctx context.Context, target receipt.Target, owner rece
 	if err := receipt.CheckAcquire(target, owner); err != nil {
 		return receipt.Lease{}, nil, err
 	}
-	return s.acquire(ctx, target, owner, ttl, func(t *tipState) error {
+	return s.acquire(ctx, target, owner, ttl, atVersion(target, v), nil)
+}
+
+// atVersion is the check that the tip's receipt is at version v.
+func atVersion(target receipt.Target, v receipt.Version) func(*tipState) error {
+	return func(t *tipState) error {
 		if versionOf(t) != v {
 			return moved(target, "acquire "+target.String())
 		}
 		return nil
+	}
+}
+
+var _ receipt.WriteAcquirer = (*Store)(nil)
+
+// AcquireAtWith implements receipt.WriteAcquirer: AcquireAt's
+// compare-and-swap, in one commit that also writes receipt r under the
+// lease it takes (receipt.json, with the event of r's run at the lease's
+// generation). After a View it is one push.
+func (s *Store) AcquireAtWith(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, v receipt.Version, r *receipt.Receipt) (receipt.Lease, *receipt.Lease, error) {
+	if err := receipt.Interrupted(ctx, "acquire "+target.String()); err != nil {
+		return receipt.Lease{}, nil, err
+	}
+	if err := receipt.CheckAcquire(target, owner); err != nil {
+		return receipt.Lease{}, nil, err
+	}
+	if err := receipt.CheckWrite(r, receipt.Lease{Target: target}); err != nil {
+		return receipt.Lease{}, nil, err
+	}
+	data, err := receipt.Encode(r)
+	if err != nil {
+		return receipt.Lease{}, nil, err
+	}
+	return s.acquire(ctx, target, owner, ttl, atVersion(target, v), func(l receipt.Lease) (*edit, error) {
+		return s.receiptEdit(r, data, l.Generation)
 	})
 }
 

@@ -191,3 +191,90 @@ func TestRecentHistory(t *testing.T) {
 		}
 	}
 }
+
+// AcquireAtWith takes the lease and writes the run's receipt in one commit
+// (one push after a View): both land or neither. A scope that moved since
+// the read, or a live lease of another run, refuses it and leaves the
+// branch as it was; a live lease of the same run is this very step landed
+// (its answer lost), reported as LOCK_HELD naming the run, whatever the
+// version; an expired lease is taken over.
+func TestAcquireAtWith(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rem := newRemote(t, "http")
+	clock := receipt.NewFakeClock(start)
+	s := newStore(t, rem.url, clock)
+	target := receipt.ScopeTarget("preview", "pr-1")
+	ref := refOf(target).String()
+	v, err := s.View(ctx, "preview", "pr-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := rem.srv.Requests()
+	ck := newReceipt("preview", "pr-1", "run-1", "k1")
+	ck.Status = receipt.StatusFailed // a checkpoint: the run is not over
+	ck.Ledger[0].CreatedBy = receipt.CreatedByIntent
+	l, pre, err := s.AcquireAtWith(ctx, target, owner("run-1"), time.Minute, v.Version, ck)
+	if err != nil || pre != nil || l.Holder != "run-1" {
+		t.Fatalf("AcquireAtWith = %+v, %v, %v", l, pre, err)
+	}
+	if got := rem.srv.Requests() - before; got != 2 {
+		t.Errorf("AcquireAtWith after a View: %d requests, want one push (2): %v", got, rem.srv.Log()[before:])
+	}
+	if n := reachable(t, rem.dir, ref); n != 1 {
+		t.Errorf("the branch has %d commits, want 1 (the lease and the receipt)", n)
+	}
+	r, ver, err := s.Read(ctx, "preview", "pr-1")
+	if err != nil || r == nil || r.RunID != "run-1" || len(r.Ledger) != 1 || r.Ledger[0].CreatedBy != receipt.CreatedByIntent {
+		t.Fatalf("Read after AcquireAtWith = %+v, %v", r, err)
+	}
+	if cur, err := s.Lease(ctx, target); err != nil || cur == nil || !cur.Same(l) {
+		t.Fatalf("the stored lease = %+v, %v; want %+v", cur, err, l)
+	}
+	h, err := s.History(ctx, target)
+	if err != nil || len(h) != 1 || h[0].RunID != "run-1" || h[0].Generation != l.Generation {
+		t.Fatalf("History = %+v, %v; want run-1's checkpoint at generation %d", h, err, l.Generation)
+	}
+
+	// The same step again (its answer was lost, the run cannot tell): the
+	// run's own live lease, although the version moved.
+	_, _, err = s.AcquireAtWith(ctx, target, owner("run-1"), time.Minute, v.Version, ck)
+	if held, ok := receipt.HeldLease(err); !ok || held.Holder != "run-1" || held.Generation != l.Generation {
+		t.Fatalf("AcquireAtWith of the run's own lease: %v, want LOCK_HELD naming run-1", err)
+	}
+	// Another run, at the version it read, under run-1's live lease.
+	_, _, err = s.AcquireAtWith(ctx, target, owner("run-2"), time.Minute, ver, newReceipt("preview", "pr-1", "run-2"))
+	wantCode(t, err, errs.LOCK_HELD, "AcquireAtWith under another run's lease")
+	// At a version that is not the receipt's any more.
+	if err := s.WriteRelease(ctx, newReceipt("preview", "pr-1", "run-1"), l); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.AcquireAtWith(ctx, target, owner("run-2"), time.Minute, ver, newReceipt("preview", "pr-1", "run-2"))
+	if e := wantCode(t, err, errs.STORE_CONTENDED, "AcquireAtWith after another run's write"); e.Details["detail"] != receipt.DetailMoved {
+		t.Errorf("details %v", e.Details)
+	}
+	if r, _, _ := s.Read(ctx, "preview", "pr-1"); r == nil || r.RunID != "run-1" {
+		t.Fatalf("a refused AcquireAtWith wrote its receipt: %+v", r)
+	}
+	if cur, _ := s.Lease(ctx, target); cur != nil {
+		t.Fatalf("a refused AcquireAtWith took the lease: %+v", cur)
+	}
+	if n := reachable(t, rem.dir, ref); n != 2 {
+		t.Errorf("the branch has %d commits, want 2: nothing refused was written", n)
+	}
+
+	// An expired lease is taken over, the receipt written with the new one.
+	_, ver, _ = s.Read(ctx, "preview", "pr-1")
+	dead := mustLease(t, s, target, "run-dead", time.Minute)
+	clock.Advance(2 * time.Minute)
+	l3, pre, err := s.AcquireAtWith(ctx, target, owner("run-3"), time.Minute, ver, newReceipt("preview", "pr-1", "run-3"))
+	if err != nil || pre == nil || !pre.Same(dead) || l3.Generation <= dead.Generation {
+		t.Fatalf("AcquireAtWith over an expired lease = %+v, %+v, %v", l3, pre, err)
+	}
+	if r, _, _ := s.Read(ctx, "preview", "pr-1"); r == nil || r.RunID != "run-3" {
+		t.Fatalf("Read after the takeover = %+v", r)
+	}
+	// A receipt of another scope is refused before anything is sent.
+	_, _, err = s.AcquireAtWith(ctx, receipt.ScopeTarget("preview", "pr-2"), owner("run-4"), time.Minute, "", newReceipt("preview", "pr-1", "run-4"))
+	wantCode(t, err, errs.INTERNAL, "AcquireAtWith of another scope's receipt")
+}

@@ -314,13 +314,12 @@ func (s *Store) tip(ref plumbing.ReferenceName) (plumbing.Hash, bool) {
 	return h, ok
 }
 
+// remember records ref's tip as this store last saw it; the zero hash
+// records that ref did not exist (read, or deleted by this store), so a
+// write that creates it starts without a read too.
 func (s *Store) remember(ref plumbing.ReferenceName, h plumbing.Hash) {
 	s.tipsMu.Lock()
 	defer s.tipsMu.Unlock()
-	if h.IsZero() {
-		delete(s.tips, ref)
-		return
-	}
 	s.tips[ref] = h
 }
 

@@ -73,6 +73,20 @@ type Sessions interface {
 	WriteAt(ctx context.Context, r *Receipt, v Version) error
 }
 
+// WriteAcquirer is a store that can take a lease and write a receipt under
+// it in one atomic step (the git store: one commit): a run's lease and its
+// first checkpoint (docs/adr/0008, "The lease and the first checkpoint in
+// one commit").
+type WriteAcquirer interface {
+	// AcquireAtWith is AcquireAt followed by Write(r, the lease taken), in
+	// one step: both land or neither does. r must be of target's scope.
+	// A live lease whose holder is owner.RunID is LOCK_HELD naming it, as
+	// Acquire reports it, whatever the version: only this very step could
+	// have taken it, so it landed (its answer was lost) and r is stored.
+	// Otherwise errors as AcquireAt.
+	AcquireAtWith(ctx context.Context, target Target, owner Owner, ttl time.Duration, v Version, r *Receipt) (Lease, *Lease, error)
+}
+
 // HistoryPager is a store that can return a target's latest history
 // without reading all of it (`sponson receipt --history` reads what it
 // prints).
