@@ -1,6 +1,7 @@
 package costs_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,5 +55,38 @@ func TestCreateCosts(t *testing.T) {
 	steady := w.measure("apply", "--pr", "1")
 	if steady.provider != 1 {
 		t.Errorf("reading it back: %d provider requests, want 1 (by the ledger's id):\n%s", steady.provider, strings.Join(steady.provLog, "\n"))
+	}
+}
+
+// independentPlan is n independent http.resource lines, r0..r(n-1).
+func independentPlan(n int) func(string) string {
+	return func(string) string {
+		var s strings.Builder
+		s.WriteString("version: 1\nproviders:\n  http:\n    sim:\n      base_url_env: " + sim.HTTPURLVar + "\n      auth: { bearer_env: " + sim.HTTPTokenVar + " }\nchanges:\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&s, "  - { id: r%d, adapter: http, op: resource, api: sim, create: { path: /flags }, fields: { name: \"r%d-${ctx.scope}\" } }\n", i, i)
+		}
+		return s.String()
+	}
+}
+
+// TestIndependentCreatesCosts: an apply from nothing of 12 independent
+// lines, all at once, writes two commits — the lease with every line's
+// intent, then the final receipt with the release — in New's exchange, the
+// scope's read, the environment's (for the owners of what it creates) and
+// two pushes; and two provider requests a line.
+func TestIndependentCreatesCosts(t *testing.T) {
+	w := newWorld(t, independentPlan(12))
+	w.run("apply", "--pr", "1") // another scope in the environment
+	c := w.measure("apply", "--pr", "2", "--parallelism", "12")
+	t.Logf("git %d, provider %d, commits %d:\n  %s", c.git, c.provider, c.commits, strings.Join(c.gitLog, "\n  "))
+	if c.commits != 2 {
+		t.Errorf("12 independent creates: %d commits, want 2:\n  %s", c.commits, strings.Join(c.gitLog, "\n  "))
+	}
+	if c.git > 7 {
+		t.Errorf("12 independent creates: %d git requests, want at most 7:\n  %s", c.git, strings.Join(c.gitLog, "\n  "))
+	}
+	if c.provider > 24 {
+		t.Errorf("12 independent creates: %d provider requests, want at most 24:\n%s", c.provider, strings.Join(c.provLog, "\n"))
 	}
 }

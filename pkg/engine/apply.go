@@ -395,6 +395,8 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	if slices.Contains(a.o.Recreate, pl.id) && !a.recreate(ctx, ls) {
 		return
 	}
+	a.arrive(ls)
+	defer a.depart(ls)
 	a.inspect(ctx, ls)
 	if !a.judged(ls) {
 		return
@@ -409,16 +411,58 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	}
 	// A lease deferred until now is taken before anything is written
 	// (and before a parent's lease: a parent lease is never held while
-	// waiting on the scope's).
-	if err := a.keeper.Ensure(); err != nil {
-		ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
-		return
+	// waiting on the scope's). A line whose first write is a create takes
+	// it with its intents, in the same commit, when the store can.
+	ls.byIntent = a.rec.combines() && (ls.parent == "" || a.e.unlockedParents) && createsOnly(ls.diffs)
+	if !ls.byIntent {
+		if err := a.takeLease(ctx, ls); err != nil {
+			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
+			return
+		}
 	}
 	if ls.parent != "" && !a.e.unlockedParents {
 		a.writeUnderParent(ctx, ls)
 		return
 	}
 	a.write(ctx, ls)
+}
+
+// arrive counts the line on its way to the run's first write, while that
+// write is still to come (recorder.arrive); depart, once, when it asks for
+// it or goes another way.
+func (a *applier) arrive(ls *lineState) {
+	if a.rec.arrive() {
+		ls.heading.Store(true)
+	}
+}
+
+func (a *applier) depart(ls *lineState) {
+	if ls.heading.CompareAndSwap(true, false) {
+		a.rec.depart()
+	}
+}
+
+// takeLease takes the scope lease deferred until the line's first write,
+// if the run has not taken it yet (recorder.lease).
+func (a *applier) takeLease(ctx context.Context, ls *lineState) error {
+	a.depart(ls)
+	return a.rec.lease(ctx)
+}
+
+// createsOnly reports whether every change of diffs is a create: then the
+// op's first write is a create, preceded by its intent.
+func createsOnly(diffs []adapter.ResourceDiff) bool {
+	n := 0
+	for _, d := range diffs {
+		switch d.Action {
+		case adapter.Create:
+			n++
+		case adapter.Unchanged:
+		default:
+			return false
+		}
+	}
+	return n > 0
 }
 
 // redactVars masks registered secrets in a todo's values (a var may be a
@@ -464,7 +508,7 @@ func (a *applier) recreate(ctx context.Context, ls *lineState) bool {
 		a.warn(errs.RECREATE_SKIPPED, "line %q: this scope created nothing for it yet; --recreate creates it as usual", pl.id)
 	}
 	if len(mine) > 0 {
-		if err := a.keeper.Ensure(); err != nil {
+		if err := a.takeLease(ctx, ls); err != nil {
 			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
 			return false
 		}
@@ -496,7 +540,7 @@ func (a *applier) confirmStep(ctx context.Context, ls *lineState) {
 		}
 	}
 	ls.todo = nil
-	if err := a.keeper.Ensure(); err != nil {
+	if err := a.takeLease(ctx, ls); err != nil {
 		ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
 		return
 	}
@@ -507,7 +551,7 @@ func (a *applier) confirmStep(ctx context.Context, ls *lineState) {
 // records the result, after checking the scope lease's deadline.
 func (a *applier) write(ctx context.Context, ls *lineState) {
 	pl := ls.pl
-	if err := a.keeper.Check(); err != nil {
+	if err := a.checkLease(ls); err != nil {
 		a.setLost(err)
 		ls.status, ls.err = LineFailed, err
 		return
@@ -535,6 +579,17 @@ func (a *applier) write(ctx context.Context, ls *lineState) {
 	}
 	// An output that a later line needs may be external: it is looked for
 	// when that line runs.
+}
+
+// checkLease is the lease check before a line's provider write
+// (LeaseKeeper.Check), except for a line whose first write is a create
+// while the lease is still to be taken: its intent's checkpoint takes it,
+// and the check follows.
+func (a *applier) checkLease(ls *lineState) error {
+	if ls.byIntent && !a.keeper.attempted() {
+		return nil
+	}
+	return a.keeper.Check()
 }
 
 // judged maps the inspection's plan status to the line's apply status,
@@ -716,7 +771,7 @@ func (a *applier) dropRefused(ls *lineState, keys []string) {
 // it returns. The op sends nothing when it fails.
 func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 	return func(keys ...string) error {
-		if err := a.keeper.Check(); err != nil {
+		if err := a.checkLease(ls); err != nil {
 			a.setLost(err)
 			return err
 		}
@@ -748,11 +803,19 @@ func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 				Key: k, CreatedBy: receipt.CreatedByIntent, Line: ls.pl.id, Parent: ls.parent})
 		}
 		a.mu.Unlock()
+		a.depart(ls)
 		if err := a.rec.checkpoint(ctx); err != nil {
 			if errs.CodeOf(err) == errs.LOCK_LOST {
 				a.setLost(err)
 			}
 			return err
+		}
+		if ls.byIntent {
+			// The lease came with this checkpoint (or just before it).
+			if err := a.keeper.Check(); err != nil {
+				a.setLost(err)
+				return err
+			}
 		}
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -148,6 +149,7 @@ type deferredAcquire struct {
 	ctx   context.Context
 	owner receipt.Owner
 	once  sync.Once
+	tried atomic.Bool // the attempt was made (err and held are set)
 	err   error
 	held  bool
 }
@@ -170,13 +172,34 @@ func DeferLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, own
 // receipt.DetailMoved, ...) to every caller, now and later. Nil for a
 // lease taken up front.
 func (k *LeaseKeeper) Ensure() error {
+	_, err := k.take(nil)
+	return err
+}
+
+// acquireAt is one acquire of a deferred lease at the version the run read.
+type acquireAt func(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, at receipt.Version) (receipt.Lease, *receipt.Lease, error)
+
+// take is Ensure whose one attempt, when it is made now, is by (a lease
+// taken with a receipt written in the same step, receipt.WriteAcquirer)
+// instead of the store's AcquireAt, if the keeper knows the version the
+// run read. took reports that by made the attempt and it succeeded.
+func (k *LeaseKeeper) take(by acquireAt) (took bool, err error) {
 	d := k.deferred
 	if d == nil {
-		return nil
+		return false, nil
 	}
 	d.once.Do(func() {
+		defer d.tried.Store(true)
 		sent := k.cfg.Clock.Now()
-		l, pre, err := k.cfg.acquire(d.ctx, k.target, d.owner)
+		var l receipt.Lease
+		var pre *receipt.Lease
+		var err error
+		if by != nil && k.cfg.At != nil {
+			l, pre, err = by(d.ctx, k.target, d.owner, k.cfg.TTL, *k.cfg.At)
+			took = true
+		} else {
+			l, pre, err = k.cfg.acquire(d.ctx, k.target, d.owner)
+		}
 		if held, isHeld := receipt.HeldLease(err); isHeld && held.Holder == d.owner.RunID {
 			l, pre, err = held, nil, nil // our own acquire landed, its answer was lost
 		}
@@ -193,7 +216,13 @@ func (k *LeaseKeeper) Ensure() error {
 		k.mu.Unlock()
 		go k.loop()
 	})
-	return d.err
+	return took && d.err == nil, d.err
+}
+
+// attempted reports whether a deferred lease's one attempt was made
+// (true for a lease taken up front).
+func (k *LeaseKeeper) attempted() bool {
+	return k.deferred == nil || k.deferred.tried.Load()
 }
 
 // Held reports whether the keeper holds (or held) a lease: false only for a

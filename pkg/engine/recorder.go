@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -45,6 +46,7 @@ type recorder struct {
 	ckBusy  bool   // a write is in flight
 	ckErr   error  // the last failed write, and the requests it covered
 	ckErrTo uint64
+	heading int // lines on their way to the run's first write (arrive)
 
 	redMu sync.Mutex // one assembly at a time
 	parts parts
@@ -86,10 +88,81 @@ const checkpointLinger = 8
 // (at most checkpointLinger times): one wave of intents, one write. It
 // never waits for anything but runnable goroutines, so it cannot wait on
 // a line that waits on it.
+//
+// The first write of a run that started without the scope lease takes it
+// (lease): on a store that can (receipt.WriteAcquirer), the lease and the
+// receipt are one commit. That write first waits for every line on its
+// way to its first write (arrive, depart) to ask or to go another way —
+// those lines only read until then, so the wait ends — and the first wave
+// of the run shares one commit with the lease.
 func (c *recorder) checkpoint(ctx context.Context) error {
+	return c.flush(ctx, false)
+}
+
+// lease takes the scope lease of a run that started without it (a
+// deferred keeper), if it is not taken yet: on a store that can, by the
+// next checkpoint, which takes it and records the intents so far in one
+// commit; else by the keeper's own acquire. It returns the error of the
+// one attempt, now and later, as Ensure does.
+func (c *recorder) lease(ctx context.Context) error {
+	if !c.combines() {
+		return c.keeper.Ensure()
+	}
+	return c.flush(ctx, true)
+}
+
+// combines reports whether the run's first checkpoint can take the scope
+// lease in the same commit: the lease is deferred, the store can
+// (receipt.WriteAcquirer), and the version the run read is known.
+func (c *recorder) combines() bool {
+	_, ok := c.e.Store.(receipt.WriteAcquirer)
+	return ok && c.keeper.deferred != nil && c.keeper.cfg.At != nil
+}
+
+// gated reports whether the next write is the one that takes the lease
+// with the receipt, so it waits for the lines on their way to it.
+func (c *recorder) gated() bool {
+	return c.combines() && !c.keeper.attempted()
+}
+
+// arrive counts a line on its way to the run's first write (it reads, then
+// writes or not); depart, once per arrive, when it asks for the write or
+// will not ask. Only counted while the first write is still to come.
+func (c *recorder) arrive() bool {
+	if !c.gated() {
+		return false
+	}
+	c.ck.Lock()
+	defer c.ck.Unlock()
+	c.heading++
+	return true
+}
+
+func (c *recorder) depart() {
+	c.ck.Lock()
+	defer c.ck.Unlock()
+	c.heading--
+	if c.ckCond != nil {
+		c.ckCond.Broadcast()
+	}
+}
+
+// flush is checkpoint; with leaseOnly, a request for the scope lease only:
+// answered by whichever write takes it, without a write of its own once
+// it is taken.
+func (c *recorder) flush(ctx context.Context, leaseOnly bool) error {
 	c.ck.Lock()
 	if c.ckCond == nil {
 		c.ckCond = sync.NewCond(&c.ck)
+	}
+	if leaseOnly {
+		for c.ckBusy {
+			c.ckCond.Wait()
+		}
+		if c.keeper.attempted() {
+			c.ck.Unlock()
+			return c.keeper.Ensure() // the attempt's error, or nil
+		}
 	}
 	c.ckAsked++
 	mine := c.ckAsked
@@ -104,6 +177,11 @@ func (c *recorder) checkpoint(ctx context.Context) error {
 			return err
 		case !c.ckBusy:
 			c.ckBusy = true
+			if c.gated() {
+				for c.heading > 0 {
+					c.ckCond.Wait()
+				}
+			}
 			for i := 0; i < checkpointLinger; i++ {
 				asked := c.ckAsked
 				c.ck.Unlock()
@@ -151,8 +229,19 @@ func (c *recorder) writeSnapshot(ctx context.Context) error {
 	return nil
 }
 
-// write writes red, redacted already, fenced by the recorder's lease.
+// write writes red, redacted already, fenced by the recorder's lease; the
+// write that takes a deferred lease (combines) takes it in the same
+// commit.
 func (c *recorder) write(ctx context.Context, red *receipt.Receipt) error {
+	if c.gated() {
+		wa := c.e.Store.(receipt.WriteAcquirer)
+		took, err := c.keeper.take(func(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, at receipt.Version) (receipt.Lease, *receipt.Lease, error) {
+			return wa.AcquireAtWith(ctx, target, owner, ttl, at, red)
+		})
+		if err != nil || took {
+			return err
+		}
+	}
 	return c.e.Store.Write(ctx, red, c.keeper.Lease())
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
@@ -65,6 +66,8 @@ type lineState struct {
 	rollback []string                     // keys rollback could not remove
 	pk       *LeaseKeeper                 // the parent lease, while the line writes under it
 	todo     *adapter.Todo                // a manual step not confirmed yet
+	heading  atomic.Bool                  // counted on its way to the run's first write (recorder.arrive)
+	byIntent bool                         // its first write is a create: the scope lease comes with its intents
 }
 
 type pendingRef struct {
