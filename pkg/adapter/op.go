@@ -124,6 +124,30 @@ type ResourceDiff struct {
 // the create when Intend fails, and must return Intend's error.
 type Intend func(keys ...string) error
 
+type beforeWriteKey struct{}
+
+// WithBeforeWrite returns ctx with fn to be called before every provider
+// request that may write (any method but GET and HEAD) sent under it: a
+// request is not sent when fn fails, and the request's error is fn's. The
+// engine gives it to an Apply whose first write it expects to be a create
+// (after Intend), so a write that comes first still waits for what every
+// write needs (the scope lease). httpclient.Client calls it.
+func WithBeforeWrite(ctx context.Context, fn func() error) context.Context {
+	return context.WithValue(ctx, beforeWriteKey{}, fn)
+}
+
+// BeforeWrite calls the function WithBeforeWrite put in ctx, if any,
+// before a request with method is sent.
+func BeforeWrite(ctx context.Context, method string) error {
+	if method == "GET" || method == "HEAD" {
+		return nil
+	}
+	if fn, ok := ctx.Value(beforeWriteKey{}).(func() error); ok {
+		return fn()
+	}
+	return nil
+}
+
 // Result is what Apply did.
 type Result struct {
 	// Resources are all the resources the line manages after the apply,

@@ -558,7 +558,24 @@ func (a *applier) write(ctx context.Context, ls *lineState) {
 	}
 	ls.touched = true
 	a.setTouched()
-	res, err := pl.op.Apply(ctx, ls.req, ls.live, a.intend(ctx, ls))
+	actx := ctx
+	if ls.byIntent {
+		// Its intent's checkpoint takes the lease; a write the op sends
+		// before its intent takes it first.
+		actx = adapter.WithBeforeWrite(ctx, func() error {
+			if !a.keeper.attempted() {
+				if err := a.takeLease(ctx, ls); err != nil {
+					return err
+				}
+			}
+			if err := a.keeper.Check(); err != nil {
+				a.setLost(err)
+				return err
+			}
+			return nil
+		})
+	}
+	res, err := pl.op.Apply(actx, ls.req, ls.live, a.intend(ctx, ls))
 	if err != nil {
 		a.dropRefused(ls, adapter.NotCreatedKeys(err))
 		if lost := a.lostErr(); lost != nil {

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -308,5 +311,43 @@ func TestSessionLostAnswerOfTheLeaseCommit(t *testing.T) {
 		if en.CreatedBy != receipt.CreatedBySponson {
 			t.Errorf("%s is %s", en.Key, en.CreatedBy)
 		}
+	}
+}
+
+// writeFirst is the fake object op whose Apply sends a write before its
+// intent (adapter.BeforeWrite, as httpclient does) and records whether the
+// scope lease was stored when that write went.
+type writeFirst struct {
+	*fakeop.ObjectOp
+	store  receipt.Store
+	target receipt.Target
+	mu     sync.Mutex
+	leased []bool
+}
+
+func (o *writeFirst) Apply(ctx context.Context, req adapter.Request, live *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
+	if err := adapter.BeforeWrite(ctx, "PATCH"); err != nil {
+		return nil, err
+	}
+	l, err := o.store.Lease(ctx, o.target)
+	o.mu.Lock()
+	o.leased = append(o.leased, err == nil && l != nil)
+	o.mu.Unlock()
+	return o.ObjectOp.Apply(ctx, req, live, intend)
+}
+
+// A line whose diffs are all creates takes the scope lease with its
+// intents; should its op write anything before its intent, that write
+// waits for the lease all the same.
+func TestSessionWriteBeforeTheIntentWaitsForTheLease(t *testing.T) {
+	w, gs, _ := gitWorld(t)
+	op := &writeFirst{ObjectOp: w.cloud.ObjectOp(), store: gs, target: receipt.ScopeTarget("preview", "pr-12")}
+	w.eng.Ops = adapter.NewRegistry(op, w.cloud.ItemOp())
+	res := w.mustApply(mustPlan(t, objectsPlan(3, 1)), prCtx(12), Options{})
+	if res.Receipt.Status != receipt.StatusComplete {
+		t.Fatalf("status %s", res.Receipt.Status)
+	}
+	if len(op.leased) != 3 || slices.Contains(op.leased, false) {
+		t.Fatalf("the lease was stored at the early writes: %v, want it at all 3", op.leased)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -205,6 +206,9 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	body, err := encodeBody(req.Body)
 	if err != nil {
 		return nil, errs.Wrap(err, errs.INTERNAL, "%s %s %s: encoding the request body", req.Provider, req.Method, req.display())
+	}
+	if err := adapter.BeforeWrite(ctx, req.Method); err != nil {
+		return nil, err
 	}
 	start := c.cfg.Now()
 	var last error

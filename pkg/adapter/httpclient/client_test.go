@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -581,5 +583,32 @@ func TestAuthFailureNamesTheVariable(t *testing.T) {
 	}
 	if strings.Contains(err.Error()+e.HintText(), "t0ken-value") {
 		t.Error("the token is in the error")
+	}
+}
+
+// A request that may write waits for the context's BeforeWrite (the scope
+// lease), and is not sent when it fails; a GET or HEAD never asks it.
+func TestBeforeWrite(t *testing.T) {
+	s := serve(t, statuses(200))
+	refuse := errs.New(errs.LOCK_HELD, "the lease is held")
+	var asked []string
+	for _, method := range []string{"GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"} {
+		ctx := adapter.WithBeforeWrite(context.Background(), func() error {
+			asked = append(asked, method)
+			return refuse
+		})
+		before := s.attempts.Load()
+		_, err := newClient(newClock()).Do(ctx, req(s, method))
+		sent := s.attempts.Load() > before
+		if write := method != "GET" && method != "HEAD"; write {
+			if !errors.Is(err, errs.LOCK_HELD) || sent {
+				t.Errorf("%s: %v, sent %v; want BeforeWrite's error and nothing sent", method, err, sent)
+			}
+		} else if err != nil || !sent {
+			t.Errorf("%s: %v, sent %v", method, err, sent)
+		}
+	}
+	if want := []string{"POST", "PATCH", "PUT", "DELETE"}; !slices.Equal(asked, want) {
+		t.Errorf("BeforeWrite asked for %v, want %v", asked, want)
 	}
 }

@@ -26,6 +26,9 @@
 //   - Error text never holds a credential: the Authorization header is never
 //     rendered, the token is cut out of provider text, and query parameters
 //     with credential-like names are shown as "***".
+//   - A request that may write (any method but GET and HEAD) first calls
+//     the context's adapter.BeforeWrite, and is not sent when it fails: the
+//     engine takes the scope lease there if an op writes before its intent.
 //   - Time and randomness are injected (Config.Now, Config.Sleep,
 //     Config.Rand): tests never sleep for real.
 //
