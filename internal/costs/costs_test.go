@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -20,6 +21,7 @@ func TestSteadyApplyCosts(t *testing.T) {
 	t.Logf("steady apply: git %d, provider %d, commits %d\ngit: %s\nprovider:\n%s", steady.git, steady.provider, steady.commits,
 		strings.Join(steady.gitLog, "\n  "), strings.Join(steady.provLog, "\n"))
 	t.Logf("plan: git %d, provider %d", plan.git, plan.provider)
+	t.Logf("connections to the providers: steady apply %d, plan %d", steady.conns, plan.conns)
 	// The floors of issue 11: a steady apply is one fetch and one
 	// conditional push (over HTTP: New's advertisement, the packfile
 	// request, the push's advertisement and the push) and one commit; a
@@ -33,6 +35,11 @@ func TestSteadyApplyCosts(t *testing.T) {
 		if c.provider > resources+1 {
 			t.Errorf("%s: %d provider requests, want at most %d:\n%s", what, c.provider, resources+1, strings.Join(c.provLog, "\n"))
 		}
+	}
+	// Connections, each a handshake on a real network: at most one per
+	// line running at once, kept open for the next request.
+	if steady.conns > engine.DefaultParallelism {
+		t.Errorf("steady apply: %d connections to the providers, want at most %d (one per line at once)", steady.conns, engine.DefaultParallelism)
 	}
 	if plan.git > 2 || plan.commits != 0 {
 		t.Errorf("plan: %d git requests and %d commits, want at most 2 and none:\n  %s", plan.git, plan.commits, strings.Join(plan.gitLog, "\n  "))

@@ -3,10 +3,13 @@ package costs_test
 import (
 	"bytes"
 	"fmt"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sponson/apply/internal/cli"
@@ -23,6 +26,8 @@ type world struct {
 	git     *gittest.Server
 	cloud   *sim.Cloud
 	prov    *reqcount.Counter
+	provSrv *httptest.Server
+	conns   atomic.Int64 // connections the providers' server accepted
 	vars    map[string]string
 	workDir string
 }
@@ -41,7 +46,14 @@ func newWorld(tb testing.TB, plan func(parentID string) string) *world {
 	w := &world{tb: tb, cloud: sim.New(sim.Options{Seed: 1}), prov: reqcount.New()}
 	w.dir, _ = gittest.NewBareRepo(tb)
 	w.git = gittest.Serve(tb, w.dir)
-	srv := httptest.NewServer(w.prov.Wrap(w.cloud.Handler()))
+	srv := httptest.NewUnstartedServer(w.prov.Wrap(w.cloud.Handler()))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			w.conns.Add(1)
+		}
+	}
+	srv.Start()
+	w.provSrv = srv
 	tb.Cleanup(srv.Close)
 	parent, err := w.cloud.SeedHTTPObject("apps", map[string]any{"name": "web", "callbacks": []any{"https://example.dev/cb"}})
 	if err != nil {
@@ -100,6 +112,7 @@ func (w *world) run(args ...string) string {
 // cost is what one command cost, counted at the servers.
 type cost struct {
 	git, provider, commits int
+	conns                  int // connections opened to the providers
 	gitLog, provLog        []string
 }
 
@@ -107,8 +120,11 @@ func (w *world) measure(args ...string) cost {
 	w.tb.Helper()
 	g0, p0 := len(w.git.Log()), w.prov.Mark()
 	c0 := w.commits()
+	// Each command starts as a new process would, with no connection open.
+	w.provSrv.CloseClientConnections()
+	n0 := w.conns.Load()
 	w.run(args...)
-	return cost{git: len(w.git.Log()) - g0, provider: w.prov.Count(p0, nil), commits: w.commits() - c0,
+	return cost{git: len(w.git.Log()) - g0, provider: w.prov.Count(p0, nil), commits: w.commits() - c0, conns: int(w.conns.Load() - n0),
 		gitLog: w.git.Log()[g0:], provLog: w.prov.Since(p0)}
 }
 

@@ -41,7 +41,9 @@ type Config struct {
 	// BaseDelay and MaxDelay shape the backoff: attempt n waits a random
 	// duration in [0, min(MaxDelay, BaseDelay·2ⁿ⁻¹)) (full jitter).
 	BaseDelay, MaxDelay time.Duration
-	// Transport sends the requests; http.DefaultTransport when nil.
+	// Transport sends the requests; when nil, one transport shared by the
+	// process's clients: http.DefaultTransport's settings, keeping up to
+	// IdleConnsPerHost connections to each provider host open.
 	Transport http.RoundTripper
 	// Now, Sleep and Rand are the clock, the wait and the randomness;
 	// time.Now, a timer and math/rand when nil. Sleep returns the context's
@@ -52,6 +54,19 @@ type Config struct {
 	// UserAgent is sent with every request.
 	UserAgent string
 }
+
+// IdleConnsPerHost is how many idle connections to one provider host the
+// shared transport keeps. Lines run several at once (engine parallelism,
+// 4 by default) against one API: with net/http's default of 2, every
+// request past the second would open, and on a real network handshake, a
+// connection of its own.
+const IdleConnsPerHost = 16
+
+var sharedTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = IdleConnsPerHost
+	return t
+}()
 
 // Client sends provider requests with timeouts, retries and error mapping.
 // It is safe for concurrent use.
@@ -78,7 +93,7 @@ func New(cfg Config) *Client {
 		cfg.MaxDelay = DefaultMaxDelay
 	}
 	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
+		cfg.Transport = sharedTransport
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
