@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/gitstore"
+	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -34,23 +35,48 @@ func benchApplied(b *testing.B, command string) {
 func BenchmarkStoreFloor(b *testing.B) {
 	w := newWorld(b, plan20)
 	w.run("apply", "--pr", "1")
-	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s, err := gitstore.New(ctx, gitstore.Options{URL: w.git.URL})
-		if err != nil {
-			b.Fatal(err)
-		}
-		v, err := s.View(ctx, "preview", "pr-1")
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, _ := v.Receipt.Clone()
-		r.RunID = "bench"
-		if err := s.WriteAt(ctx, r, v.Version); err != nil {
-			b.Fatal(err)
-		}
+		storeFloor(b, w)
 	}
+}
+
+// storeFloor is one fetch of pr-1 and one conditional push of its receipt.
+func storeFloor(b *testing.B, w *world) {
+	ctx := context.Background()
+	s, err := gitstore.New(ctx, gitstore.Options{URL: w.git.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := s.View(ctx, "preview", "pr-1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, _ := v.Receipt.Clone()
+	r.RunID = "bench"
+	if err := s.WriteAt(ctx, r, v.Version); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkSteadyOverFloor times a steady apply and the store's floor in
+// turn, pair by pair in one loop, so that the machine's drift falls on
+// both alike: ratio is the steady applies' time over the floors'.
+func BenchmarkSteadyOverFloor(b *testing.B) {
+	w := newWorld(b, plan20)
+	w.run("apply", "--pr", "1")
+	var steady, floor time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		w.run("apply", "--pr", "1")
+		t1 := time.Now()
+		storeFloor(b, w)
+		steady, floor = steady+t1.Sub(t0), floor+time.Since(t1)
+	}
+	b.ReportMetric(float64(steady.Microseconds())/1000/float64(b.N), "steady-ms")
+	b.ReportMetric(float64(floor.Microseconds())/1000/float64(b.N), "floor-ms")
+	b.ReportMetric(float64(steady)/float64(floor), "ratio")
 }
 
 // BenchmarkApply12Independent applies, from nothing, 12 independent
@@ -59,18 +85,30 @@ func BenchmarkStoreFloor(b *testing.B) {
 // parallelism and with every line at once. Its critical path is one line:
 // a read and a create (40 ms), the lease with the intents (one commit) and
 // the final write.
+//
+// Between the applies, untimed, it times one fenced write (a receipt
+// written under a lease held, by a store that knows the branch's tip: one
+// push) on the same remote, and reports x-bound: the apply's time over
+// issue 11's bound, 1.3 × (depth × 40 ms + (depth + 1) × one fenced
+// write), where depth is the waves of the schedule (1 with every line at
+// once, 3 four at a time) — each apply against the writes timed beside it.
 func BenchmarkApply12Independent(b *testing.B) {
-	for _, par := range []string{"4", "12"} {
-		b.Run("parallelism="+par, func(b *testing.B) {
+	for _, par := range []int{4, 12} {
+		b.Run(fmt.Sprint("parallelism=", par), func(b *testing.B) {
 			w := newWorld(b, independentPlan(12))
 			w.cloud.MustAddRule(sim.Rule{Kind: sim.KindLatency, Provider: sim.ProviderHTTP, Latency: sim.Duration(20 * time.Millisecond)})
+			fence := newFence(b, w)
 			b.ResetTimer()
 			commits := 0
+			var applied, fenced time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
+				fenced += fence()
 				c0 := w.commits()
 				b.StartTimer()
-				w.run("apply", "--pr", fmt.Sprint(i+1), "--parallelism", par)
+				t0 := time.Now()
+				w.run("apply", "--pr", fmt.Sprint(i+1), "--parallelism", fmt.Sprint(par))
+				applied += time.Since(t0)
 				b.StopTimer()
 				commits += w.commits() - c0
 				b.StartTimer()
@@ -79,6 +117,35 @@ func BenchmarkApply12Independent(b *testing.B) {
 			// with every line's intent in the lease's commit, 2
 			// (TestIndependentCreatesCosts).
 			b.ReportMetric(float64(commits)/float64(b.N), "commits/op")
+			write := fenced / time.Duration(b.N)
+			b.ReportMetric(float64(write.Microseconds())/1000, "fenced-write-ms")
+			waves := time.Duration((12 + par - 1) / par) // the lines par at a time: the schedule's depth
+			bound := 1.3 * float64(waves*40*time.Millisecond+(waves+1)*write)
+			b.ReportMetric(float64(applied)/float64(b.N)/bound, "x-bound")
 		})
+	}
+}
+
+// newFence returns a function that writes a receipt under a lease held on
+// a scope of its own, by one store that knows the tip (one push), and
+// returns how long the write took.
+func newFence(b *testing.B, w *world) func() time.Duration {
+	ctx := context.Background()
+	s, err := gitstore.New(ctx, gitstore.Options{URL: w.git.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := receipt.ScopeTarget("fence", "main")
+	l, _, err := s.Acquire(ctx, target, receipt.Owner{RunID: "fence", Kind: receipt.KindCLI}, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &receipt.Receipt{Version: receipt.FormatVersion, Env: "fence", Scope: "main", RunID: "fence", Operation: receipt.OpApply, Status: receipt.StatusComplete}
+	return func() time.Duration {
+		t0 := time.Now()
+		if err := s.Write(ctx, r, l); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
 	}
 }

@@ -427,13 +427,12 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	a.write(ctx, ls)
 }
 
-// arrive counts the line on its way to the run's first write, while that
-// write is still to come (recorder.arrive); depart, once, when it asks for
-// it or goes another way.
+// arrive counts the line on its way to its first write (recorder.arrive);
+// depart, once, when it asks for a checkpoint or the lease, or goes
+// another way.
 func (a *applier) arrive(ls *lineState) {
-	if a.rec.arrive() {
-		ls.heading.Store(true)
-	}
+	ls.heading.Store(true)
+	a.rec.arrive()
 }
 
 func (a *applier) depart(ls *lineState) {

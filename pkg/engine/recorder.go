@@ -46,7 +46,7 @@ type recorder struct {
 	ckBusy  bool   // a write is in flight
 	ckErr   error  // the last failed write, and the requests it covered
 	ckErrTo uint64
-	heading int // lines on their way to the run's first write (arrive)
+	heading int // lines on their way to their first write (arrive)
 
 	redMu sync.Mutex // one assembly at a time
 	parts parts
@@ -82,19 +82,20 @@ const checkpointLinger = 8
 // consistent order and a later one never holds less than an earlier one.
 //
 // Lines asking while a write is in flight share the next one (group
-// commit). Lines released together — by the scope lease's acquire, or by
-// reads answered at the same moment — reach here microseconds apart, so
-// the writer first yields the processor for as long as more of them join
-// (at most checkpointLinger times): one wave of intents, one write. It
-// never waits for anything but runnable goroutines, so it cannot wait on
-// a line that waits on it.
+// commit). A write first waits for every line on its way to its first
+// write (arrive, depart: started, reading, not yet asking) to ask or to go
+// another way: those lines only read until then, and never wait on a
+// checkpoint, so the wait ends, and the lines running at once — a wave —
+// share one write, however far apart their reads answer. The run's
+// receipt is final only when every line is done, so the wait delays only
+// what depends on the waiting line. Then the writer yields the processor
+// for as long as more lines join (at most checkpointLinger times): lines
+// released by the same answer reach here microseconds apart.
 //
 // The first write of a run that started without the scope lease takes it
 // (lease): on a store that can (receipt.WriteAcquirer), the lease and the
-// receipt are one commit. That write first waits for every line on its
-// way to its first write (arrive, depart) to ask or to go another way —
-// those lines only read until then, so the wait ends — and the first wave
-// of the run shares one commit with the lease.
+// receipt are one commit, so the first wave of the run shares one commit
+// with the lease.
 func (c *recorder) checkpoint(ctx context.Context) error {
 	return c.flush(ctx, false)
 }
@@ -125,17 +126,13 @@ func (c *recorder) gated() bool {
 	return c.combines() && !c.keeper.attempted()
 }
 
-// arrive counts a line on its way to the run's first write (it reads, then
-// writes or not); depart, once per arrive, when it asks for the write or
-// will not ask. Only counted while the first write is still to come.
-func (c *recorder) arrive() bool {
-	if !c.gated() {
-		return false
-	}
+// arrive counts a line on its way to its first write (it reads, then
+// writes or not); depart, once per arrive, when it asks for a checkpoint
+// or the lease, or will not ask.
+func (c *recorder) arrive() {
 	c.ck.Lock()
 	defer c.ck.Unlock()
 	c.heading++
-	return true
 }
 
 func (c *recorder) depart() {
@@ -177,10 +174,8 @@ func (c *recorder) flush(ctx context.Context, leaseOnly bool) error {
 			return err
 		case !c.ckBusy:
 			c.ckBusy = true
-			if c.gated() {
-				for c.heading > 0 {
-					c.ckCond.Wait()
-				}
+			for c.heading > 0 {
+				c.ckCond.Wait()
 			}
 			for i := 0; i < checkpointLinger; i++ {
 				asked := c.ckAsked

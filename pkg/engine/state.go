@@ -66,7 +66,7 @@ type lineState struct {
 	rollback []string                     // keys rollback could not remove
 	pk       *LeaseKeeper                 // the parent lease, while the line writes under it
 	todo     *adapter.Todo                // a manual step not confirmed yet
-	heading  atomic.Bool                  // counted on its way to the run's first write (recorder.arrive)
+	heading  atomic.Bool                  // counted on its way to its first write (recorder.arrive)
 	byIntent bool                         // its first write is a create: the scope lease comes with its intents
 }
 
