@@ -269,6 +269,13 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 		return a.result(nil, nil, nil)
 	}
 
+	// A line the ledger holds nothing of asks who owns what it declares
+	// before it writes: the environment is read beside the first reads.
+	if a.someLineNew() {
+		a.prefetchOwners(ctx)
+		defer a.owners.settle()
+	}
+
 	// Secrets are registered before any output exists (step 4).
 	a.resolveSecrets(ctx)
 
@@ -446,6 +453,21 @@ func (a *applier) depart(ls *lineState) {
 func (a *applier) takeLease(ctx context.Context, ls *lineState) error {
 	a.depart(ls)
 	return a.rec.lease(ctx)
+}
+
+// someLineNew reports whether a line of the plan has no entry in the
+// run's ledger.
+func (a *applier) someLineNew() bool {
+	held := map[string]bool{}
+	for _, en := range a.ledger {
+		held[en.Line] = true
+	}
+	for _, ls := range a.lines {
+		if !held[ls.pl.id] {
+			return true
+		}
+	}
+	return false
 }
 
 // createsOnly reports whether every change of diffs is a create: then the

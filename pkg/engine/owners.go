@@ -32,6 +32,12 @@ type owners struct {
 	known map[string]bool   // scopes already indexed (not read again from rest)
 	over  map[string]string // what this run changed: identity → owner ("": none)
 	err   error             // reading rest failed
+
+	// A read of rest started ahead (prefetchOwners): closed when it is
+	// done, with its answer.
+	early       chan struct{}
+	earlyStored []receipt.Stored
+	earlyErr    error
 }
 
 func newOwners() *owners {
@@ -93,7 +99,19 @@ func (r *run) foreignOwner(ctx context.Context, id string) (string, error) {
 		return "", o.err
 	}
 	if o.rest != nil {
-		stored, err := o.rest(ctx)
+		var stored []receipt.Stored
+		var err error
+		if early := o.early; early != nil {
+			o.mu.Unlock()
+			<-early
+			o.mu.Lock()
+			if o.rest == nil { // another caller indexed it meanwhile
+				return o.byID[id], o.err
+			}
+			stored, err = o.earlyStored, o.earlyErr
+		} else {
+			stored, err = o.rest(ctx)
+		}
 		if err != nil {
 			o.err = err
 			return "", err
@@ -108,6 +126,40 @@ func (r *run) foreignOwner(ctx context.Context, id string) (string, error) {
 		r.indexOwners(r.readable(fresh))
 	}
 	return o.byID[id], nil
+}
+
+// prefetchOwners starts reading the rest of the environment now, beside
+// the run's first provider reads, for a run that will ask (an apply with a
+// line its ledger holds nothing of): the read is then off the lines'
+// critical path. It is the same read foreignOwner would make, as of the
+// same listing where the store can (receipt.ScopeViewer).
+func (r *run) prefetchOwners(ctx context.Context) {
+	o := r.owners
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.rest == nil || o.early != nil {
+		return
+	}
+	rest, early := o.rest, make(chan struct{})
+	o.early = early
+	go func() {
+		stored, err := rest(ctx)
+		o.mu.Lock()
+		o.earlyStored, o.earlyErr = stored, err
+		o.mu.Unlock()
+		close(early)
+	}()
+}
+
+// settle waits for a read started ahead to end (it is not left running
+// after the run).
+func (o *owners) settle() {
+	o.mu.Lock()
+	early := o.early
+	o.mu.Unlock()
+	if early != nil {
+		<-early
+	}
 }
 
 // setOwner records that this run changed the owner of identity id (a
