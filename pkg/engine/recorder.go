@@ -17,7 +17,9 @@ import (
 // recorder writes the receipt of one run that changes a scope (I6): it
 // holds the receipt being written — its header (w), the results of the
 // lines finished so far — and is its one writer, for the checkpoints
-// before creates (I11, group-committed) and for the final write. A
+// before creates (I11, group-committed, a wave at a time) and for the
+// final write; a run that started without the scope lease takes it
+// through the recorder, with its first write (lease). A
 // succession, a reopen and a push write through one too (redacted, then
 // write), each receipt whole. The ledger being written is the run's
 // (run.ledger, under run.mu, where the lines judge and change it): the
@@ -121,7 +123,7 @@ func (c *recorder) combines() bool {
 }
 
 // gated reports whether the next write is the one that takes the lease
-// with the receipt, so it waits for the lines on their way to it.
+// with the receipt.
 func (c *recorder) gated() bool {
 	return c.combines() && !c.keeper.attempted()
 }
