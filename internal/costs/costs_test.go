@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -21,6 +20,9 @@ func TestSteadyApplyCosts(t *testing.T) {
 	t.Logf("steady apply: git %d, provider %d, commits %d\ngit: %s\nprovider:\n%s", steady.git, steady.provider, steady.commits,
 		strings.Join(steady.gitLog, "\n  "), strings.Join(steady.provLog, "\n"))
 	t.Logf("plan: git %d, provider %d", plan.git, plan.provider)
+	// About one connection per line running at once (4), each a handshake
+	// on a real network; the provider client keeps them (its
+	// TestIdleConnectionsAreKept asserts it where the timing is its own).
 	t.Logf("connections to the providers: steady apply %d, plan %d", steady.conns, plan.conns)
 	// The floors of issue 11: a steady apply is one fetch and one
 	// conditional push (over HTTP: New's advertisement, the packfile
@@ -35,11 +37,6 @@ func TestSteadyApplyCosts(t *testing.T) {
 		if c.provider > resources+1 {
 			t.Errorf("%s: %d provider requests, want at most %d:\n%s", what, c.provider, resources+1, strings.Join(c.provLog, "\n"))
 		}
-	}
-	// Connections, each a handshake on a real network: at most one per
-	// line running at once, kept open for the next request.
-	if steady.conns > engine.DefaultParallelism {
-		t.Errorf("steady apply: %d connections to the providers, want at most %d (one per line at once)", steady.conns, engine.DefaultParallelism)
 	}
 	if plan.git > 2 || plan.commits != 0 {
 		t.Errorf("plan: %d git requests and %d commits, want at most 2 and none:\n  %s", plan.git, plan.commits, strings.Join(plan.gitLog, "\n  "))
