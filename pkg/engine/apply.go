@@ -375,9 +375,13 @@ func short(sha string) string {
 	return sha
 }
 
-// applyLine runs one line (step 5) and sets its apply status.
+// applyLine runs one line (step 5) and sets its apply status. The
+// scheduler counted the line on its way to its first write (arrive) when
+// it started it; the line departs when it asks for a write, waits for an
+// event, or ends.
 func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	pl := ls.pl
+	defer a.depart(ls)
 	for _, dep := range pl.deps {
 		d := a.byID[dep]
 		if d == nil {
@@ -395,15 +399,17 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 		}
 	}
 	if _, pend, _ := a.resolve(pl); len(pend) > 0 {
+		// Waiting for an external event is not on the way to a write:
+		// checkpoints do not wait for it (arrive).
+		a.depart(ls)
 		if !a.awaitInputs(ctx, ls, pend) {
 			return
 		}
+		a.arrive(ls)
 	}
 	if slices.Contains(a.o.Recreate, pl.id) && !a.recreate(ctx, ls) {
 		return
 	}
-	a.arrive(ls)
-	defer a.depart(ls)
 	a.inspect(ctx, ls)
 	if !a.judged(ls) {
 		return
@@ -434,12 +440,14 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	a.write(ctx, ls)
 }
 
-// arrive counts the line on its way to its first write (recorder.arrive);
-// depart, once, when it asks for a checkpoint or the lease, or goes
-// another way.
+// arrive counts the line on its way to its first write (recorder.arrive),
+// from the moment it is started: a line not yet scheduled by the runtime
+// is on its way too. depart, once per arrive, when it asks for a
+// checkpoint or the lease, waits for an event, or ends.
 func (a *applier) arrive(ls *lineState) {
-	ls.heading.Store(true)
-	a.rec.arrive()
+	if ls.heading.CompareAndSwap(false, true) {
+		a.rec.arrive()
+	}
 }
 
 func (a *applier) depart(ls *lineState) {

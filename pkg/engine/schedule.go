@@ -63,12 +63,20 @@ func (a *applier) runLines(ctx context.Context) error {
 			stopped = "the run was interrupted"
 		}
 		if stopped == "" {
+			// Every line started here is counted on its way to its first
+			// write before any of them runs, so a checkpoint one of them
+			// asks for waits for the others' reads (recorder.flush).
+			var batch []int
 			for i := 0; i < n && running < par; i++ {
 				if started[i] || !ready(i) {
 					continue
 				}
 				started[i] = true
 				running++
+				a.arrive(a.lines[i])
+				batch = append(batch, i)
+			}
+			for _, i := range batch {
 				go func(i int) {
 					defer func() {
 						if v := recover(); v != nil {
