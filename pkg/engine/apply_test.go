@@ -953,3 +953,42 @@ func TestApproverIsRecorded(t *testing.T) {
 		t.Errorf("approved_by = %q (stored %q)", res.Receipt.ApprovedBy, w.stored(c).ApprovedBy)
 	}
 }
+
+// A line waiting for an external event (apply --wait) is not on its way
+// to a write: the checkpoint of a line that starts beside it does not wait
+// for it. Here the event comes only once a line that starts with the
+// waiting one (other), and then one after it (later), have created their
+// objects.
+func TestWaitingLineDoesNotHoldCheckpointsBack(t *testing.T) {
+	w := newWorld(t)
+	src := `
+version: 1
+changes:
+  - { id: app, adapter: fake, op: object, name: "app-${ctx.scope}", deploy: true }
+  - { id: cb, adapter: fake, op: item, list: callbacks, item: { from: app.deploy_url } }
+  - { id: other, adapter: fake, op: object, name: "other-${ctx.scope}", fields: { a: { from: app.url } } }
+  - { id: later, adapter: fake, op: object, name: "later-${ctx.scope}", fields: { u: { from: other.url } } }
+`
+	w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+		// cb polls for app's deploy; it arrives after later's create,
+		// which follows other's, each after its intent's checkpoint. The
+		// bound is reached only when those checkpoints wait for cb.
+		for give := time.Now().Add(time.Minute); !w.cloud.Exists("object:default:later-pr-3"); {
+			if time.Now().After(give) {
+				return errors.New("later was never created: a checkpoint waited for the waiting line")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		w.cloud.Deploy("object:default:app-pr-3", fakeop.DeployReady)
+		return w.tm.Sleep(ctx, d)
+	}
+	res, err := w.apply(mustPlan(t, src), prCtx(3), Options{Wait: true, WaitTimeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"app", "cb", "other", "later"} {
+		if st := res.Receipt.Lines[id].Status; st != LineCreated {
+			t.Errorf("line %s: %s", id, st)
+		}
+	}
+}
