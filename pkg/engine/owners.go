@@ -33,11 +33,9 @@ type owners struct {
 	over  map[string]string // what this run changed: identity → owner ("": none)
 	err   error             // reading rest failed
 
-	// A read of rest started ahead (prefetchOwners): closed when it is
-	// done, with its answer.
-	early       chan struct{}
-	earlyStored []receipt.Stored
-	earlyErr    error
+	// A read of rest started ahead (prefetchOwners): closed once what it
+	// read is indexed (or its error kept).
+	early chan struct{}
 }
 
 func newOwners() *owners {
@@ -86,46 +84,49 @@ func (r *run) foreignLater(rest receipt.Lister) {
 
 // foreignOwner is the other scope that manages the resource of identity
 // id, "" when none; it reads the rest of the environment first when it has
-// not been read. Errors are the store's (STORE_*), and every later call
-// returns the same one.
+// not been read, or waits for the read prefetchOwners started. Errors are
+// the store's (STORE_*), and every later call returns the same one.
 func (r *run) foreignOwner(ctx context.Context, id string) (string, error) {
 	o := r.owners
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if name, ok := o.over[id]; ok {
-		return name, nil
-	}
-	if o.err != nil {
-		return "", o.err
-	}
-	if o.rest != nil {
-		var stored []receipt.Stored
-		var err error
+	for {
+		if name, ok := o.over[id]; ok {
+			return name, nil
+		}
+		if o.err != nil {
+			return "", o.err
+		}
+		if o.rest == nil {
+			return o.byID[id], nil
+		}
 		if early := o.early; early != nil {
 			o.mu.Unlock()
-			<-early
+			<-early // it indexed what it read, or kept its error
 			o.mu.Lock()
-			if o.rest == nil { // another caller indexed it meanwhile
-				return o.byID[id], o.err
-			}
-			stored, err = o.earlyStored, o.earlyErr
-		} else {
-			stored, err = o.rest(ctx)
+			continue
 		}
-		if err != nil {
-			o.err = err
-			return "", err
-		}
-		o.rest = nil
-		fresh := stored[:0:0]
-		for _, s := range stored {
-			if !o.known[s.Scope] {
-				fresh = append(fresh, s)
-			}
-		}
-		r.indexOwners(r.readable(fresh))
+		stored, err := o.rest(ctx)
+		r.absorbRest(stored, err)
 	}
-	return o.byID[id], nil
+}
+
+// absorbRest indexes the rest of the environment, read (or keeps the
+// read's error); r.owners.mu held.
+func (r *run) absorbRest(stored []receipt.Stored, err error) {
+	o := r.owners
+	if err != nil {
+		o.err = err
+		return
+	}
+	o.rest = nil
+	fresh := stored[:0:0]
+	for _, s := range stored {
+		if !o.known[s.Scope] {
+			fresh = append(fresh, s)
+		}
+	}
+	r.indexOwners(r.readable(fresh))
 }
 
 // prefetchOwners starts reading the rest of the environment now, beside
@@ -145,7 +146,7 @@ func (r *run) prefetchOwners(ctx context.Context) {
 	go func() {
 		stored, err := rest(ctx)
 		o.mu.Lock()
-		o.earlyStored, o.earlyErr = stored, err
+		r.absorbRest(stored, err)
 		o.mu.Unlock()
 		close(early)
 	}()
