@@ -581,7 +581,6 @@ func (a *applier) confirmStep(ctx context.Context, ls *lineState) {
 func (a *applier) write(ctx context.Context, ls *lineState) {
 	pl := ls.pl
 	if err := a.checkLease(ls); err != nil {
-		a.setLost(err)
 		ls.status, ls.err = LineFailed, err
 		return
 	}
@@ -597,11 +596,7 @@ func (a *applier) write(ctx context.Context, ls *lineState) {
 					return err
 				}
 			}
-			if err := a.keeper.Check(); err != nil {
-				a.setLost(err)
-				return err
-			}
-			return nil
+			return a.leaseChecked()
 		})
 	}
 	res, err := pl.op.Apply(actx, ls.req, ls.live, a.intend(ctx, ls))
@@ -628,14 +623,14 @@ func (a *applier) write(ctx context.Context, ls *lineState) {
 }
 
 // checkLease is the lease check before a line's provider write
-// (LeaseKeeper.Check), except for a line whose first write is a create
-// while the lease is still to be taken: its intent's checkpoint takes it,
-// and the check follows.
+// (leaseChecked), except for a line whose first write is a create while
+// the lease is still to be taken: its intent's checkpoint takes it, and
+// the check follows.
 func (a *applier) checkLease(ls *lineState) error {
 	if ls.byIntent && !a.keeper.attempted() {
 		return nil
 	}
-	return a.keeper.Check()
+	return a.leaseChecked()
 }
 
 // judged maps the inspection's plan status to the line's apply status,
@@ -818,7 +813,6 @@ func (a *applier) dropRefused(ls *lineState, keys []string) {
 func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 	return func(keys ...string) error {
 		if err := a.checkLease(ls); err != nil {
-			a.setLost(err)
 			return err
 		}
 		if err := checkParent(ls.pk, ls.parent, ls.pl.id); err != nil {
@@ -858,10 +852,7 @@ func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 		}
 		if ls.byIntent {
 			// The lease came with this checkpoint (or just before it).
-			if err := a.keeper.Check(); err != nil {
-				a.setLost(err)
-				return err
-			}
+			return a.leaseChecked()
 		}
 		return nil
 	}

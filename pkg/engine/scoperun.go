@@ -54,6 +54,16 @@ func (a *scopeRun) setLost(err error) {
 	}
 }
 
+// leaseChecked is the scope lease's check before a provider write
+// (LeaseKeeper.Check), recording its loss.
+func (a *scopeRun) leaseChecked() error {
+	if err := a.keeper.Check(); err != nil {
+		a.setLost(err)
+		return err
+	}
+	return nil
+}
+
 func (a *scopeRun) lostErr() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -135,8 +145,7 @@ func (a *scopeRun) destroyEntry(ctx context.Context, op adapter.Op, ref receipt.
 			return err
 		}
 	}
-	if err := a.keeper.Check(); err != nil {
-		a.setLost(err)
+	if err := a.leaseChecked(); err != nil {
 		return err
 	}
 	a.setTouched()
