@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -36,32 +37,60 @@ type tipState struct {
 
 func (t *tipState) exists() bool { return !t.hash.IsZero() }
 
-// file returns the content of a top-level file of the tip's tree.
+// file returns the content of a top-level file of the tip's tree. Anything
+// but a plain file in its place (a directory, a symbolic link, a
+// submodule), a blob the remote did not send (fetch leaves out blobs over
+// the store's bound, transport.go) and a blob over receipt.MaxBytes are
+// RECEIPT_CORRUPT: the branch is damaged, and only its own target with it.
 func (t *tipState) file(name string) ([]byte, bool, error) {
 	e, ok := t.tree[name]
 	if !ok {
 		return nil, false, nil
 	}
+	where := fmt.Sprintf("%s of %s at %s", name, shortRef(t.ref), t.hash)
+	if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
+		return nil, false, errs.New(errs.RECEIPT_CORRUPT, "%s is %s, not a file", where, modeName(e.Mode)).
+			With("ref", t.ref.String()).
+			WithHint("Sponson writes only plain files to its branches; inspect the branch %s and restore the file from its history.", shortRef(t.ref))
+	}
+	if !t.st.has(e.Hash) {
+		return nil, false, errs.New(errs.RECEIPT_CORRUPT, "%s was not fetched: it is larger than the %d bytes a stored file may have", where, receipt.MaxBytes).
+			With("ref", t.ref.String()).
+			WithHint("Inspect the branch %s: Sponson never writes a file that large.", shortRef(t.ref))
+	}
 	b, err := object.GetBlob(t.st, e.Hash)
 	if err != nil {
-		return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "read %s of %s at %s", name, t.ref, t.hash)
+		return nil, false, errs.Wrap(err, errs.RECEIPT_CORRUPT, "%s is not a blob", where).With("ref", t.ref.String())
+	}
+	if b.Size > receipt.MaxBytes {
+		return nil, false, receipt.TooLarge(receipt.Target{}, where, b.Size)
 	}
 	r, err := b.Reader()
 	if err != nil {
-		return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "read %s of %s at %s", name, t.ref, t.hash)
+		return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "read %s", where)
 	}
 	defer r.Close()
-	if b.Size > receipt.MaxBytes {
-		return nil, false, receipt.TooLarge(receipt.Target{}, fmt.Sprintf("%s of %s at %s", name, shortRef(t.ref), t.hash), b.Size)
-	}
 	data, err := io.ReadAll(io.LimitReader(r, receipt.MaxBytes+1))
 	if err == nil && int64(len(data)) > receipt.MaxBytes {
-		return nil, false, receipt.TooLarge(receipt.Target{}, fmt.Sprintf("%s of %s at %s", name, shortRef(t.ref), t.hash), int64(len(data)))
+		return nil, false, receipt.TooLarge(receipt.Target{}, where, int64(len(data)))
 	}
 	if err != nil {
-		return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "read %s of %s at %s", name, t.ref, t.hash)
+		return nil, false, errs.Wrap(err, errs.STORE_UNAVAILABLE, "read %s", where)
 	}
 	return data, true, nil
+}
+
+// modeName says what a tree entry of mode m is, for messages.
+func modeName(m filemode.FileMode) string {
+	switch m {
+	case filemode.Dir:
+		return "a directory"
+	case filemode.Symlink:
+		return "a symbolic link"
+	case filemode.Submodule:
+		return "a submodule"
+	}
+	return "an entry of mode " + m.String()
 }
 
 // stateAt builds the state of ref at commit h from st (which must hold the
@@ -330,6 +359,12 @@ func copyTree(dst, src *opStorage, h plumbing.Hash) error {
 		case filemode.Submodule:
 		default:
 			b, err := src.EncodedObject(plumbing.AnyObject, e.Hash)
+			if errors.Is(err, plumbing.ErrObjectNotFound) {
+				// A blob fetch left out (over the store's bound): the
+				// remote has it, as part of the base's tree, and go-git's
+				// push walks trees, not blobs, to leave it out.
+				continue
+			}
 			if err != nil {
 				return errs.Wrap(err, errs.STORE_UNAVAILABLE, "object %s is not in memory", e.Hash)
 			}

@@ -331,7 +331,13 @@ func (s *Store) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, 
 				scopes = append(scopes, receipt.ScopeRef{Env: target.Env, Scope: target.Scope, HasReceipt: has, Problem: errs.Coded(err).Message})
 				continue
 			}
-			if has || l != nil {
+			if !has && !neverWritten(t.commit) {
+				// Someone removed receipt.json (receiptOf): the scope is
+				// listed with its problem, never left out as if empty.
+				err := receipt.Missing(target, fmt.Sprintf("the receipt of %s (branch %s, commit %s)", target, shortRef(ref), h))
+				bad = append(bad, receipt.Unreadable{Where: shortRef(ref), Err: err})
+				scopes = append(scopes, receipt.ScopeRef{Env: target.Env, Scope: target.Scope, Lease: l, Problem: errs.Coded(err).Message})
+			} else if has || l != nil {
 				scopes = append(scopes, receipt.ScopeRef{Env: target.Env, Scope: target.Scope, HasReceipt: has, Lease: l})
 			}
 			if l != nil {

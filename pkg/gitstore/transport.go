@@ -12,6 +12,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -20,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
 )
 
 // snapshot is what one fetch saw: the matching refs as the remote
@@ -165,30 +167,50 @@ func (s *Store) fetchAt(ctx context.Context, from *listing, match func(name stri
 		return nil, s.transportError(err, "", "read the packfile from %s", s.safeURL)
 	}
 	for _, h := range wants {
-		if !complete(snap.st, h) {
+		if _, ok := treeOf(snap.st, h); !ok {
 			return nil, errs.New(errs.STORE_UNAVAILABLE, "%s did not send commit %s and its tree", s.safeURL, h)
 		}
 	}
 	return snap, nil
 }
 
-// complete reports whether commit h, its tree and the tree's entries are
-// all in st (the depth-1 view a read needs).
+// storeFiles are the files of a tip's tree the store reads. Nothing else
+// of a tree is ever read: a file someone else added is carried over by
+// hash, never fetched for its own sake.
+var storeFiles = []string{receipt.ReceiptFile, receipt.LockFile, GenerationFile, CompactedFile}
+
+// complete reports whether commit h, its tree and the blobs of the tree's
+// store files that are plain files are all in st: the depth-1 view a read
+// needs. Other entries need not be there (a blob fetch left out, a
+// submodule's commit, a directory's contents): nothing reads them.
 func complete(st *opStorage, h plumbing.Hash) bool {
-	c, err := object.GetCommit(st, h)
-	if err != nil {
+	t, ok := treeOf(st, h)
+	if !ok {
 		return false
 	}
-	t, err := object.GetTree(st, c.TreeHash)
-	if err != nil {
-		return false
-	}
-	for _, e := range t.Entries {
+	for _, name := range storeFiles {
+		e, err := t.FindEntry(name)
+		if err != nil || e.Mode != filemode.Regular && e.Mode != filemode.Executable {
+			continue
+		}
 		if !st.has(e.Hash) {
 			return false
 		}
 	}
 	return true
+}
+
+// treeOf is commit h's tree, if st holds the commit and the tree.
+func treeOf(st *opStorage, h plumbing.Hash) (*object.Tree, bool) {
+	c, err := object.GetCommit(st, h)
+	if err != nil {
+		return nil, false
+	}
+	t, err := object.GetTree(st, c.TreeHash)
+	if err != nil {
+		return nil, false
+	}
+	return t, true
 }
 
 // refUpdate is one ref of a push: create (old zero), update, or delete (new

@@ -1,0 +1,178 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// shapeBranch makes a commit on branch with the git CLI, as anyone with
+// push access could: shape runs in the work tree (checked out at the
+// branch's tip, or empty) before everything in it is committed and pushed.
+func shapeBranch(t *testing.T, bare, branch string, shape func(work string)) {
+	t.Helper()
+	work := t.TempDir()
+	gittest.Run(t, work, "init", "-q")
+	gittest.Run(t, work, "remote", "add", "origin", gittest.FileURL(bare))
+	if _, err := gittest.Try(work, nil, "fetch", "-q", "origin", "refs/heads/"+branch+":refs/remotes/origin/x"); err == nil {
+		gittest.Run(t, work, "checkout", "-q", "-b", "w", "refs/remotes/origin/x")
+	} else {
+		gittest.Run(t, work, "checkout", "-q", "--orphan", "w")
+	}
+	shape(work)
+	gittest.Run(t, work, "add", "-A")
+	gittest.Run(t, work, "commit", "-q", "--allow-empty", "-m", "hand edit")
+	gittest.Run(t, work, "push", "-q", "-f", "origin", "HEAD:refs/heads/"+branch)
+}
+
+// replaceWithDir makes name a directory holding one file.
+func replaceWithDir(name string) func(string) {
+	return func(work string) {
+		p := filepath.Join(work, name)
+		_ = os.Remove(p)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			panic(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "x"), []byte("x\n"), 0o644); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// replaceWithSymlink makes name a symbolic link to target.
+func replaceWithSymlink(name, target string) func(string) {
+	return func(work string) {
+		p := filepath.Join(work, name)
+		_ = os.Remove(p)
+		if err := os.Symlink(target, p); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// replaceWithBytes writes data as name.
+func replaceWithBytes(name string, data []byte) func(string) {
+	return func(work string) {
+		p := filepath.Join(work, name)
+		_ = os.RemoveAll(p)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// A branch of any shape blocks only its own scope: whatever someone pushed
+// in place of receipt.json or lock.json (a directory, a symbolic link, a
+// submodule, junk, nothing, too many bytes), every other scope still
+// reads, lists, leases and writes, and the bad one is RECEIPT_CORRUPT
+// (or its problem is named) wherever it is listed.
+func TestOneBadBranchBlocksOnlyItsScope(t *testing.T) {
+	t.Parallel()
+	shapes := []struct {
+		name  string
+		shape func(t *testing.T, work string)
+		// receiptBad: Read and List of the bad scope are RECEIPT_CORRUPT
+		// (otherwise only its lease is damaged).
+		receiptBad bool
+	}{
+		{"receipt.json a directory", func(t *testing.T, w string) { replaceWithDir(receipt.ReceiptFile)(w) }, true},
+		{"receipt.json a symlink", func(t *testing.T, w string) { replaceWithSymlink(receipt.ReceiptFile, "/etc/passwd")(w) }, true},
+		{"receipt.json a symlink to a receipt", func(t *testing.T, w string) {
+			_ = os.Rename(filepath.Join(w, receipt.ReceiptFile), filepath.Join(w, "real.json"))
+			replaceWithSymlink(receipt.ReceiptFile, "real.json")(w)
+		}, true},
+		{"receipt.json a submodule", func(t *testing.T, w string) {
+			_ = os.Remove(filepath.Join(w, receipt.ReceiptFile))
+			gittest.Run(t, w, "rm", "-q", "--cached", receipt.ReceiptFile)
+			gittest.Run(t, w, "update-index", "--add", "--cacheinfo", "160000,0123456789abcdef0123456789abcdef01234567,"+receipt.ReceiptFile)
+		}, true},
+		{"receipt.json junk", func(t *testing.T, w string) { replaceWithBytes(receipt.ReceiptFile, []byte("\x00\xffnot json"))(w) }, true},
+		{"receipt.json missing", func(t *testing.T, w string) { _ = os.Remove(filepath.Join(w, receipt.ReceiptFile)) }, true},
+		{"receipt.json too large", func(t *testing.T, w string) {
+			replaceWithBytes(receipt.ReceiptFile, bytes.Repeat([]byte(" "), receipt.MaxBytes+1))(w)
+		}, true},
+		{"lock.json a directory", func(t *testing.T, w string) { replaceWithDir(receipt.LockFile)(w) }, false},
+		{"lock.json a symlink", func(t *testing.T, w string) { replaceWithSymlink(receipt.LockFile, "receipt.json")(w) }, false},
+		{"lock.json a submodule", func(t *testing.T, w string) {
+			gittest.Run(t, w, "update-index", "--add", "--cacheinfo", "160000,0123456789abcdef0123456789abcdef01234567,"+receipt.LockFile)
+		}, false},
+		{"lock.json junk", func(t *testing.T, w string) { replaceWithBytes(receipt.LockFile, []byte("{"))(w) }, false},
+		{"generation a directory", func(t *testing.T, w string) { replaceWithDir(GenerationFile)(w) }, false},
+	}
+	for _, transport := range []string{"file", "http"} {
+		for _, sh := range shapes {
+			t.Run(transport+"/"+sh.name, func(t *testing.T) {
+				t.Parallel()
+				r := newRemote(t, transport)
+				s := newStore(t, r.url, receipt.SystemClock{})
+				ctx := context.Background()
+				for _, scope := range []string{"pr-1", "pr-2"} {
+					l := mustLease(t, s, receipt.ScopeTarget("preview", scope), "run-"+scope, time.Minute)
+					if err := s.Write(ctx, newReceipt("preview", scope, "run-"+scope, "k-"+scope), l); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.Release(ctx, l); err != nil {
+						t.Fatal(err)
+					}
+				}
+				shapeBranch(t, r.dir, "sponson-receipts/preview/pr-2", func(w string) { sh.shape(t, w) })
+
+				// A fresh store (nothing in memory), as every run starts.
+				s = newStore(t, r.url, receipt.SystemClock{})
+				if got, _, err := s.Read(ctx, "preview", "pr-1"); err != nil || got == nil {
+					t.Fatalf("Read of the healthy scope: %v", err)
+				}
+				if _, _, err := s.Read(ctx, "preview", "pr-2"); sh.receiptBad {
+					wantCode(t, err, errs.RECEIPT_CORRUPT, "Read of the bad scope")
+				}
+				list, err := s.List(ctx, "preview")
+				if err != nil {
+					t.Fatalf("List: %v", err)
+				}
+				got := map[string]receipt.Stored{}
+				for _, st := range list {
+					got[st.Scope] = st
+				}
+				if got["pr-1"].Receipt == nil || got["pr-1"].Err != nil {
+					t.Fatalf("List: the healthy scope = %+v", got["pr-1"])
+				}
+				if sh.receiptBad && !errors.Is(got["pr-2"].Err, errs.RECEIPT_CORRUPT) {
+					t.Fatalf("List: the bad scope = %+v, want RECEIPT_CORRUPT", got["pr-2"])
+				}
+				v, err := s.ViewScope(ctx, "preview", "pr-1", []string{"pr-2"})
+				if err != nil || v.Receipt == nil {
+					t.Fatalf("ViewScope of the healthy scope naming the bad one: %v", err)
+				}
+				if _, err := v.Rest(ctx); err != nil {
+					t.Fatalf("ViewScope's Rest: %v", err)
+				}
+				scopes, err := s.Scopes(ctx)
+				if err != nil || len(scopes) != 2 {
+					t.Fatalf("Scopes = %+v, %v; want both scopes", scopes, err)
+				}
+				if _, err := s.Locks(ctx); err != nil && !errors.Is(err, errs.RECEIPT_CORRUPT) {
+					t.Fatalf("Locks: %v", err)
+				}
+				// The healthy scope and a new one take leases and write.
+				for _, scope := range []string{"pr-1", "pr-3"} {
+					l := mustLease(t, s, receipt.ScopeTarget("preview", scope), "run-again-"+scope, time.Minute)
+					if err := s.WriteRelease(ctx, newReceipt("preview", scope, "run-again-"+scope, "k"), l); err != nil {
+						t.Fatalf("write %s: %v", scope, err)
+					}
+				}
+				// The bad scope itself is damaged, never the store unavailable.
+				if _, _, err := s.Acquire(ctx, receipt.ScopeTarget("preview", "pr-2"), owner("run-bad"), time.Minute); errs.CodeOf(err) == errs.STORE_UNAVAILABLE {
+					t.Fatalf("Acquire of the bad scope: %v; want it refused as damaged, not the store as unavailable", err)
+				}
+			})
+		}
+	}
+}
