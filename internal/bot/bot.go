@@ -72,6 +72,10 @@ type Bot struct {
 	Ready func(ctx context.Context) error
 	// MaxBody bounds a delivery's body (DefaultMaxBody when 0).
 	MaxBody int64
+	// MaxUnverified bounds the bytes of bodies held, across all requests at
+	// once, before their signatures are checked (DefaultMaxUnverified when
+	// 0): past it a delivery is answered 503 with Retry-After.
+	MaxUnverified int64
 	// Workers is how many deliveries are handled at once.
 	Workers int
 	// LockWait is how long a handler waits for a scope lease another run
@@ -81,15 +85,19 @@ type Bot struct {
 	// long (DefaultStuckAfter when 0).
 	StuckAfter time.Duration
 
+	unverified byteBudget // bytes of bodies held before their signature is checked
+
 	mu    sync.Mutex
 	repos map[string]Repository // the set to sweep, by full name
 }
 
 // Defaults of the Bot.
 const (
-	DefaultMaxBody    = 25 << 20
-	DefaultLockWait   = 2 * time.Minute
-	DefaultStuckAfter = 5 * time.Minute
+	DefaultMaxBody = 25 << 20
+	// DefaultMaxUnverified lets two largest deliveries be read at once.
+	DefaultMaxUnverified = 2 * DefaultMaxBody
+	DefaultLockWait      = 2 * time.Minute
+	DefaultStuckAfter    = 5 * time.Minute
 )
 
 func (b *Bot) now() time.Time {

@@ -11,6 +11,13 @@
 //     raw body in constant time (SHA-256 only; a SHA-1-only delivery is
 //     refused, 401), and decoded (else 400) before anything is queued or
 //     remembered. A refused delivery changes nothing.
+//   - Unauthenticated work is bounded: the bytes of bodies held before
+//     their signature is checked come out of one budget for all requests
+//     at once (MaxUnverified, default two largest bodies), taken before
+//     they are read (a known length) or chunk by chunk (chunked); past it
+//     the delivery is answered 503 with Retry-After without being read.
+//     /healthz never waits on it. The server's ReadTimeout bounds how long
+//     a slow sender holds its share.
 //   - A delivery is acted on once: Dedup admits one copy per delivery id
 //     and per body hash, atomically; a failed or unqueued delivery is
 //     forgotten so GitHub's redelivery is handled. Handlers are

@@ -20,6 +20,7 @@ const (
 	OutcomeTooLarge  = "too_large"
 	OutcomeMalformed = "malformed"
 	OutcomeFull      = "queue_full"
+	OutcomeBusy      = "busy"    // too many unverified bytes held at once (503)
 	OutcomeHandled   = "handled" // the worker finished it
 	OutcomeFailed    = "failed"  // the worker's handling failed (the sweep will catch up)
 )

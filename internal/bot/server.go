@@ -12,7 +12,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -96,7 +98,7 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if b.Metrics != nil {
 			ev := event
-			if ev == "" || outcome == OutcomeBadSig || outcome == OutcomeTooLarge {
+			if ev == "" || outcome == OutcomeBadSig || outcome == OutcomeTooLarge || outcome == OutcomeBusy {
 				ev = "unverified" // a label GitHub's header cannot inflate before the signature is checked
 			}
 			b.Metrics.Deliveries.WithLabelValues(ev, outcome).Inc()
@@ -117,8 +119,18 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("the body is over %d bytes", limit))
 		return
 	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
+	// Bytes held before the signature is checked come out of one budget
+	// for every request at once: past it, 503 and Retry-After, before the
+	// body is read (a known length) or as soon as it would pass it.
+	raw, held, ok := b.readUnverified(r.Body, r.ContentLength, limit)
+	release := func() { b.unverified.give(held); held = 0 }
+	defer func() { release() }()
+	if !ok {
+		log.Warn("delivery refused: too many unverified bytes held", "held_bytes", b.unverified.Held())
+		reply(http.StatusServiceUnavailable, OutcomeBusy, "too many deliveries are being read; retry later")
+		return
+	}
+	if raw == nil {
 		reply(http.StatusBadRequest, OutcomeMalformed, "the body could not be read")
 		return
 	}
@@ -132,6 +144,7 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusUnauthorized, OutcomeBadSig, err.Error())
 		return
 	}
+	release()
 	body, err := payloadOf(r.Header.Get("Content-Type"), raw)
 	if err != nil {
 		reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
@@ -235,4 +248,93 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// readChunk is how much of a body of unknown length is taken from the
+// unverified budget at a time.
+const readChunk = 32 << 10
+
+// readUnverified reads a body of at most limit bytes (limit+1 are read to
+// tell that it is over), taking every byte it holds from the unverified
+// budget first: all of a known length before reading any, a body of
+// unknown length chunk by chunk. ok is false when the budget ran out
+// (held is what was taken and must be given back either way); raw is nil
+// when the body could not be read.
+func (b *Bot) readUnverified(body io.Reader, length, limit int64) (raw []byte, held int64, ok bool) {
+	max := b.MaxUnverified
+	if max <= 0 {
+		max = DefaultMaxUnverified
+	}
+	if length >= 0 {
+		if !b.unverified.take(length, max) {
+			return nil, 0, false
+		}
+		raw, err := io.ReadAll(io.LimitReader(body, length))
+		if err != nil {
+			return nil, length, true
+		}
+		return raw, length, true
+	}
+	buf := make([]byte, 0, readChunk)
+	for int64(len(buf)) <= limit {
+		if !b.unverified.take(readChunk, max) {
+			return nil, held, false
+		}
+		held += readChunk
+		buf = slices.Grow(buf, readChunk)
+		n, err := io.ReadFull(body, buf[len(buf):len(buf)+readChunk])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return buf, held, true
+		}
+		if err != nil {
+			return nil, held, true
+		}
+	}
+	return buf, held, true
+}
+
+// byteBudget counts the bytes of unverified bodies held at once.
+type byteBudget struct {
+	mu         sync.Mutex
+	held, peak int64
+}
+
+// take adds n to the bytes held if that keeps them within max.
+func (g *byteBudget) take(n, max int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held+n > max {
+		return false
+	}
+	g.held += n
+	g.peak = maxInt(g.peak, g.held)
+	return true
+}
+
+func (g *byteBudget) give(n int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held -= n
+}
+
+// Held is the bytes of unverified bodies held now.
+func (g *byteBudget) Held() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// Peak is the most bytes of unverified bodies ever held at once.
+func (g *byteBudget) Peak() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.peak
+}
+
+func maxInt(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
