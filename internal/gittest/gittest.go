@@ -103,7 +103,8 @@ func homeDir() string { return filepath.Join(os.TempDir(), "gittest-no-home") }
 // HTTP (http.receivepack), never runs gc in the background (gc.auto 0,
 // receive.autogc false), and checks every object it receives
 // (receive.fsckObjects: a malformed commit or tree is refused, so a store
-// that builds one fails its tests).
+// that builds one fails its tests), and serves partial clones
+// (uploadpack.allowFilter), as GitHub does.
 func NewBareRepo(t TB) (dir, fileURL string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "remote.git")
@@ -114,6 +115,7 @@ func NewBareRepo(t TB) (dir, fileURL string) {
 		{"receive.autogc", "false"},
 		{"receive.fsckObjects", "true"},
 		{"core.logAllRefUpdates", "false"},
+		{"uploadpack.allowFilter", "true"}, // partial clone, as GitHub serves it
 	} {
 		Run(t, dir, "config", kv[0], kv[1])
 	}

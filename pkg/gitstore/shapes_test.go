@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -174,5 +175,55 @@ func TestOneBadBranchBlocksOnlyItsScope(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A big stray file on one receipt branch is not downloaded by a listing
+// when the remote serves partial clones (uploadpack.allowFilter, as GitHub
+// does): the packfile of List stays far below the file's size, and the
+// listing and the other scopes read as before.
+func TestStrayBlobIsNotFetched(t *testing.T) {
+	t.Parallel()
+	const stray = 50 << 20
+	for _, transport := range []string{"file", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			r := newRemote(t, transport)
+			gittest.Run(t, r.dir, "config", "uploadpack.allowFilter", "true")
+			s := newStore(t, r.url, receipt.SystemClock{})
+			ctx := context.Background()
+			for _, scope := range []string{"pr-1", "pr-2"} {
+				l := mustLease(t, s, receipt.ScopeTarget("preview", scope), "run-"+scope, time.Minute)
+				if err := s.WriteRelease(ctx, newReceipt("preview", scope, "run-"+scope, "k-"+scope), l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			big := make([]byte, stray) // random: nothing for zlib to squeeze
+			_, _ = rand.NewChaCha8([32]byte{19}).Read(big)
+			shapeBranch(t, r.dir, "sponson-receipts/preview/pr-2", replaceWithBytes("stray.bin", big))
+
+			// A new scope's first read, and the listing of its
+			// environment, by a store that starts from nothing.
+			s = newStore(t, r.url, receipt.SystemClock{})
+			v, err := s.ViewScope(ctx, "preview", "pr-3", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, err := v.Rest(ctx)
+			if err != nil || len(list) != 2 || list[0].Err != nil || list[1].Err != nil {
+				t.Fatalf("List = %+v, %v", list, err)
+			}
+			t.Logf("the first read and the listing fetched %d bytes", s.BytesFetched())
+			if got := s.BytesFetched(); got > 1<<20 {
+				t.Fatalf("List fetched %d bytes with a %d-byte stray file on one branch; want under 1 MiB", got, stray)
+			}
+			// The scope with the stray file still takes its lease and writes
+			// (the file is carried over by hash).
+			l := mustLease(t, s, receipt.ScopeTarget("preview", "pr-2"), "run-again", time.Minute)
+			if err := s.WriteRelease(ctx, newReceipt("preview", "pr-2", "run-again", "k"), l); err != nil {
+				t.Fatalf("write on the branch with the stray file: %v", err)
+			}
+			gittest.Fsck(t, r.dir)
+		})
 	}
 }

@@ -105,6 +105,11 @@ type Store struct {
 	first   *listing
 
 	roundTrips atomic.Int64
+	fetched    atomic.Int64 // packfile bytes received
+	// filter: whether the remote's upload-pack serves partial clones
+	// ("filter"), so fetches leave out blobs over receipt.MaxBytes
+	// (filterUnknown, filterYes, filterNo).
+	filter atomic.Int32
 
 	maxDepth int
 	// noRewrite: the remote refused a compaction's non-fast-forward push;
@@ -303,6 +308,10 @@ func (s *Store) Capabilities() receipt.Capabilities {
 // ref advertisement, each packfile request and each push request counts
 // one. For tests and benchmarks.
 func (s *Store) RoundTrips() int64 { return s.roundTrips.Load() }
+
+// BytesFetched is the number of packfile bytes the store has received
+// (side-band framing included). For tests and benchmarks.
+func (s *Store) BytesFetched() int64 { return s.fetched.Load() }
 
 // URL is the remote's URL without credentials.
 func (s *Store) URL() string { return s.safeURL }

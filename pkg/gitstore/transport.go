@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -118,6 +119,11 @@ func (s *Store) fetchAt(ctx context.Context, from *listing, match func(name stri
 		}
 		refs = ar.References
 		req = packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+		if ar.Capabilities.Supports(capability.Filter) {
+			s.filter.Store(filterYes)
+		} else {
+			s.filter.Store(filterNo)
+		}
 		from = &listing{refs: refs, sideband64k: ar.Capabilities.Supports(capability.Sideband64k),
 			ofsDelta: ar.Capabilities.Supports(capability.OFSDelta)}
 		if ar.Capabilities.Supports(capability.NoProgress) {
@@ -150,21 +156,45 @@ func (s *Store) fetchAt(ctx context.Context, from *listing, match func(name stri
 			return nil, errs.Wrap(err, errs.INTERNAL, "request a shallow fetch")
 		}
 	}
+	guess := s.filter.Load() == filterUnknown
+	if s.filter.Load() != filterNo {
+		// Partial clone: the remote leaves out every blob over what a
+		// store file may be, so a stray file on any branch is never
+		// downloaded (file then says the store file it stood for is
+		// too large). docs/adr/0010.
+		req.Filter = packp.FilterBlobLimit(receipt.MaxBytes+1, packp.BlobLimitPrefixNone)
+		if err := req.Capabilities.Set(capability.Filter); err != nil {
+			return nil, errs.Wrap(err, errs.INTERNAL, "request a filtered fetch")
+		}
+	}
 	s.roundTrips.Add(1)
 	resp, err := sess.UploadPack(ctx, req)
+	if err != nil && guess && ctx.Err() == nil {
+		// On a listing that did not say (New's, from receive-pack), the
+		// filter was a guess, and the remote refused it: never again.
+		s.filter.Store(filterNo)
+		return s.fetchAt(ctx, from, match, mode, depth)
+	}
 	if err != nil {
 		return nil, s.transportError(err, "", "fetch receipts from %s", s.safeURL)
 	}
 	defer resp.Close()
-	var r io.Reader = resp
+	var r io.Reader = &countingReader{r: resp, n: &s.fetched}
 	switch {
 	case req.Capabilities.Supports(capability.Sideband64k):
-		r = sideband.NewDemuxer(sideband.Sideband64k, resp)
+		r = sideband.NewDemuxer(sideband.Sideband64k, r)
 	case req.Capabilities.Supports(capability.Sideband):
-		r = sideband.NewDemuxer(sideband.Sideband, resp)
+		r = sideband.NewDemuxer(sideband.Sideband, r)
 	}
 	if err := packfile.UpdateObjectStorage(snap.st, r); err != nil {
+		if guess && ctx.Err() == nil {
+			s.filter.Store(filterNo)
+			return s.fetchAt(ctx, from, match, mode, depth)
+		}
 		return nil, s.transportError(err, "", "read the packfile from %s", s.safeURL)
+	}
+	if guess {
+		s.filter.Store(filterYes)
 	}
 	for _, h := range wants {
 		if _, ok := treeOf(snap.st, h); !ok {
@@ -355,3 +385,22 @@ func (s *Store) scrubText(text string) string {
 	}
 	return userinfo.ReplaceAllString(text, "$1")
 }
+
+// countingReader adds what it reads to n: the bytes a store has fetched.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+// What the store knows of the remote's partial-clone support.
+const (
+	filterUnknown int32 = iota // no upload-pack advertisement seen yet: try it
+	filterYes
+	filterNo
+)
