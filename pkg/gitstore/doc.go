@@ -71,6 +71,15 @@
 //     and none again from this store; Warnings says so once
 //     (STORE_UNCOMPACTED).
 //
+//   - A branch's shape is its own scope's problem (docs/adr/0010): the
+//     store reads only receipt.json, lock.json, generation and
+//     compacted.json, as plain files of at most receipt.MaxBytes; anything
+//     else in their place is RECEIPT_CORRUPT for that branch alone, and
+//     every listing reports it beside the readable ones. Fetches ask for a
+//     partial clone (blob:limit) where the remote serves one, so no blob
+//     larger than a store file is ever downloaded; other entries of a tree
+//     are carried over by hash, never read.
+//
 // Cost: go-git v5 speaks protocol v0/v1 only, so every fetch and push first
 // receives the whole ref advertisement (~75 bytes a ref). Read is one
 // advertisement plus, when the tip is not in memory, one packfile; List(env),
