@@ -70,7 +70,6 @@
 //     non-fast-forward push gets the ordinary write in the same operation,
 //     and none again from this store; Warnings says so once
 //     (STORE_UNCOMPACTED).
-//
 //   - A branch's shape is its own scope's problem (docs/adr/0010): the
 //     store reads only receipt.json, lock.json, generation and
 //     compacted.json, as plain files of at most receipt.MaxBytes; anything
