@@ -17,7 +17,8 @@ import (
 )
 
 func (a *app) validateCommand() *cobra.Command {
-	return &cobra.Command{
+	var formOnly bool
+	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the plan file without touching anything",
 		Long: `Parses and checks the plan file: every key, value form, reference, cycle, environment
@@ -27,11 +28,14 @@ resolves every ${ctx.*} and prints the order in which the lines would run. With 
 environment is checked; otherwise every environment of the plan. It runs every check plan
 runs before it reads anything (each op's parameters, recipes, the credentials each line needs,
 every secret resolving: env:// set, file:// inside the working tree or SPONSON_SECRET_DIRS and a
-regular file), so a plan that validates also plans. Run it where the run's credentials are set,
-or give --env to check only the environments that can run here.`,
+regular file), so a plan that validates also plans. Run it where the run's credentials are set;
+with --no-credentials (a CI step that is given no provider secrets) everything else is checked.`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.validate() },
+		RunE: func(cmd *cobra.Command, args []string) error { return a.validate(formOnly) },
 	}
+	cmd.Flags().BoolVar(&formOnly, "no-credentials", false,
+		"check without the run's credentials and secrets: their names and forms are checked (file:// confinement included), not their values")
+	return cmd
 }
 
 // envOrder is the run order of one environment.
@@ -48,7 +52,7 @@ type orderLine struct {
 	Resolved map[string]string `json:"resolved,omitempty"` // parameters with ${ctx.*}, as they resolve
 }
 
-func (a *app) validate() error {
+func (a *app) validate(formOnly bool) error {
 	// The scope is optional here: validate must work on a laptop with no
 	// pull request. A scope asked for explicitly must be derivable.
 	ctx, ctxErr := a.computeCtx()
@@ -93,7 +97,7 @@ func (a *app) validate() error {
 		if checkErr == nil {
 			// The engine's own static checks, as plan runs them: op
 			// parameters, recipes, credentials present.
-			problems = append(problems, a.engineCheck(eng, p, ctxp, env)...)
+			problems = append(problems, a.engineCheck(eng, p, ctxp, env, formOnly)...)
 		}
 		o := envOrder{Env: env, Lines: []orderLine{}}
 		for _, ln := range lines {
@@ -161,14 +165,17 @@ func (a *app) validate() error {
 // engineCheck runs the engine's checks for env, as plan and apply run
 // them before anything is read, and returns the refusals: a missing
 // credential or a secret that does not resolve is one, as it is for
-// plan. Without a scope, ${ctx.*} resolves to stand-in values (their
+// plan (with formOnly, only their names and forms are checked). Without a scope, ${ctx.*} resolves to stand-in values (their
 // names were checked by the plan).
-func (a *app) engineCheck(eng *engine.Engine, p *plan.Plan, ctxp *scope.Ctx, env string) errs.List {
+func (a *app) engineCheck(eng *engine.Engine, p *plan.Plan, ctxp *scope.Ctx, env string, formOnly bool) errs.List {
 	c := validateCtx()
 	if ctxp != nil {
 		c = *ctxp
 	}
 	c.Env = env
+	if formOnly {
+		return errs.Flatten(eng.CheckForm(p, c, env))
+	}
 	return errs.Flatten(eng.Check(p, c, env))
 }
 

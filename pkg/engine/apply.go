@@ -44,7 +44,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options
 	}
 	// Every refusal that needs no provider, secrets included, before the
 	// lease and the first write.
-	pr, err := e.preflight(ctx, p, c, o)
+	pr, err := e.preflight(ctx, p, c, o, false)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}

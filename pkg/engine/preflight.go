@@ -29,13 +29,25 @@ type resolvedSecrets struct {
 // secrets come back together, one errs.List, so a run is refused once
 // with everything that is wrong, before the first lease, read or write.
 // On success pr.resolved holds the values the run will use.
-func (e *Engine) preflight(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options) (*prepared, error) {
-	pr, err := e.prepareAll(p, c, o)
+//
+// With formOnly, nothing of the run's secrets is needed: credentials are
+// not looked up and each reference is checked by its form only (a file://
+// path outside the working tree is still refused); pr.resolved stays nil.
+func (e *Engine) preflight(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options, formOnly bool) (*prepared, error) {
+	pr, err := e.prepareAll(p, c, o, !formOnly)
 	if pr == nil {
 		return nil, err
 	}
 	list := errs.List(errs.Flatten(err))
-	rs, bad := e.resolveAll(ctx, pr)
+	var (
+		rs  *resolvedSecrets
+		bad errs.List
+	)
+	if formOnly {
+		bad = e.validateAll(pr)
+	} else {
+		rs, bad = e.resolveAll(ctx, pr)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, errs.Wrap(err, errs.INTERRUPTED, "the run was interrupted while its secrets were read; nothing was written")
 	}
@@ -72,6 +84,20 @@ func (e *Engine) resolveAll(ctx context.Context, pr *prepared) (*resolvedSecrets
 	return rs, list
 }
 
+// validateAll checks every secret of pr by its form, reading nothing.
+func (e *Engine) validateAll(pr *prepared) errs.List {
+	var list errs.List
+	for _, ref := range pr.secretRefs {
+		if e.Secrets == nil {
+			continue
+		}
+		if err := e.Secrets.Validate(ref); err != nil {
+			list = append(list, e.secretError(pr, ref, err))
+		}
+	}
+	return list
+}
+
 // secretError is the resolver's error about ref, coded, redacted and
 // placed at the reference's first use, naming the line.
 func (e *Engine) secretError(pr *prepared, ref string, err error) *errs.Error {
@@ -94,6 +120,15 @@ func (e *Engine) secretError(pr *prepared, ref string, err error) *errs.Error {
 // a run does, and registers their values with the redactor. The errors
 // are the refusals, together, as an errs.List.
 func (e *Engine) Check(p *plan.Plan, c scope.Ctx, env string) error {
-	_, err := e.preflight(context.Background(), p, c, Options{Env: env})
+	_, err := e.preflight(context.Background(), p, c, Options{Env: env}, false)
+	return err
+}
+
+// CheckForm is Check without the run's secrets, for a check that runs
+// where they are not given (a CI step of pull requests from forks):
+// credentials are not looked up and secrets are not resolved, but every
+// reference is checked by its form, file:// confinement included.
+func (e *Engine) CheckForm(p *plan.Plan, c scope.Ctx, env string) error {
+	_, err := e.preflight(context.Background(), p, c, Options{Env: env}, true)
 	return err
 }

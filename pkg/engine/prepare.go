@@ -23,8 +23,8 @@ type prepared struct {
 	// resolved holds the secrets the preflight resolved and registered
 	// (nil when none ran, as for plan): the run uses these values, read
 	// once, not a second reading that could differ.
-	resolved *resolvedSecrets
-	production bool     // the run may write production: approval needed
+	resolved   *resolvedSecrets
+	production bool // the run may write production: approval needed
 }
 
 // pline is one line of a prepared plan.
@@ -52,7 +52,7 @@ type pline struct {
 // REF_OUTPUT_UNKNOWN, CTX_NULL, PARAM_INVALID, USAGE (no scope), returned
 // together as an errs.List where several are found.
 func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error) {
-	pr, err := e.prepareAll(p, c, o)
+	pr, err := e.prepareAll(p, c, o, true)
 	if err != nil {
 		return nil, err
 	}
@@ -61,8 +61,9 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 
 // prepareAll is prepare that also returns what it prepared when the
 // refusals are of single lines (so the preflight can add its own to the
-// same list); pr is nil when the plan as a whole is refused.
-func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error) {
+// same list); pr is nil when the plan as a whole is refused. Credentials
+// are looked up only when withCredentials.
+func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredentials bool) (*prepared, error) {
 	if p == nil {
 		return nil, errs.New(errs.INTERNAL, "engine: nil plan")
 	}
@@ -206,7 +207,9 @@ func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options) (*prepared, er
 				WithHint("Change the step's instructions to ask for it again, or confirm it again."))
 		}
 	}
-	list = append(list, e.credentials(pr)...)
+	if withCredentials {
+		list = append(list, e.credentials(pr)...)
+	}
 	return pr, list.Err()
 }
 
