@@ -346,7 +346,7 @@ func (a *app) planReceipts() string {
 	if err != nil {
 		return ""
 	}
-	p, err := plan.Parse(a.g.plan, src)
+	p, err := plan.ParseContext(a.ctx, a.g.plan, src)
 	if err != nil {
 		return ""
 	}

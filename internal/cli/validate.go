@@ -201,7 +201,7 @@ func (a *app) loadPlan() (*plan.Plan, error) {
 		e.File = a.g.plan
 		return nil, e
 	}
-	return plan.Parse(a.g.plan, src)
+	return plan.ParseContext(a.ctx, a.g.plan, src)
 }
 
 // interpolated lists the string parameters that ${ctx.*} changed, by path.
