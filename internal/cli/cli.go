@@ -98,27 +98,31 @@ type app struct {
 	// redacted field by field (redact.Value), is written here, so masking
 	// can never touch its structure (a secret "true" or "preview" would
 	// otherwise rewrite literals and field values of the document).
-	rawOut   io.Writer
-	rawFlush func() error
-	env      Env
-	io       IO
-	g        globals
-	sf       storeFlags
-	command  string               // the command's name in the envelope
-	warnings []*errs.Error        // reported beside the result
-	stores   []*wire.Store        // opened by the command, for their warnings
-	inText   map[*errs.Error]bool // warnings the text report lists itself
-	result   map[string]any       // the success envelope's fields
-	text     func(io.Writer)      // the success text output
-	flagSet  map[string]bool      // global flags given explicitly
-	cmd      *cobra.Command       // the command that ran
-	redactor *redact.Redactor     // every byte out passes through it
-	ctx      context.Context      // cancelled on SIGINT/SIGTERM
-	written  bool                 // the JSON document was already written
-	run      *wire.Run            // the run built for plan, apply, destroy, push
-	progress *progressView        // the waits of this command, on stderr
-	bare     bool                 // sponson was run with no arguments at all
-	local    struct {             // the checkout, read once (localGit)
+	rawOut io.Writer
+	// ownValues: the result holds only values the command itself made
+	// (sponson sim's placeholder tokens and URLs, meant to be sourced),
+	// printed as they are even when the shell holds the same values.
+	ownValues bool
+	rawFlush  func() error
+	env       Env
+	io        IO
+	g         globals
+	sf        storeFlags
+	command   string               // the command's name in the envelope
+	warnings  []*errs.Error        // reported beside the result
+	stores    []*wire.Store        // opened by the command, for their warnings
+	inText    map[*errs.Error]bool // warnings the text report lists itself
+	result    map[string]any       // the success envelope's fields
+	text      func(io.Writer)      // the success text output
+	flagSet   map[string]bool      // global flags given explicitly
+	cmd       *cobra.Command       // the command that ran
+	redactor  *redact.Redactor     // every byte out passes through it
+	ctx       context.Context      // cancelled on SIGINT/SIGTERM
+	written   bool                 // the JSON document was already written
+	run       *wire.Run            // the run built for plan, apply, destroy, push
+	progress  *progressView        // the waits of this command, on stderr
+	bare      bool                 // sponson was run with no arguments at all
+	local     struct {             // the checkout, read once (localGit)
 		git  *scope.LocalGit
 		err  error
 		read bool
@@ -239,7 +243,10 @@ func (a *app) writeJSON(v any) {
 	enc.SetIndent("", "  ")
 	// Redacted field by field before it is serialised, so masking can never
 	// break the document's structure.
-	rv, err := a.redactor.Value(v)
+	rv, err := any(v), error(nil)
+	if !a.ownValues {
+		rv, err = a.redactor.Value(v)
+	}
 	if err == nil {
 		err = enc.Encode(rv)
 	}

@@ -72,8 +72,9 @@ func TestJSONEnvelopeInEveryOutcome(t *testing.T) {
 		code int
 	}{
 		{[]string{"version", "--json"}, 0},
-		{[]string{"--json", "validate"}, 0},
-		{[]string{"--json", "validate", "--pr", "3"}, 0},
+		{[]string{"--json", "validate", "--no-credentials"}, 0},
+		{[]string{"--json", "validate"}, 2}, // NEON_API_KEY is not set: plan would refuse it
+		{[]string{"--json", "validate", "--no-credentials", "--pr", "3"}, 0},
 		{[]string{"--json", "scope", "--pr", "3"}, 0},
 		{[]string{"--json", "scope"}, 2},
 		{[]string{"--json"}, 2},

@@ -40,7 +40,7 @@ func TestExamplesValidate(t *testing.T) {
 			if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{"https://github.com/acme/shop.git"}}); err != nil {
 				t.Fatal(err)
 			}
-			if r := runCLI(t, env, "validate", "--pr", "7", "--branch", "feature/x"); r.code != 0 {
+			if r := runCLI(t, env, "validate", "--no-credentials", "--pr", "7", "--branch", "feature/x"); r.code != 0 {
 				t.Fatalf("validate: exit %d\n%s%s", r.code, r.out, r.err)
 			}
 		})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/sponson/apply/internal/wire"
 	"io"
 	"strings"
 	"time"
@@ -59,7 +60,16 @@ each destroy. Needs GITHUB_TOKEN (contents: write, pull-requests: read) and the 
 			if err != nil {
 				return err
 			}
-			st, err := a.openStore(a.planReceipts())
+			receipts := a.planReceipts()
+			// gc destroys: outside a workflow it sweeps the store it was
+			// pointed at, never the local one it would fall back to for
+			// want of a remote.
+			if cfg, err := a.chooseStore(receipts); err == nil && cfg.Kind == wire.StoreLocal && !a.localChosen(receipts) &&
+				a.env.Getenv("GITHUB_ACTIONS") != "true" {
+				return errs.New(errs.USAGE, "gc found no receipts remote (no --receipts-remote, SPONSON_RECEIPTS_REMOTE or usable origin) and does not sweep the local store it would fall back to").
+					WithHint("Pass --receipts-remote URL to sweep the receipts of a repository, or --receipts local to sweep the local store at %s on purpose.", cfg.Dir)
+			}
+			st, err := a.openStore(receipts)
 			if err != nil {
 				return err
 			}

@@ -79,3 +79,26 @@ func TestGCNeedsARepositoryAndAToken(t *testing.T) {
 		t.Errorf("no token: %d %s", r.code, r.err)
 	}
 }
+
+// Outside a workflow, with no receipts remote known (no flag, no
+// variable, no origin), gc refuses rather than sweep the local store it
+// would fall back to; --receipts local sweeps it on purpose.
+func TestGCRefusesTheLocalFallback(t *testing.T) {
+	gh := ghfake.Start(t, nil)
+	if err := gh.AddRepo(ghfake.Repo{FullName: "acme/shop"}); err != nil {
+		t.Fatal(err)
+	}
+	gh.AddToken(ghfake.Token{Value: "ghs_workflowtoken0123456789", Identity: ghfake.ActionsBot,
+		Permissions: map[string]string{"contents": "write", "pull_requests": "read", "metadata": "read"}})
+	env, _, _ := fakeWorld(t)
+	vars := map[string]string{"GITHUB_REPOSITORY": "acme/shop",
+		"GITHUB_TOKEN": "ghs_workflowtoken0123456789", "GITHUB_API_URL": gh.APIURL, "GITHUB_SERVER_URL": gh.URL}
+	env.LookupEnv = func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	r := runCLI(t, env, "gc")
+	if r.code != 2 || !strings.Contains(r.err, "USAGE") || !strings.Contains(r.err, "--receipts-remote") || !strings.Contains(r.err, "--receipts local") {
+		t.Errorf("gc with no remote: exit %d, want a USAGE refusal naming --receipts-remote and --receipts local\n%s%s", r.code, r.out, r.err)
+	}
+	if r := runCLI(t, env, "gc", "--receipts", "local"); r.code != 0 {
+		t.Errorf("gc --receipts local: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+}

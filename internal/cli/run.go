@@ -317,7 +317,7 @@ func (a *app) setupRun(needPlan bool) (scope.Ctx, *plan.Plan, *engine.Engine, er
 		receipts = p.Receipts
 		// Every static refusal (exit 2) before the store is opened: the
 		// engine's checks need no store, provider or network.
-		pre := &engine.Engine{Ops: a.ops(nil), LookupEnv: a.env.LookupEnv, Redactor: a.redactor}
+		pre := a.checker()
 		if err := pre.Check(p, c, c.Env); err != nil {
 			return c, nil, nil, err
 		}
@@ -332,6 +332,13 @@ func (a *app) setupRun(needPlan bool) (scope.Ctx, *plan.Plan, *engine.Engine, er
 	return c, p, eng, err
 }
 
+// checker is the engine that runs a command's static checks: the run's
+// ops, credentials and secret sources, no store.
+func (a *app) checker() *engine.Engine {
+	return &engine.Engine{Ops: a.ops(nil), LookupEnv: a.env.LookupEnv, Redactor: a.redactor,
+		Secrets: wire.Secrets(a.env.LookupEnv, a.env.ReadFile, a.env.Dir)}
+}
+
 // planReceipts is the plan's receipts: setting when a plan file is there
 // and parses; commands that do not need the plan still honour it.
 func (a *app) planReceipts() string {
@@ -339,7 +346,7 @@ func (a *app) planReceipts() string {
 	if err != nil {
 		return ""
 	}
-	p, err := plan.Parse(a.g.plan, src)
+	p, err := plan.ParseContext(a.ctx, a.g.plan, src)
 	if err != nil {
 		return ""
 	}

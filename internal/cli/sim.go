@@ -41,6 +41,11 @@ deployments); GET /_state shows its state and write log. It serves until interru
 			}
 			defer srv.Close()
 			env := srv.Env()
+			// What follows is the sim's own placeholders, to be sourced:
+			// a shell that holds them from an earlier sim (registered with
+			// the redactor as credential-looking variables) must still get
+			// them, not ***.
+			a.ownValues = true
 			if a.g.json {
 				vars := map[string]string{}
 				for _, l := range env {
@@ -51,6 +56,10 @@ deployments); GET /_state shows its state and write log. It serves until interru
 				a.flushResult() // the document comes first; the server runs after it
 			} else {
 				out := a.io.Out
+				if a.rawOut != nil {
+					flush(a.io.Out)
+					out = a.rawOut
+				}
 				fmt.Fprintf(out, "# sponson sim: fake cloud at %s (chaos: POST %s/_chaos, state: GET %s/_state)\n", srv.URL, srv.URL, srv.URL)
 				for _, l := range env {
 					fmt.Fprintf(out, "export %s\n", l)

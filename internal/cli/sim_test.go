@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/sponson/apply/pkg/sim"
 	"io"
 	"net/http"
 	"strings"
@@ -96,6 +97,38 @@ func TestSimServesUntilCancelled(t *testing.T) {
 		}
 		if asJSON {
 			oneDocument(t, run{code: 0, out: out.String()})
+		}
+	}
+}
+
+// sponson sim started in a shell that holds its variables (sourced from
+// an earlier sim.env) prints its tokens as they are, in text and JSON,
+// so the new sim.env is usable.
+func TestSimPrintsItsTokensInAShellThatHoldsThem(t *testing.T) {
+	tok := sim.DefaultTokens().Auth0
+	for _, asJSON := range []bool{false, true} {
+		env := testEnv(t, map[string]string{"AUTH0_MANAGEMENT_TOKEN": tok}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		env.Context = ctx
+		var out, errb syncBuffer
+		done := make(chan int, 1)
+		args := []string{"sim"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		go func() { done <- cli.Main(args, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}) }()
+		want := "export AUTH0_MANAGEMENT_TOKEN=" + tok
+		if asJSON {
+			want = `"AUTH0_MANAGEMENT_TOKEN": "` + tok + `"`
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for !strings.Contains(out.String(), "AUTH0_MANAGEMENT_TOKEN") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		<-done
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("json=%v: output lacks %s:\n%s", asJSON, want, out.String())
 		}
 	}
 }

@@ -19,17 +19,7 @@ type storeFlags struct {
 // plan's receipts:, the checkout's origin) and opens it; what choosing
 // found worth saying joins the command's warnings.
 func (a *app) openStore(planReceipts string) (*wire.Store, error) {
-	cfg, err := wire.Choose(wire.Choice{
-		Kind: a.sf.kind, Remote: a.sf.remote, Dir: a.sf.dir, PlanReceipts: planReceipts,
-		Getenv: a.env.Getenv, WorkDir: a.env.Dir,
-		Origin: func() string {
-			local, err := a.localGit()
-			if err != nil || local == nil {
-				return ""
-			}
-			return local.Origin
-		},
-	})
+	cfg, err := a.chooseStore(planReceipts)
 	for _, w := range cfg.Warnings {
 		if w.Code == errs.LOCAL_RECEIPTS && !a.g.json && !writesReceipts(a.command) {
 			// Said where it matters: when a receipt is written where CI
@@ -81,3 +71,34 @@ func (a *app) owner(op receipt.Operation) receipt.Owner {
 
 // actor is who runs this: the GitHub actor, else the local user.
 func (a *app) actor() string { return wire.Actor(a.env.Getenv) }
+
+// chooseStore is the store a command would open (wire.Choose with this
+// command's flags and environment), without opening it.
+func (a *app) chooseStore(planReceipts string) (wire.StoreConfig, error) {
+	return wire.Choose(wire.Choice{
+		Kind: a.sf.kind, Remote: a.sf.remote, Dir: a.sf.dir, PlanReceipts: planReceipts,
+		Getenv: a.env.Getenv, WorkDir: a.env.Dir,
+		Origin: func() string {
+			local, err := a.localGit()
+			if err != nil || local == nil {
+				return ""
+			}
+			return local.Origin
+		},
+	})
+
+}
+
+// localChosen reports whether the local store was asked for by name
+// (--receipts local, SPONSON_RECEIPTS=local, the plan's receipts: local),
+// not fallen back to for want of a remote.
+func (a *app) localChosen(planReceipts string) bool {
+	kind := a.sf.kind
+	if kind == "" {
+		kind = a.env.Getenv("SPONSON_RECEIPTS")
+	}
+	if kind == "" {
+		kind = planReceipts
+	}
+	return kind == wire.StoreLocal
+}

@@ -17,19 +17,25 @@ import (
 )
 
 func (a *app) validateCommand() *cobra.Command {
-	return &cobra.Command{
+	var formOnly bool
+	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the plan file without touching anything",
 		Long: `Parses and checks the plan file: every key, value form, reference, cycle, environment
 filter and secret literal, and every adapter, op and output against the catalogue. When the scope
 of a run can be derived here (from flags, SPONSON_CTX_*, GitHub or the local checkout), it also
 resolves every ${ctx.*} and prints the order in which the lines would run. With --env, only that
-environment is checked; otherwise every environment of the plan. It runs every static check plan
-runs (each op's parameters, recipes, the credentials each line needs), so a plan that validates
-also plans. A missing credential is an error with --env and a warning without it.`,
+environment is checked; otherwise every environment of the plan. It runs every check plan
+runs before it reads anything (each op's parameters, recipes, the credentials each line needs,
+every secret resolving: env:// set, file:// inside the working tree or SPONSON_SECRET_DIRS and a
+regular file), so a plan that validates also plans. Run it where the run's credentials are set;
+with --no-credentials (a CI step that is given no provider secrets) everything else is checked.`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.validate() },
+		RunE: func(cmd *cobra.Command, args []string) error { return a.validate(formOnly) },
 	}
+	cmd.Flags().BoolVar(&formOnly, "no-credentials", false,
+		"check without the run's credentials and secrets: their names and forms are checked (file:// confinement included), not their values")
+	return cmd
 }
 
 // envOrder is the run order of one environment.
@@ -46,7 +52,7 @@ type orderLine struct {
 	Resolved map[string]string `json:"resolved,omitempty"` // parameters with ${ctx.*}, as they resolve
 }
 
-func (a *app) validate() error {
+func (a *app) validate(formOnly bool) error {
 	// The scope is optional here: validate must work on a laptop with no
 	// pull request. A scope asked for explicitly must be derivable.
 	ctx, ctxErr := a.computeCtx()
@@ -68,7 +74,7 @@ func (a *app) validate() error {
 	}
 	a.warnings = append(a.warnings, p.Warnings...)
 	var problems errs.List
-	eng := &engine.Engine{Ops: a.ops(nil), LookupEnv: a.env.LookupEnv}
+	eng := a.checker()
 	checkErr := p.Check(eng.Catalog())
 	problems = append(problems, errs.Flatten(checkErr)...)
 
@@ -91,7 +97,7 @@ func (a *app) validate() error {
 		if checkErr == nil {
 			// The engine's own static checks, as plan runs them: op
 			// parameters, recipes, credentials present.
-			problems = append(problems, a.engineCheck(eng, p, ctxp, env)...)
+			problems = append(problems, a.engineCheck(eng, p, ctxp, env, formOnly)...)
 		}
 		o := envOrder{Env: env, Lines: []orderLine{}}
 		for _, ln := range lines {
@@ -156,37 +162,21 @@ func (a *app) validate() error {
 	return nil
 }
 
-// engineCheck runs the engine's static checks for env and returns the
-// refusals. Without a scope, ${ctx.*} resolves to stand-in values (their
-// names were checked by the plan). A missing credential is a refusal when
-// --env names the environment; otherwise (a CI validate step usually runs
-// without provider secrets) it is a warning.
-func (a *app) engineCheck(eng *engine.Engine, p *plan.Plan, ctxp *scope.Ctx, env string) errs.List {
+// engineCheck runs the engine's checks for env, as plan and apply run
+// them before anything is read, and returns the refusals: a missing
+// credential or a secret that does not resolve is one, as it is for
+// plan (with formOnly, only their names and forms are checked). Without a scope, ${ctx.*} resolves to stand-in values (their
+// names were checked by the plan).
+func (a *app) engineCheck(eng *engine.Engine, p *plan.Plan, ctxp *scope.Ctx, env string, formOnly bool) errs.List {
 	c := validateCtx()
 	if ctxp != nil {
 		c = *ctxp
 	}
 	c.Env = env
-	var list errs.List
-	for _, e := range errs.Flatten(eng.Check(p, c, env)) {
-		if e.Code == errs.CREDENTIAL_MISSING && !a.flagSet["env"] {
-			a.addWarning(e)
-			continue
-		}
-		list = append(list, e)
+	if formOnly {
+		return errs.Flatten(eng.CheckForm(p, c, env))
 	}
-	return list
-}
-
-// addWarning adds w unless the same warning is already there (a credential
-// missing in two environments is said once).
-func (a *app) addWarning(w *errs.Error) {
-	for _, x := range a.warnings {
-		if x.Code == w.Code && x.Error() == w.Error() {
-			return
-		}
-	}
-	a.warnings = append(a.warnings, w)
+	return errs.Flatten(eng.Check(p, c, env))
 }
 
 // validateCtx is the stand-in context validate checks with when no scope
@@ -211,7 +201,7 @@ func (a *app) loadPlan() (*plan.Plan, error) {
 		e.File = a.g.plan
 		return nil, e
 	}
-	return plan.Parse(a.g.plan, src)
+	return plan.ParseContext(a.ctx, a.g.plan, src)
 }
 
 // interpolated lists the string parameters that ${ctx.*} changed, by path.

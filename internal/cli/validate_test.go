@@ -73,3 +73,49 @@ func TestValidateSummaryWords(t *testing.T) {
 		}
 	}
 }
+
+// validate refuses what plan refuses before it reads anything: a
+// credential or an env:// secret that is not set, a file:// secret
+// outside the working tree (also with --no-credentials, which checks
+// only forms), all reported at once; with them set and the secret
+// inside the tree, both pass.
+func TestValidateRefusesWhatPlanRefuses(t *testing.T) {
+	plan := "version: 1\nproviders:\n  vercel: { project: shop }\n" + strings.TrimPrefix(callbackLine, "providers:\n") + `  - id: app
+    adapter: vercel
+    op: env
+    branch: feat
+    environments: [preview]
+    values:
+      API_KEY: { secret: "env://STRIPE_KEY" }
+      HOST: { secret: "file:///etc/hostname" }
+`
+	env := testEnv(t, map[string]string{}, map[string]string{"release.plan.yaml": plan})
+	want := []string{
+		`CREDENTIAL_MISSING: line "cb" (auth0.callback) needs the credential AUTH0_MANAGEMENT_TOKEN`,
+		`CREDENTIAL_MISSING: line "app" (vercel.env) needs the credential VERCEL_TOKEN`,
+		`SECRET_UNRESOLVED: secret env://STRIPE_KEY: the environment variable STRIPE_KEY is not set`,
+		`SECRET_UNRESOLVED: secret file:///etc/hostname: /etc/hostname is outside the repository's working tree`,
+	}
+	for _, cmd := range []string{"validate", "plan"} {
+		r := runCLI(t, env, cmd, "--pr", "1", "--receipts", "local")
+		if r.code == 0 {
+			t.Fatalf("%s: exit 0\n%s", cmd, r.out)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.err, w) {
+				t.Errorf("%s: stderr lacks\n%s\ngot\n%s", cmd, w, r.err)
+			}
+		}
+	}
+	r := runCLI(t, env, "validate", "--no-credentials", "--pr", "1")
+	if r.code == 0 || !strings.Contains(r.err, want[3]) || strings.Contains(r.err, "CREDENTIAL_MISSING") || strings.Contains(r.err, "STRIPE_KEY") {
+		t.Errorf("validate --no-credentials: exit %d, want a refusal of only the file outside the tree\n%s", r.code, r.err)
+	}
+
+	fixed := strings.Replace(plan, "file:///etc/hostname", "file://host.txt", 1)
+	env = testEnv(t, map[string]string{"AUTH0_MANAGEMENT_TOKEN": "tok-auth0-123456", "VERCEL_TOKEN": "tok-vercel-123456", "STRIPE_KEY": "sk-stripe-123456"},
+		map[string]string{"release.plan.yaml": fixed, "host.txt": "db.internal\n"})
+	if r := runCLI(t, env, "validate", "--pr", "1"); r.code != 0 {
+		t.Errorf("validate with everything set: exit %d\n%s", r.code, r.err)
+	}
+}

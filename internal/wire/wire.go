@@ -152,7 +152,7 @@ func Build(st *Store, cfg Config) (*Run, error) {
 	run.Engine = &engine.Engine{
 		Store:      st.Store,
 		Ops:        ops,
-		Secrets:    secret.New(secret.Config{LookupEnv: lookup, ReadFile: cfg.ReadFile, BaseDir: cfg.Dir, AllowDirs: SecretDirs(lookup)}),
+		Secrets:    Secrets(lookup, cfg.ReadFile, cfg.Dir),
 		LookupEnv:  lookup,
 		Redactor:   r,
 		Clock:      cfg.Clock,
@@ -219,6 +219,14 @@ func (r *Run) DestroyScope(ctx context.Context, env, scopeName string, o engine.
 // scope to (engine.Succeed): the bot on pull request open.
 func (r *Run) Succeed(ctx context.Context, env, from, to string, o engine.Options) (*engine.SuccessionResult, error) {
 	return r.Engine.Succeed(ctx, env, from, to, o)
+}
+
+// Secrets is the resolver of a run in the working tree dir: env:// through
+// lookup, file:// through readFile, confined to dir and SecretDirs. A
+// command's static checks (validate, the refusals before a store is
+// opened) use the same one, so they refuse what the run would.
+func Secrets(lookup func(string) (string, bool), readFile func(string) ([]byte, error), dir string) *secret.Resolver {
+	return secret.New(secret.Config{LookupEnv: lookup, ReadFile: readFile, BaseDir: dir, AllowDirs: SecretDirs(lookup)})
 }
 
 // SecretDirs are the directories outside the working tree that file://

@@ -185,7 +185,8 @@ func TestActionOwnerIsRecordedInTheLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Ops = fakeop.New().Registry()
-	cfg.LockWait = 0 // fail at once: this test is about who blocks
+	cfg.LockWait = 0                                             // fail at once: this test is about who blocks
+	cfg.LookupEnv = lookup(map[string]string{"APP_KEY": appKey}) // the plan's secret resolves: the lease is what blocks
 	holder, err := wire.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

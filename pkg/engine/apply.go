@@ -42,7 +42,9 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options
 	if err := e.check(); err != nil {
 		return nil, err
 	}
-	pr, err := e.prepare(p, c, o)
+	// Every refusal that needs no provider, secrets included, before the
+	// lease and the first write.
+	pr, err := e.preflight(ctx, p, c, o, false)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}

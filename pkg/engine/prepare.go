@@ -17,7 +17,14 @@ type prepared struct {
 	lines      []*pline // in run order
 	byID       map[string]*pline
 	secretRefs []string // distinct, in order of first use
-	production bool     // the run may write production: approval needed
+	// secretAt is where each secret is first used: the line and the
+	// position of its reference, for the preflight's errors.
+	secretAt map[string]secretUse
+	// resolved holds the secrets the preflight resolved and registered
+	// (nil when none ran, as for plan): the run uses these values, read
+	// once, not a second reading that could differ.
+	resolved   *resolvedSecrets
+	production bool // the run may write production: approval needed
 }
 
 // pline is one line of a prepared plan.
@@ -45,6 +52,18 @@ type pline struct {
 // REF_OUTPUT_UNKNOWN, CTX_NULL, PARAM_INVALID, USAGE (no scope), returned
 // together as an errs.List where several are found.
 func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error) {
+	pr, err := e.prepareAll(p, c, o, true)
+	if err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// prepareAll is prepare that also returns what it prepared when the
+// refusals are of single lines (so the preflight can add its own to the
+// same list); pr is nil when the plan as a whole is refused. Credentials
+// are looked up only when withCredentials.
+func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredentials bool) (*prepared, error) {
 	if p == nil {
 		return nil, errs.New(errs.INTERNAL, "engine: nil plan")
 	}
@@ -64,7 +83,7 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 	if err != nil {
 		return nil, err
 	}
-	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
+	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}, secretAt: map[string]secretUse{}}
 	pr.production = env == "production"
 	vars := c.Vars()
 	var list errs.List
@@ -99,6 +118,7 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 				if !seenSecret[v.Secret] {
 					seenSecret[v.Secret] = true
 					pr.secretRefs = append(pr.secretRefs, v.Secret)
+					pr.secretAt[v.Secret] = secretUse{line: ln.ID, pos: v.Pos}
 				}
 				return adapter.Marker{Kind: adapter.Secret, Ref: v.Secret}, nil
 			default:
@@ -187,21 +207,10 @@ func (e *Engine) prepare(p *plan.Plan, c scope.Ctx, o Options) (*prepared, error
 				WithHint("Change the step's instructions to ask for it again, or confirm it again."))
 		}
 	}
-	list = append(list, e.credentials(pr)...)
-	if err := list.Err(); err != nil {
-		return nil, err
+	if withCredentials {
+		list = append(list, e.credentials(pr)...)
 	}
-	return pr, nil
-}
-
-// Check runs every static check plan and apply run for p in env, with
-// the scope of c, and nothing else: the same prepare, so whatever Check
-// accepts also plans. It does no I/O (no store, no provider, no network);
-// credential presence is checked through LookupEnv, as a run does. The
-// errors are the refusals plan would return (exit 2), as an errs.List.
-func (e *Engine) Check(p *plan.Plan, c scope.Ctx, env string) error {
-	_, err := e.prepare(p, c, Options{Env: env})
-	return err
+	return pr, list.Err()
 }
 
 // credentials checks, with no I/O, that every variable an active line's op

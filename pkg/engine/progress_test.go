@@ -157,7 +157,7 @@ func TestExternalWaitReportsProgress(t *testing.T) {
 // A wait bounded by LockWait that times out names --lock-wait, not
 // --wait-timeout (which bounds --wait).
 func TestLockWaitTimeoutNamesLockWait(t *testing.T) {
-	w := newWorld(t)
+	w, _ := basic(t) // the plan's secret is set: the lease is what blocks
 	if _, _, err := w.store.Acquire(context.Background(), receipt.ScopeTarget("preview", "pr-12"), own("other"), time.Hour); err != nil {
 		t.Fatal(err)
 	}

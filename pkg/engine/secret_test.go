@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sponson/apply/internal/fakeop"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
+	"github.com/sponson/apply/pkg/secret"
 )
 
 const theSecret = "sk-the-api-key-value-1234"
@@ -102,21 +104,97 @@ func TestShortSecretWarns(t *testing.T) {
 	}
 }
 
-func TestUnresolvedSecretBlocksTheLine(t *testing.T) {
+func TestUnresolvedSecretBlocksThePlanLine(t *testing.T) {
 	w := newWorld(t)
 	p := mustPlan(t, basicPlan)
 	pres, err := w.eng.Plan(context.Background(), p, prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.SECRET_UNRESOLVED || pres.Lines[1].Status != PlanBlocked {
 		t.Fatalf("plan: %v %s", err, dump(pres))
 	}
+}
+
+const badSecretsPlan = `
+version: 1
+providers:
+  fake: { project: p1 }
+changes:
+  - id: db
+    adapter: fake
+    op: object
+    name: db-${ctx.scope}
+    fields: { size: 1 }
+  - id: unset
+    adapter: fake
+    op: object
+    name: unset-${ctx.scope}
+    fields: { key: { secret: "env://UNSET_KEY" } }
+  - id: empty
+    adapter: fake
+    op: object
+    name: empty-${ctx.scope}
+    fields: { key: { secret: "env://EMPTY_KEY" } }
+  - id: outside
+    adapter: fake
+    op: object
+    name: outside-${ctx.scope}
+    fields: { key: { secret: "file:///etc/hostname" } }
+  - id: fifo
+    adapter: fake
+    op: object
+    name: fifo-${ctx.scope}
+    fields: { key: { secret: "file://pipe" } }
+  - id: last
+    adapter: fake
+    op: object
+    name: last-${ctx.scope}
+    fields: { key: { secret: "env://GOOD_KEY" } }
+`
+
+// Every secret of the plan is resolved before the first provider write:
+// an unset or empty env:// variable, a file:// path outside the working
+// tree and a FIFO refuse the apply with all four reported at once, no
+// provider write, no receipt and no lease left (not five creates rolled
+// back).
+func TestUnresolvedSecretsRefuseApplyBeforeAnyWrite(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	w.env["EMPTY_KEY"] = "  "
+	w.env["GOOD_KEY"] = "sk-good-key-value-98765"
+	lookup := func(n string) (string, bool) { v, ok := w.env[n]; return v, ok }
+	w.eng.Secrets = secret.New(secret.Config{LookupEnv: lookup, ReadFile: secret.ReadFile, BaseDir: dir})
+	p := mustPlan(t, badSecretsPlan)
 	res, err := w.apply(p, prCtx(12), Options{})
-	if errs.CodeOf(err) != errs.SECRET_UNRESOLVED || res.Receipt.Lines["app"].Status != LineBlocked {
-		t.Fatalf("apply: %v", err)
+	if res != nil || errs.CodeOf(err) != errs.SECRET_UNRESOLVED {
+		t.Fatalf("apply: %v (%s), want a SECRET_UNRESOLVED refusal and no result\n%s", err, errs.CodeOf(err), dump(res))
 	}
-	if len(w.cloud.Keys()) != 0 || res.Receipt.Lines["db"].Status != LineRolledBack {
-		t.Errorf("a refusal must roll back: %v %s", w.cloud.Keys(), dump(res.Receipt.Lines))
+	got := map[string]bool{}
+	for _, x := range errs.Flatten(err) {
+		if x.Code != errs.SECRET_UNRESOLVED || x.Pos.IsZero() {
+			t.Errorf("error %v: want SECRET_UNRESOLVED at the reference", x)
+		}
+		line, _ := x.Details["line"].(string)
+		got[line] = true
 	}
-	if st := w.stored(prCtx(12)); st == nil || st.Status != receipt.StatusFailed {
-		t.Error("the failed run is not recorded")
+	for _, id := range []string{"unset", "empty", "outside", "fifo"} {
+		if !got[id] {
+			t.Errorf("no error for line %s in %v", id, err)
+		}
 	}
+	if got["last"] || got["db"] {
+		t.Errorf("a line with a good secret is named: %v", err)
+	}
+	if n := len(w.cloud.Writes()); n != 0 {
+		t.Errorf("%d provider writes before the refusal: %v", n, w.cloud.Writes())
+	}
+	if st := w.stored(prCtx(12)); st != nil {
+		t.Errorf("a refused run left a receipt: %s", dump(st))
+	}
+	l, _, err := w.store.Acquire(context.Background(), receipt.ScopeTarget("preview", "pr-12"), own("next"), testTTL)
+	if err != nil {
+		t.Fatalf("the scope lease is held after the refusal: %v", err)
+	}
+	_ = w.store.Release(context.Background(), l)
 }

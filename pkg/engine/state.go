@@ -102,6 +102,14 @@ func (r *run) warn(code errs.Code, format string, args ...any) {
 // can ever show one (I1). A secret that cannot be resolved blocks the lines
 // that use it (SECRET_UNRESOLVED), not the run.
 func (r *run) resolveSecrets(ctx context.Context) {
+	if rs := r.pr.resolved; rs != nil {
+		// The preflight resolved (and registered) every one already.
+		for ref, v := range rs.values {
+			r.secrets[ref] = v
+		}
+		r.warnings = append(r.warnings, rs.warnings...)
+		return
+	}
 	for _, ref := range r.pr.secretRefs {
 		if r.e.Secrets == nil {
 			r.secretErr[ref] = errs.New(errs.SECRET_UNRESOLVED, "secret %s: no secret resolver is configured", ref)

@@ -186,18 +186,81 @@ func (l List) Error() string {
 	return strings.Join(parts, "\n")
 }
 
-// Err returns nil for an empty list, the list otherwise, sorted by position.
+// MaxListed is how many errors a List keeps: a plan of 30,000 bad lines
+// is refused with the first MaxListed and a count of the rest, not a
+// document of megabytes.
+const MaxListed = 100
+
+// moreKey is the detail of the one error that counts those left out.
+const moreKey = "more_errors"
+
+// Err returns nil for an empty list, the list otherwise, sorted by
+// position and capped: past MaxListed errors, the first MaxListed are
+// kept and one more error says how many were left out (its code is the
+// most severe of theirs, so the exit code does not change). Capping a
+// capped list again keeps the count.
 func (l List) Err() error {
 	if len(l) == 0 {
 		return nil
 	}
 	l.Sort()
-	return l
+	return l.capped()
 }
 
-// Sort orders the list by file, line and column, stably.
+func (l List) capped() List {
+	more, real := 0, 0
+	for _, e := range l {
+		if n, ok := e.Details[moreKey].(int); ok {
+			more += n
+		} else {
+			real++
+		}
+	}
+	if real <= MaxListed && len(l)-real <= 1 {
+		return l // in shape already: at most the one count, last
+	}
+	rank := map[int]int{ExitOK: 0, ExitFailed: 1, ExitRefused: 2, ExitLock: 3}
+	var worst Code
+	note := func(c Code) {
+		if worst == "" || rank[c.Exit()] > rank[worst.Exit()] {
+			worst = c
+		}
+	}
+	out := make(List, 0, MaxListed+1)
+	for _, e := range l {
+		switch {
+		case e.Details[moreKey] != nil:
+			note(e.Code)
+		case len(out) < MaxListed:
+			out = append(out, e)
+		default:
+			more++
+			note(e.Code)
+		}
+	}
+	if more > 0 {
+		out = append(out, New(worst, "%d more errors are not shown; fix the ones above and run again to see them", more).With(moreKey, more))
+	}
+	return out
+}
+
+func countMore(l List) int {
+	n := 0
+	for _, e := range l {
+		if e.Details[moreKey] != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Sort orders the list by file, line and column, stably; the count of
+// errors left out (Err) stays last.
 func (l List) Sort() {
 	sort.SliceStable(l, func(i, j int) bool {
+		if mi, mj := l[i].Details[moreKey] != nil, l[j].Details[moreKey] != nil; mi != mj {
+			return mj
+		}
 		a, b := l[i].Pos, l[j].Pos
 		if a.File != b.File {
 			return a.File < b.File

@@ -30,6 +30,7 @@ const (
 	OP_UNKNOWN         Code = "OP_UNKNOWN"
 	PARAM_INVALID      Code = "PARAM_INVALID"
 	SCOPE_COLLISION    Code = "SCOPE_COLLISION"
+	BRANCH_INVALID     Code = "BRANCH_INVALID"
 	SCOPE_CLOSED       Code = "SCOPE_CLOSED"
 	CREDENTIAL_MISSING Code = "CREDENTIAL_MISSING"
 
@@ -128,6 +129,7 @@ var Table = []Info{
 	{PARAM_INVALID, ExitRefused, false, "plan", "A parameter of a line is missing or has a value the op does not accept.", "Fix the parameter named in the message."},
 	{CREDENTIAL_MISSING, ExitRefused, false, "plan", "An active line's op needs a credential variable that is not set, or holds no usable value; the run was refused before anything was read or written.", "Set the variable named to the provider's token in the run's environment, then re-run."},
 	{SCOPE_COLLISION, ExitRefused, false, "scope", "Two branch names collapse to the same scope.", "Rename one branch, or pass --branch with a name that does not collide."},
+	{BRANCH_INVALID, ExitRefused, false, "scope", "The branch name is one git refuses (git check-ref-format): a control character, a space, ~ ^ : ? * [ \\, .., @{, a component starting with . or ending in .lock.", "Pass --branch with the name of a real branch; a name git refuses has no scope."},
 	{SCOPE_CLOSED, ExitRefused, false, "scope", "The scope was destroyed when its pull request closed.", "Pass --reopen to apply to a closed scope on purpose."},
 
 	{SECRET_UNRESOLVED, ExitFailed, false, "line", "A secret reference could not be resolved (missing or empty).", "Set the environment variable or create the file the reference names."},

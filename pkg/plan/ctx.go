@@ -39,7 +39,10 @@ func parseTemplate(s string) ([]segment, []templateProblem) {
 	if !strings.Contains(s, "${") {
 		return nil, nil
 	}
-	var segs []segment
+	// One segment per placeholder, plus the literals between them: sized
+	// once, so a string of 300,000 placeholders does not grow its slice
+	// by doubling (the plan reader's memory stays bounded by the file).
+	segs := make([]segment, 0, strings.Count(s, "${")+1)
 	var probs []templateProblem
 	var lit strings.Builder
 	for i := 0; i < len(s); {
@@ -117,6 +120,15 @@ func (v *Value) interpolate(vars map[string]*string, l *errs.List) *Value {
 			return v
 		}
 		var b strings.Builder
+		n := 0
+		for _, s := range v.tmpl {
+			if s.name == "" {
+				n += len(s.text)
+			} else if val := vars[s.name]; val != nil {
+				n += len(*val)
+			}
+		}
+		b.Grow(n)
 		for _, s := range v.tmpl {
 			if s.name == "" {
 				b.WriteString(s.text)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -42,12 +43,26 @@ func Load(path string) (*Plan, error) {
 // errs.List of every error found, sorted by position, each carrying file,
 // line and column (a line alone when YAML does not say the column).
 func Parse(file string, src []byte) (*Plan, error) {
-	p := &parser{file: file, active: map[*yaml.Node]bool{}}
+	return ParseContext(context.Background(), file, src)
+}
+
+// ParseContext is Parse that stops when ctx is done (a signal to the
+// command): the reader looks at ctx before each value it reads, so a
+// cancelled run does no more work on a large plan than one value, and
+// returns INTERRUPTED (wrapping ctx's error) in place of the plan.
+func ParseContext(ctx context.Context, file string, src []byte) (*Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, interrupted(err)
+	}
+	p := &parser{file: file, active: map[*yaml.Node]bool{}, ctx: ctx}
 	root := p.decode(src)
 	var pl *Plan
 	if root != nil {
 		p.warnAnchors(root)
 		pl = p.plan(root)
+	}
+	if p.stopped != nil {
+		return nil, interrupted(p.stopped)
 	}
 	if len(p.errs) > 0 {
 		return nil, dedupe(p.errs).Err()
@@ -56,6 +71,10 @@ func Parse(file string, src []byte) (*Plan, error) {
 	warns.Sort()
 	pl.Warnings = warns
 	return pl, nil
+}
+
+func interrupted(err error) error {
+	return errs.Wrap(err, errs.INTERRUPTED, "reading the plan was interrupted")
 }
 
 type mode uint8
@@ -73,6 +92,8 @@ type parser struct {
 	count   int                 // values expanded, against maxValues
 	aliased int                 // aliases followed while counting
 	cur     *Line               // the line whose parameters are being read
+	ctx     context.Context     // looked at before each value
+	stopped error               // ctx's error, once the reader saw it
 }
 
 func (p *parser) pos(n *yaml.Node) errs.Pos {

@@ -176,6 +176,15 @@ func (p *parser) warnAnchors(n *yaml.Node) {
 // It also counts the node against maxValues. It returns nil after recording
 // an error; otherwise the caller must call close with the result.
 func (p *parser) open(n *yaml.Node) *yaml.Node {
+	if p.stopped != nil {
+		return nil
+	}
+	if p.ctx != nil {
+		if err := p.ctx.Err(); err != nil {
+			p.stopped = err
+			return nil
+		}
+	}
 	p.count++
 	if n.Kind == yaml.AliasNode {
 		p.aliased++

@@ -225,6 +225,14 @@ func Compute(in Input) (Ctx, error) {
 	}
 	c.Deleted = gh != nil && gh.deleted && pr == nil && branch == gh.branch
 
+	// A name git refuses is no branch: it would collapse into another's
+	// scope (a\nb and a-b), and its ref could not be written.
+	if branch != "" {
+		if err := CheckBranchName(branch); err != nil {
+			return Ctx{}, err
+		}
+	}
+
 	// scope
 	switch {
 	case pr != nil:

@@ -197,15 +197,17 @@ func TestCompute(t *testing.T) {
 		{name: "--branch blank", in: scope.Input{Branch: str("  ")}, code: errs.USAGE},
 		{name: "--env empty", in: scope.Input{Env: str(""), Branch: str("b")}, code: errs.USAGE},
 		{name: "--repo not owner/name", in: scope.Input{Branch: str("b"), Repo: str("shop")}, code: errs.USAGE},
-		{name: "--branch with .. gives no valid ref", in: scope.Input{Branch: str("a..b")}, code: errs.USAGE},
-		{name: "--branch ending in .lock gives no valid ref", in: scope.Input{Branch: str("x.lock")}, code: errs.USAGE},
+		{name: "--branch with .. gives no valid ref", in: scope.Input{Branch: str("a..b")}, code: errs.BRANCH_INVALID},
+		{name: "--branch ending in .lock gives no valid ref", in: scope.Input{Branch: str("x.lock")}, code: errs.BRANCH_INVALID},
 
 		// ---- branch names through Compute ----
 		{name: "slashes", in: scope.Input{Branch: str("feat/a/b")}, want: view{Scope: "branch-feat-a-b", Branch: "feat/a/b"}},
-		{name: "spaces and consecutive specials", in: scope.Input{Branch: str("fix  this//now!")}, want: view{Scope: "branch-fix-this-now-", Branch: "fix  this//now!"}},
+		{name: "consecutive specials", in: scope.Input{Branch: str("fix--this/+now!")}, want: view{Scope: "branch-fix--this-now-", Branch: "fix--this/+now!"}},
+		{name: "spaces are no branch name", in: scope.Input{Branch: str("fix  this//now!")}, code: errs.BRANCH_INVALID},
 		{name: "unicode", in: scope.Input{Branch: str("café/ñandú")}, want: view{Scope: "branch-caf-and-", Branch: "café/ñandú"}},
 		{name: "dots and underscores kept", in: scope.Input{Branch: str("release_1.2.x")}, want: view{Scope: "branch-release_1.2.x", Branch: "release_1.2.x"}},
-		{name: "leading and trailing specials", in: scope.Input{Branch: str("/lead/trail/")}, want: view{Scope: "branch--lead-trail-", Branch: "/lead/trail/"}},
+		{name: "leading and trailing specials", in: scope.Input{Branch: str("+lead/trail!")}, want: view{Scope: "branch--lead-trail-", Branch: "+lead/trail!"}},
+		{name: "leading and trailing slashes are no branch name", in: scope.Input{Branch: str("/lead/trail/")}, code: errs.BRANCH_INVALID},
 		{name: "--branch main is the main scope", in: scope.Input{Branch: str("main")}, want: view{Scope: "main", Branch: "main"}},
 
 		// ---- pull requests ----
@@ -435,7 +437,7 @@ func TestComputeNoScopeMessages(t *testing.T) {
 	}
 }
 
-// FuzzComputeBranch: any --branch gives USAGE or a valid scope, never a
+// FuzzComputeBranch: any --branch gives USAGE, BRANCH_INVALID or a valid scope, never a
 // panic or a scope that cannot name a receipt branch.
 func FuzzComputeBranch(f *testing.F) {
 	for _, s := range []string{"feat/x", "main", "a..b", "x.lock", "ü", " ", "refs/heads/", "-", "."} {
@@ -444,8 +446,8 @@ func FuzzComputeBranch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, branch string) {
 		c, err := scope.Compute(scope.Input{Branch: &branch})
 		if err != nil {
-			if !errors.Is(err, errs.USAGE) {
-				t.Fatalf("--branch %q: %v, want USAGE or a scope", branch, err)
+			if !errors.Is(err, errs.USAGE) && !errors.Is(err, errs.BRANCH_INVALID) {
+				t.Fatalf("--branch %q: %v, want USAGE, BRANCH_INVALID or a scope", branch, err)
 			}
 			return
 		}

@@ -136,9 +136,11 @@ func (r *Resolver) source(scheme string) Source {
 	return r.sources[scheme]
 }
 
-// Validate checks a reference without I/O, for the plan's prepare step:
-// PLAN_INVALID when it is malformed, SECRET_UNRESOLVED when its scheme is not
-// registered, nil otherwise.
+// Validate checks a reference without resolving it, for the checks of a
+// plan that run without the run's secrets: PLAN_INVALID when it is
+// malformed, SECRET_UNRESOLVED when its scheme is not registered or the
+// source refuses it by its form (a file:// path outside the working
+// tree), nil otherwise.
 func (r *Resolver) Validate(ref string) error {
 	p, src, err := r.lookup(ref)
 	if err != nil {
@@ -295,6 +297,24 @@ func (f File) Path(ref Ref) string {
 	return filepath.Join(f.BaseDir, p)
 }
 
+// Validate is the check of a file:// reference that reads no file: a path
+// outside BaseDir and AllowDirs (by name, and through the links that
+// exist) is SECRET_UNRESOLVED, as Resolve would refuse it.
+func (f File) Validate(ref Ref) error {
+	if path := f.Path(ref); f.BaseDir != "" && !f.allowed(path) {
+		return f.outside(ref, path)
+	}
+	return nil
+}
+
+func (f File) outside(ref Ref, path string) error {
+	// A file outside the repository's working tree (/proc/self/environ,
+	// a runner's credentials) would be handed to a provider where the
+	// pull request's author can read it.
+	return errs.New(errs.SECRET_UNRESOLVED, "secret %s: %s is outside the repository's working tree", ref, path).
+		WithHint("Keep file:// secrets inside the checkout, or name the directory that holds them in SPONSON_SECRET_DIRS (a list separated by %q).", string(filepath.ListSeparator))
+}
+
 // Resolve reads the file: SECRET_UNRESOLVED when it cannot be read (the cause
 // is kept: errors.Is(err, fs.ErrNotExist) works) or is empty.
 func (f File) Resolve(ctx context.Context, ref Ref) (string, error) {
@@ -303,11 +323,7 @@ func (f File) Resolve(ctx context.Context, ref Ref) (string, error) {
 	}
 	path := f.Path(ref)
 	if f.BaseDir != "" && !f.allowed(path) {
-		// A file outside the repository's working tree (/proc/self/environ,
-		// a runner's credentials) would be handed to a provider where the
-		// pull request's author can read it.
-		return "", errs.New(errs.SECRET_UNRESOLVED, "secret %s: %s is outside the repository's working tree", ref, path).
-			WithHint("Keep file:// secrets inside the checkout, or name the directory that holds them in SPONSON_SECRET_DIRS (a list separated by %q).", string(filepath.ListSeparator))
+		return "", f.outside(ref, path)
 	}
 	b, err := readContext(ctx, f.ReadFile, path)
 	if err != nil {
