@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -185,6 +186,10 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			fail(en, errs.New(errs.DESTROY_FAILED, "%s: op %s.%s is not available in this Sponson", en.Key, en.Adapter, en.Op))
 			continue
 		}
+		if err := a.mayDestroy(op, en, o.ApprovedBy); err != nil {
+			fail(en, err)
+			continue
+		}
 		if en.CreatedBy == receipt.CreatedByIntent {
 			found, err := op.Lookup(ctx, adapter.Provider(en.Provider), pr.run, en.Key)
 			if err != nil {
@@ -255,11 +260,18 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		runErr = a.lostErr()
 	case firstErr != nil:
 		code := errs.DESTROY_FAILED
-		if c := errs.CodeOf(firstErr); c == errs.INTENT_UNRESOLVED || c == errs.INTERRUPTED || c == errs.OWNED_BY_OTHER_SCOPE || c == errs.LEDGER_UNPROVEN {
+		if c := errs.CodeOf(firstErr); c == errs.INTENT_UNRESOLVED || c == errs.INTERRUPTED || c == errs.OWNED_BY_OTHER_SCOPE || c == errs.LEDGER_UNPROVEN ||
+			c == errs.LEDGER_IMPLAUSIBLE || c == errs.ENV_NOT_APPROVED || c == errs.RESOURCE_UNMARKED {
 			code = errs.CodeOf(firstErr)
 		}
-		runErr = errs.Wrap(firstErr, code, "destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", ")).
-			With("resources", failed).With("codes", failedCodes)
+		msg := fmt.Sprintf("destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", "))
+		switch code {
+		case errs.LEDGER_IMPLAUSIBLE, errs.ENV_NOT_APPROVED, errs.RESOURCE_UNMARKED:
+			// Refusals by rule: the first says why, so an unattended
+			// teardown's report does.
+			msg += "; " + errs.Coded(firstErr).Message
+		}
+		runErr = errs.Wrap(firstErr, code, "%s", msg).With("resources", failed).With("codes", failedCodes)
 	}
 	return a.result(runErr, a.order, a.undo)
 }
@@ -281,6 +293,33 @@ func (a *destroyer) undoStep(en receipt.LedgerEntry) {
 		t.Undo = "The step has no undo instructions: check by hand whether what it did should be reverted."
 	}
 	a.undo = append(a.undo, t)
+}
+
+// mayDestroy is what destroy asks of an entry the store proves, before
+// any provider call: that its key is one its op could have made in this
+// scope's environment (adapter.KeyJudge: LEDGER_IMPLAUSIBLE), and that
+// an entry of production has a named approver (ENV_NOT_APPROVED: the
+// bot, the sweep and gc without --approved-by never destroy one). An op
+// that says a line may write production (adapter.ProductionWriter) but
+// cannot judge a key is taken to write production.
+func (a *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy string) error {
+	env, sc := a.pr.env, a.pr.scope
+	where := branchOf(env, sc)
+	production := env == "production"
+	kj, judges := op.(adapter.KeyJudge)
+	if judges {
+		if err := kj.CheckKey(en.Key, adapter.Provider(en.Provider), a.pr.run); err != nil {
+			return errs.Wrap(err, errs.LEDGER_IMPLAUSIBLE, "the ledger of %s/%s (%s) names %s (%s.%s), which %s.%s could not have made in a run of %s/%s; destroy leaves it alone",
+				env, sc, where, en.Key, en.Adapter, en.Op, en.Adapter, en.Op, env, sc).With("key", en.Key).With("branch", where)
+		}
+		production = production || kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), a.pr.run) == "production"
+	}
+	if production && approvedBy == "" {
+		return errs.New(errs.ENV_NOT_APPROVED, "the ledger of %s/%s (%s) holds %s (%s.%s), a resource of production: destroying it needs a named approver, and an unattended teardown (the bot, the sweep, gc without --approved-by) leaves it alone",
+			env, sc, where, en.Key, en.Adapter, en.Op).With("key", en.Key).With("branch", where).
+			WithHint("Destroy the scope with --approved-by NAME (approved_by in the Action), or `sponson gc --approved-by NAME`.")
+	}
+	return nil
 }
 
 // claim is one other scope's ledger holding a resource: the scope whose
