@@ -21,6 +21,7 @@ import (
 func (a *app) gcCommand() *cobra.Command {
 	var retention string
 	var concurrency int
+	var approvedBy string
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Destroy what closed pull requests and deleted branches left behind; prune old tombstones",
@@ -31,7 +32,9 @@ destroyed, failed teardowns are retried, tombstoned receipt branches older than 
 deleted (compare-and-swap), and leases that expired without release are reported. A scope whose
 pull request is open or whose lease is live is never touched; GitHub is asked again right before
 each destroy. Needs GITHUB_TOKEN (contents: write, pull-requests: read) and the repository
-(--repo, else GITHUB_REPOSITORY); GITHUB_API_URL for GitHub Enterprise.`,
+(--repo, else GITHUB_REPOSITORY); GITHUB_API_URL for GitHub Enterprise. A resource of production (a production variable, a
+production deployment) is destroyed only with --approved-by NAME (default SPONSON_APPROVED_BY);
+without it, gc leaves it in the ledger and says so (ENV_NOT_APPROVED).`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ret, err := parseRetention(retention, a.env.Getenv("SPONSON_RETENTION"))
@@ -82,9 +85,14 @@ each destroy. Needs GITHUB_TOKEN (contents: write, pull-requests: read) and the 
 			if id.Actor != "" && id.Actor != "unknown" {
 				actor = "sponson gc (" + id.Actor + ")"
 			}
+			approver := approvedBy
+			if approver == "" {
+				approver = a.env.Getenv("SPONSON_APPROVED_BY")
+			}
 			s := &sweep.Sweeper{Retention: ret, Concurrency: concurrency, Clock: receipt.SystemClock{}}
 			rep, err := s.Sweep(a.ctx, sweep.Repo{Name: repo, Store: st, Engine: eng, GitHub: sweep.ClientRepo{Client: gh, Owner: owner, Name: name},
-				Owner: receipt.Owner{Kind: id.Kind, Host: id.Host, PID: id.PID, Actor: id.Actor, GitHubRunID: id.GitHubRunID, GitHubRunAttempt: id.GitHubRunAttempt}, Actor: actor})
+				Owner: receipt.Owner{Kind: id.Kind, Host: id.Host, PID: id.PID, Actor: id.Actor, GitHubRunID: id.GitHubRunID, GitHubRunAttempt: id.GitHubRunAttempt}, Actor: actor,
+				ApprovedBy: approver})
 			if err != nil {
 				return err
 			}
@@ -101,6 +109,7 @@ each destroy. Needs GITHUB_TOKEN (contents: write, pull-requests: read) and the 
 	}
 	cmd.Flags().StringVar(&retention, "retention", "", "delete tombstoned receipt branches older than this (default SPONSON_RETENTION, else 14d)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", sweep.DefaultConcurrency, "scopes judged at once")
+	cmd.Flags().StringVar(&approvedBy, "approved-by", "", "who approved destroying resources of production (default SPONSON_APPROVED_BY); without it they are left")
 	return cmd
 }
 

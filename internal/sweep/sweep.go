@@ -77,6 +77,10 @@ type Repo struct {
 	// Actor names who closes a scope in its tombstone ("<slug>[bot]",
 	// "sponson gc").
 	Actor string
+	// ApprovedBy names who approved destroying resources of production
+	// (`sponson gc --approved-by`); "" for an unattended sweep (the bot's),
+	// whose teardowns leave every such resource in place (ENV_NOT_APPROVED).
+	ApprovedBy string
 	// LockWait is how long a teardown waits for a lease another run holds
 	// (a shared parent object's, mostly); 0 is DefaultLockWait.
 	LockWait time.Duration

@@ -88,7 +88,7 @@ func TeardownEnv(ctx context.Context, r Repo, env, sc string, ts *receipt.Tombst
 	if wait == 0 {
 		wait = DefaultLockWait
 	}
-	run, err := r.Engine.Destroy(ctx, c, engine.Options{Env: env, Owner: owner, Close: ts, LockWait: wait})
+	run, err := r.Engine.Destroy(ctx, c, engine.Options{Env: env, Owner: owner, Close: ts, LockWait: wait, ApprovedBy: r.ApprovedBy})
 	res.Err = err
 	if run == nil || run.Receipt == nil {
 		return res

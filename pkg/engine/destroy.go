@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -87,38 +88,20 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	if prev, err = a.succeed(ctx, prev, stored, true); err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	others := otherOwners(stored, c.Scope)
-	// What Sponson itself recorded creating for this scope, when the store
-	// keeps it: an entry only a hand edit added is never destroyed.
-	var recorded map[string]bool
+	others := otherClaims(stored, c.Scope)
+	// What Sponson itself recorded creating, per scope (receipt.Provenance):
+	// an entry only a hand edit added is never destroyed, and a claim only
+	// a hand edit made never stops a destroy. A store that keeps no record
+	// proves nothing (unknown is unproven).
 	pv, _ := e.Store.(receipt.Provenance)
-	// claims reports whether another scope's claim on id is Sponson's own
-	// record: a claim only a hand edit of that scope's receipt made does
-	// not stop this scope destroying what it created (one Recorded per
-	// scope met, only when two ledgers collide).
-	otherRecords := map[string]map[string]bool{}
-	claims := func(other, id string) bool {
-		if pv == nil {
-			return true
-		}
-		ids, seen := otherRecords[other]
-		if !seen {
-			got, known, err := pv.Recorded(ctx, receipt.ScopeTarget(c.Env, other))
-			if err == nil && known {
-				ids = got
-			}
-			otherRecords[other] = ids
-		}
-		return ids == nil || ids[id]
-	}
-	if pv != nil && prev != nil {
-		ids, known, err := pv.Recorded(ctx, receipt.ScopeTarget(c.Env, c.Scope))
+	proofs := &provenance{pv: pv, env: c.Env, ids: map[string]map[string]bool{}, errs: map[string]error{}}
+	var recorded map[string]bool
+	if prev != nil {
+		ids, err := proofs.of(ctx, c.Scope)
 		if err != nil {
 			return nil, e.redactor().Error(err)
 		}
-		if known {
-			recorded = ids
-		}
+		recorded = ids
 	}
 	a.rec.w = a.startReceipt(prev)
 	a.rec.w.Operation = receipt.OpDestroy
@@ -179,23 +162,32 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			note(en, LineForgotten, nil)
 			continue
 		}
-		if other := others[ref.Identity()]; other != "" && claims(other, ref.Identity()) {
-			// Two ledgers claim one resource: only a hand edit of a
-			// receipt makes that. Deleting it would take it from the scope
-			// that manages it (I5); the entry is reported and left alone.
+		if other := proofs.claimant(ctx, others[ref.Identity()], ref.Identity()); other != "" {
+			// Two ledgers claim one resource, and the other's claim is
+			// Sponson's own record: deleting it would take it from the
+			// scope that manages it (I5); the entry is reported and left
+			// alone.
 			fail(en, errs.New(errs.OWNED_BY_OTHER_SCOPE, "the ledger of %s/%s claims %s (%s.%s), which scope %s manages; destroy leaves it alone",
-				c.Env, c.Scope, en.Key, en.Adapter, en.Op, other).With("key", en.Key).With("owner", other).
+				c.Env, c.Scope, en.Key, en.Adapter, en.Op, other).With("key", en.Key).With("owner", other).With("branch", branchOf(c.Env, c.Scope)).
 				WithHint("Only a hand edit of a receipt makes two scopes claim one resource: inspect the history of %s/%s and remove the entry from the receipt that should not have it.", c.Env, c.Scope))
 			continue
 		}
-		if recorded != nil && !recorded[ref.Identity()] {
-			fail(en, errs.New(errs.LEDGER_UNPROVEN, "the ledger of %s/%s claims Sponson created %s (%s.%s), but no receipt Sponson wrote for this scope recorded creating it; destroy leaves it alone",
-				c.Env, c.Scope, en.Key, en.Adapter, en.Op).With("key", en.Key))
+		if !recorded[ref.Identity()] {
+			why := "no receipt Sponson wrote for this scope recorded creating it"
+			if proofs.unknown[c.Scope] {
+				why = "the store holds no receipt Sponson wrote for this scope (a branch made or rewritten by hand, or a store that keeps no record)"
+			}
+			fail(en, errs.New(errs.LEDGER_UNPROVEN, "the ledger of %s/%s (%s) claims Sponson created %s (%s.%s), but %s; destroy leaves it alone",
+				c.Env, c.Scope, branchOf(c.Env, c.Scope), en.Key, en.Adapter, en.Op, why).With("key", en.Key).With("branch", branchOf(c.Env, c.Scope)))
 			continue
 		}
 		op, ok := e.Ops.Lookup(en.Adapter, en.Op)
 		if !ok {
 			fail(en, errs.New(errs.DESTROY_FAILED, "%s: op %s.%s is not available in this Sponson", en.Key, en.Adapter, en.Op))
+			continue
+		}
+		if err := a.mayDestroy(op, en, o.ApprovedBy); err != nil {
+			fail(en, err)
 			continue
 		}
 		if en.CreatedBy == receipt.CreatedByIntent {
@@ -268,11 +260,18 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		runErr = a.lostErr()
 	case firstErr != nil:
 		code := errs.DESTROY_FAILED
-		if c := errs.CodeOf(firstErr); c == errs.INTENT_UNRESOLVED || c == errs.INTERRUPTED || c == errs.OWNED_BY_OTHER_SCOPE || c == errs.LEDGER_UNPROVEN {
+		if c := errs.CodeOf(firstErr); c == errs.INTENT_UNRESOLVED || c == errs.INTERRUPTED || c == errs.OWNED_BY_OTHER_SCOPE || c == errs.LEDGER_UNPROVEN ||
+			c == errs.LEDGER_IMPLAUSIBLE || c == errs.ENV_NOT_APPROVED || c == errs.RESOURCE_UNMARKED {
 			code = errs.CodeOf(firstErr)
 		}
-		runErr = errs.Wrap(firstErr, code, "destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", ")).
-			With("resources", failed).With("codes", failedCodes)
+		msg := fmt.Sprintf("destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", "))
+		switch code {
+		case errs.LEDGER_IMPLAUSIBLE, errs.ENV_NOT_APPROVED, errs.RESOURCE_UNMARKED:
+			// Refusals by rule: the first says why, so an unattended
+			// teardown's report does.
+			msg += "; " + errs.Coded(firstErr).Message
+		}
+		runErr = errs.Wrap(firstErr, code, "%s", msg).With("resources", failed).With("codes", failedCodes)
 	}
 	return a.result(runErr, a.order, a.undo)
 }
@@ -296,27 +295,116 @@ func (a *destroyer) undoStep(en receipt.LedgerEntry) {
 	a.undo = append(a.undo, t)
 }
 
-// otherOwners maps the identity of every resource another scope of the
-// environment manages to that scope (Owners), leaving out hand-overs in
-// transit to me, which succession has just finished.
-func otherOwners(stored []receipt.Stored, me string) map[string]string {
-	var others []receipt.Stored
+// mayDestroy is what destroy asks of an entry the store proves, before
+// any provider call: that its key is one its op could have made in this
+// scope's environment (adapter.KeyJudge: LEDGER_IMPLAUSIBLE), and that
+// an entry of production has a named approver (ENV_NOT_APPROVED: the
+// bot, the sweep and gc without --approved-by never destroy one). An op
+// that says a line may write production (adapter.ProductionWriter) but
+// cannot judge a key is taken to write production.
+func (a *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy string) error {
+	env, sc := a.pr.env, a.pr.scope
+	where := branchOf(env, sc)
+	production := env == "production"
+	kj, judges := op.(adapter.KeyJudge)
+	if judges {
+		if err := kj.CheckKey(en.Key, adapter.Provider(en.Provider), a.pr.run); err != nil {
+			return errs.Wrap(err, errs.LEDGER_IMPLAUSIBLE, "the ledger of %s/%s (%s) names %s (%s.%s), which %s.%s could not have made in a run of %s/%s; destroy leaves it alone",
+				env, sc, where, en.Key, en.Adapter, en.Op, en.Adapter, en.Op, env, sc).With("key", en.Key).With("branch", where)
+		}
+		production = production || kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), a.pr.run) == "production"
+	}
+	if production && approvedBy == "" {
+		return errs.New(errs.ENV_NOT_APPROVED, "the ledger of %s/%s (%s) holds %s (%s.%s), a resource of production: destroying it needs a named approver, and an unattended teardown (the bot, the sweep, gc without --approved-by) leaves it alone",
+			env, sc, where, en.Key, en.Adapter, en.Op).With("key", en.Key).With("branch", where).
+			WithHint("Destroy the scope with --approved-by NAME (approved_by in the Action), or `sponson gc --approved-by NAME`.")
+	}
+	return nil
+}
+
+// claim is one other scope's ledger holding a resource: the scope whose
+// ledger it is (where its proof is kept) and the scope that manages it
+// (the successor, when the ledger is in transit to one).
+type claim struct {
+	holder, owner string
+}
+
+// otherClaims maps the identity of every resource in another scope's
+// ledger of the environment to every such claim (all of them: one forged
+// claim must not hide the real owner's), leaving out hand-overs in transit
+// to me, which succession has just finished.
+func otherClaims(stored []receipt.Stored, me string) map[string][]claim {
+	out := map[string][]claim{}
 	for _, s := range stored {
 		if s.Scope == me || s.Receipt == nil || s.Receipt.SupersededBy == me {
 			continue
 		}
-		others = append(others, s)
-	}
-	out := map[string]string{}
-	for id, owners := range Owners(others) {
-		for _, o := range owners {
-			if o != me {
-				out[id] = o
-				break
-			}
+		owner := s.Scope
+		if inTransit(s.Receipt) {
+			owner = s.Receipt.SupersededBy
+		}
+		if owner == me {
+			continue
+		}
+		for _, en := range s.Receipt.Ledger {
+			id := en.Ref().Identity()
+			out[id] = append(out[id], claim{holder: s.Scope, owner: owner})
 		}
 	}
 	return out
+}
+
+// provenance is what the store proves Sponson recorded creating, per scope
+// of one environment, read once per scope met.
+type provenance struct {
+	pv      receipt.Provenance // nil: the store keeps no record
+	env     string
+	ids     map[string]map[string]bool // scope → identities proven (empty when unknown)
+	errs    map[string]error
+	unknown map[string]bool // scopes with no record at all
+}
+
+// of returns what scope's record proves (empty when it has none).
+func (p *provenance) of(ctx context.Context, sc string) (map[string]bool, error) {
+	if ids, ok := p.ids[sc]; ok {
+		return ids, p.errs[sc]
+	}
+	if p.unknown == nil {
+		p.unknown = map[string]bool{}
+	}
+	var ids map[string]bool
+	var err error
+	known := false
+	if p.pv != nil {
+		ids, known, err = p.pv.Recorded(ctx, receipt.ScopeTarget(p.env, sc))
+	}
+	if err != nil || !known {
+		ids = map[string]bool{}
+	}
+	p.unknown[sc] = err == nil && !known
+	p.ids[sc], p.errs[sc] = ids, err
+	return ids, err
+}
+
+// claimant is the scope that manages the resource id among claims, by a
+// claim Sponson's record proves, or whose record could not be read (a
+// claim that cannot be weighed stops the destroy); "" when every claim is
+// a hand edit's.
+func (p *provenance) claimant(ctx context.Context, claims []claim, id string) string {
+	for _, cl := range claims {
+		ids, err := p.of(ctx, cl.holder)
+		if err != nil || ids[id] {
+			return cl.owner
+		}
+	}
+	return ""
+}
+
+// branchOf names where a scope's receipt lives, as refusals say it: its
+// branch on the git store (a directory of the same name on the local
+// store).
+func branchOf(env, sc string) string {
+	return "sponson-receipts/" + receipt.ScopeTarget(env, sc).Key()
 }
 
 func (a *destroyer) removeEntry(ref receipt.ResourceRef) {

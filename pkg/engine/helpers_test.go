@@ -169,3 +169,32 @@ changes:
     list: callbacks
     item: { from: app.url }
 `
+
+// recordedOf is receipt.Provenance of a store a test wraps (the wrappers
+// embed receipt.Store, which hides it).
+func recordedOf(ctx context.Context, st receipt.Store, t receipt.Target) (map[string]bool, bool, error) {
+	if pv, ok := st.(receipt.Provenance); ok {
+		return pv.Recorded(ctx, t)
+	}
+	return nil, false, nil
+}
+
+func (s *hookStore) Recorded(ctx context.Context, t receipt.Target) (map[string]bool, bool, error) {
+	return recordedOf(ctx, s.Store, t)
+}
+
+func (s *recordingStore) Recorded(ctx context.Context, t receipt.Target) (map[string]bool, bool, error) {
+	return recordedOf(ctx, s.Store, t)
+}
+
+func (s *acquireHook) Recorded(ctx context.Context, t receipt.Target) (map[string]bool, bool, error) {
+	return recordedOf(ctx, s.Store, t)
+}
+
+func (s *parentAudit) Recorded(ctx context.Context, t receipt.Target) (map[string]bool, bool, error) {
+	return recordedOf(ctx, s.Store, t)
+}
+
+func (s *ownersChecker) Recorded(ctx context.Context, t receipt.Target) (map[string]bool, bool, error) {
+	return recordedOf(ctx, s.Store, t)
+}

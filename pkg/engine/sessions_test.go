@@ -110,6 +110,7 @@ type sessionStore interface {
 	receipt.Store
 	receipt.Sessions
 	receipt.ScopeViewer
+	receipt.Provenance
 }
 
 func (s *interloper) WriteAt(ctx context.Context, r *receipt.Receipt, v receipt.Version) error {

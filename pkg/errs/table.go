@@ -58,6 +58,8 @@ const (
 	RUN_FAILED         Code = "RUN_FAILED"
 	DESTROY_FAILED     Code = "DESTROY_FAILED"
 	LEDGER_UNPROVEN    Code = "LEDGER_UNPROVEN"
+	LEDGER_IMPLAUSIBLE Code = "LEDGER_IMPLAUSIBLE"
+	RESOURCE_UNMARKED  Code = "RESOURCE_UNMARKED"
 
 	PROVIDER_TRANSIENT Code = "PROVIDER_TRANSIENT"
 	PROVIDER_CONFLICT  Code = "PROVIDER_CONFLICT"
@@ -156,6 +158,8 @@ var Table = []Info{
 	{ROLLBACK_FAILED, ExitFailed, false, "run", "Rolling back what this run created failed; some resources remain.", "Re-run apply to converge, or destroy the scope; the resources are named in the receipt."},
 	{DESTROY_FAILED, ExitFailed, false, "run", "Destroying some resources failed; they stay in the ledger.", "Re-run destroy; the entries that remain are listed in the receipt."},
 	{LEDGER_UNPROVEN, ExitFailed, false, "run", "A receipt's ledger claims Sponson created a resource that no receipt Sponson wrote for this scope ever recorded creating (the receipt was edited by hand); destroy leaves it alone.", "Inspect the scope's receipt history for the edit; remove the entry from the receipt, or delete the resource by hand if it really is this scope's."},
+	{LEDGER_IMPLAUSIBLE, ExitFailed, false, "run", "A receipt's ledger names a resource its op could not have made in this scope's environment (a production variable in a preview scope); destroy leaves it alone.", "Inspect the scope's receipt history for the edit; remove the entry from the receipt, or delete the resource by hand if it really is this scope's."},
+	{RESOURCE_UNMARKED, ExitFailed, false, "run", "The resource at the provider does not carry the mark of the scope whose ledger names it (made or changed outside Sponson, or by another scope); destroy leaves it alone.", "Check the resource at the provider; delete it by hand if it really is this scope's, and remove the entry from the receipt."},
 
 	{PROVIDER_TRANSIENT, ExitFailed, false, "provider", "The provider failed in a way that may pass (5xx, rate limit, network).", "Re-run; the retry budget was spent."},
 	{PROVIDER_CONFLICT, ExitFailed, false, "provider", "The provider refused the write because of a conflicting state.", "Check the provider for a resource with the same name made outside Sponson; adopt it with `{keep: true}` or rename."},

@@ -261,23 +261,33 @@ func Interrupted(ctx context.Context, what string) error {
 // Provenance is implemented by stores that keep, beside a scope's latest
 // receipt, the receipts Sponson itself wrote for it (its history). Destroy
 // uses it so that a ledger edited by hand cannot aim it at a resource the
-// scope never created (the issue of a hostile push to the store).
+// scope never created (a hostile push to the store): an entry is destroyed
+// only when Recorded proves it. Every store of this module implements it
+// (the git store from its commits, the local store from its record file,
+// the memory store from its writes); against a store that does not,
+// destroy proves nothing and so deletes nothing (LEDGER_UNPROVEN).
 type Provenance interface {
 	// Recorded returns the identities (ResourceRef.Identity) of every
 	// resource that a receipt this store wrote for target — through Write
 	// or WriteMany, never a hand edit — recorded as created by Sponson or
-	// as an intent. ok is false when the store holds no such record for
-	// target (a scope written before the store kept them, or no receipt
-	// at all): the caller cannot tell, and must not refuse on it.
+	// as an intent, and that no later write of Sponson's dropped
+	// (RecordIntroduced). ok is false when the store holds no such record
+	// for target (a scope written before the store kept them, a branch
+	// only a person wrote, or no receipt at all): nothing is proven then,
+	// and destroy deletes nothing on its word (unknown is unproven).
 	Recorded(ctx context.Context, target Target) (ids map[string]bool, ok bool, err error)
 }
 
-// RecordIntroduced adds to ids what a write by Sponson of after, over the
-// stored before (nil for none), proves the scope created: the entries
-// after introduces as created by Sponson or as intents — a run records
-// what it creates (an intent first, for most ops), a succession what it
-// hands over. An entry that before already held proves nothing: a run
-// carries forward whatever ledger it read, a hand edit included.
+// RecordIntroduced updates ids, what Sponson's writes of a scope proved it
+// created, with a write by Sponson of after over the stored before (nil
+// for none): the entries after introduces as created by Sponson or as
+// intents are added — a run records what it creates (an intent first, for
+// most ops), a succession what it hands over — and every id after's ledger
+// no longer holds is dropped: a resource that left the ledger (destroyed,
+// rolled back, handed over) must be introduced again to count, so a hand
+// edit that puts it back proves nothing. An entry that before already held
+// proves nothing: a run carries forward whatever ledger it read, a hand
+// edit included.
 func RecordIntroduced(ids map[string]bool, before, after *Receipt) {
 	if after == nil {
 		return
@@ -288,10 +298,17 @@ func RecordIntroduced(ids map[string]bool, before, after *Receipt) {
 			had[en.Ref().Identity()] = true
 		}
 	}
+	holds := map[string]bool{}
 	for _, en := range after.Ledger {
 		id := en.Ref().Identity()
+		holds[id] = true
 		if !had[id] && (en.CreatedBy == CreatedByIntent || en.CreatedBy == CreatedBySponson) {
 			ids[id] = true
+		}
+	}
+	for id := range ids {
+		if !holds[id] {
+			delete(ids, id)
 		}
 	}
 }

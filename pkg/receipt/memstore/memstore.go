@@ -63,6 +63,7 @@ type Store struct {
 	leases   map[receipt.Target]receipt.Lease
 	gens     map[receipt.Target]int64
 	history  map[receipt.Target][]receipt.Event
+	recorded map[receipt.Target]map[string]bool // receipt.Provenance: what put introduced
 	faults   []*Fault
 	calls    map[Method]int
 	writes   int64
@@ -92,6 +93,7 @@ func New(clock receipt.Clock, opts ...Option) *Store {
 		leases:      map[receipt.Target]receipt.Lease{},
 		gens:        map[receipt.Target]int64{},
 		history:     map[receipt.Target][]receipt.Event{},
+		recorded:    map[receipt.Target]map[string]bool{},
 		calls:       map[Method]int{},
 	}
 	for _, o := range opts {
@@ -296,6 +298,16 @@ func (s *Store) fence(lease receipt.Lease) error {
 
 func (s *Store) put(r *receipt.Receipt, lease receipt.Lease, data []byte) {
 	t := r.Target()
+	var before *receipt.Receipt // what this write replaces, a planted receipt included
+	if st, ok := s.receipts[t]; ok {
+		before, _ = receipt.DecodeStored(st.data, t, "receipt of "+t.String())
+	}
+	ids := s.recorded[t]
+	if ids == nil {
+		ids = map[string]bool{}
+		s.recorded[t] = ids
+	}
+	receipt.RecordIntroduced(ids, before, r)
 	v := s.nextVersion()
 	s.receipts[t] = stored{data: data, version: v}
 	ev := receipt.Event{At: s.clock.Now(), Target: t, Operation: r.Operation, RunID: r.RunID, Status: r.Status, Version: v, Generation: lease.Generation}
@@ -347,6 +359,30 @@ func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
 		return struct{}{}, nil
 	})
 	return err
+}
+
+var _ receipt.Provenance = (*Store)(nil)
+
+// Recorded implements receipt.Provenance from what Write and WriteMany
+// recorded; a receipt put in place by Plant (a hand edit) records nothing.
+func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string]bool, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := receipt.Interrupted(ctx, "history of "+target.String()); err != nil {
+		return nil, false, err
+	}
+	if err := target.Validate(); err != nil {
+		return nil, false, err
+	}
+	ids, ok := s.recorded[target]
+	if !ok {
+		return nil, false, nil
+	}
+	out := make(map[string]bool, len(ids))
+	for id := range ids {
+		out[id] = true
+	}
+	return out, true, nil
 }
 
 // History implements receipt.Receipts.

@@ -1,0 +1,81 @@
+package adapters_test
+
+import (
+	"testing"
+
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// Destroy works from a ledger, without the line's parameters: every op
+// that can write production judges its keys (adapter.KeyJudge), so destroy
+// knows which entries need an approver.
+func TestProductionWritersJudgeTheirKeys(t *testing.T) {
+	for _, op := range registry().Ops() {
+		if _, pw := op.(adapter.ProductionWriter); !pw {
+			continue
+		}
+		if _, kj := op.(adapter.KeyJudge); !kj {
+			t.Errorf("%s can write production and cannot judge a ledger key (adapter.KeyJudge)", op.Spec().Name())
+		}
+	}
+}
+
+// A production key is plausible only in the environment production, and
+// needs an approver wherever it is.
+func TestKeysOfProduction(t *testing.T) {
+	preview := adapter.RunCtx{Env: "preview", Scope: "branch-ghost", Branch: "ghost"}
+	production := adapter.RunCtx{Env: "production", Scope: "main", Branch: "main"}
+	for _, tc := range []struct {
+		op, key      string
+		provider     adapter.Provider
+		inPreview    bool // plausible in a preview scope
+		inProduction bool
+		production   bool // KeyEnvironment
+	}{
+		{"vercel.env", "env:production:*:DATABASE_URL", nil, false, true, true},
+		{"vercel.env", "env:preview:ghost:DATABASE_URL", nil, true, true, false},
+		{"vercel.env", "env:development:ghost:X", nil, false, false, false},
+		{"vercel.env", "callbacks:https://x", nil, false, false, false},
+		{"vercel.deploy", "deployment:production:abc", nil, false, true, true},
+		{"vercel.deploy", "deployment:preview:abc", nil, true, false, false},
+		{"netlify.env", "env:production:API_URL", nil, false, true, true},
+		{"netlify.env", "env:deploy-preview:API_URL", nil, true, true, false},
+		{"cloudflare.pages_env", "env:production:X", nil, false, true, true},
+		{"cloudflare.pages_env", "env:preview:X", nil, true, true, false},
+		{"launchdarkly.flag_target", "target:production:checkout:user:pr-7", adapter.Provider{"project": "p", "environment": "production", "production": true}, true, true, true},
+		{"launchdarkly.flag_target", "target:preview:checkout:user:pr-7", adapter.Provider{"project": "p", "environment": "preview"}, true, true, false},
+	} {
+		a, o, _ := cut(tc.op)
+		op, ok := registry().Lookup(a, o)
+		if !ok {
+			t.Fatalf("no %s", tc.op)
+		}
+		kj := op.(adapter.KeyJudge)
+		for _, run := range []adapter.RunCtx{preview, production} {
+			want := tc.inPreview
+			if run.Env == "production" {
+				want = tc.inProduction
+			}
+			err := kj.CheckKey(tc.key, tc.provider, run)
+			if (err == nil) != want {
+				t.Errorf("%s %q in %s: CheckKey = %v, want plausible %v", tc.op, tc.key, run.Env, err, want)
+			}
+			if err != nil && errs.CodeOf(err) != errs.PARAM_INVALID {
+				t.Errorf("%s %q: code %s", tc.op, tc.key, errs.CodeOf(err))
+			}
+		}
+		if got := kj.KeyEnvironment(tc.key, tc.provider, preview) == "production"; got != tc.production {
+			t.Errorf("%s %q: KeyEnvironment production = %v, want %v", tc.op, tc.key, got, tc.production)
+		}
+	}
+}
+
+func cut(name string) (string, string, bool) {
+	for i := range name {
+		if name[i] == '.' {
+			return name[:i], name[i+1:], true
+		}
+	}
+	return name, "", false
+}

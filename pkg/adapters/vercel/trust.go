@@ -1,0 +1,59 @@
+package vercel
+
+import (
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/errs"
+)
+
+var (
+	_ adapter.KeyJudge = (*EnvOp)(nil)
+	_ adapter.KeyJudge = (*DeployOp)(nil)
+)
+
+// KeyEnvironment is "production" for a variable of target production.
+func (op *EnvOp) KeyEnvironment(key string, _ adapter.Provider, _ adapter.RunCtx) string {
+	if t, _, _, ok := ParseKey(key); ok && t == Production {
+		return Production
+	}
+	return ""
+}
+
+// CheckKey accepts the keys a line can make in run's environment: a
+// variable of target production only in the environment production (a
+// line writes it there, with an approver), a target other than preview
+// only for every branch ("*").
+func (op *EnvOp) CheckKey(key string, _ adapter.Provider, run adapter.RunCtx) error {
+	t, branch, _, ok := ParseKey(key)
+	switch {
+	case !ok:
+		return errs.New(errs.PARAM_INVALID, "%s: %q is not a vercel.env key (env:<target>:<branch>:<NAME>)", opName, key)
+	case t != Preview && t != Production && t != Development:
+		return errs.New(errs.PARAM_INVALID, "%s: %q names no Vercel target", opName, key)
+	case t == Production && run.Env != Production:
+		return errs.New(errs.PARAM_INVALID, "%s: %q is a production variable, which a line writes only in the environment production, not in %s", opName, key, run.Env)
+	case t != Preview && branch != AllBranches:
+		return errs.New(errs.PARAM_INVALID, "%s: %q scopes a %s variable to a branch, which only preview variables are", opName, key, t)
+	}
+	return nil
+}
+
+// KeyEnvironment is "production" for a production deployment.
+func (op *DeployOp) KeyEnvironment(key string, _ adapter.Provider, _ adapter.RunCtx) string {
+	if t, _, err := parseDeployKey(key); err == nil && t == Production {
+		return Production
+	}
+	return ""
+}
+
+// CheckKey accepts the deployment of run's target: production in the
+// environment production, preview elsewhere.
+func (op *DeployOp) CheckKey(key string, _ adapter.Provider, run adapter.RunCtx) error {
+	t, _, err := parseDeployKey(key)
+	if err != nil {
+		return err
+	}
+	if t != deployTarget(run) {
+		return errs.New(errs.PARAM_INVALID, "%s: %q is a %s deployment, which a run of %s does not make", deployOpName, key, t, run.Env)
+	}
+	return nil
+}
