@@ -90,8 +90,9 @@ func Main(env Env) int {
 type act struct {
 	env   Env
 	red   *redact.Redactor
-	gha   *githubactions.Action // writes through the redactor
-	out   *redact.Writer
+	lines *redact.Lines         // stdout: whole lines, masks first
+	gha   *githubactions.Action // workflow commands, through lines
+	out   *redact.LineWriter    // progress, through lines
 	in    Inputs
 	dir   string
 	gh    GitHub
@@ -100,7 +101,6 @@ type act struct {
 	links    report.Links
 	plan     *plan.Plan
 	planErr  error
-	masked   map[string]bool
 	warnings []*errs.Error
 	ctx      context.Context
 	store    *report.StoreInfo
@@ -115,8 +115,16 @@ func (a *act) main(ctx context.Context) int {
 		stdout = io.Discard
 	}
 	getenv := a.env.getenv
-	raw := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
-	in, inErr := ReadInputs(raw)
+	// Every byte of stdout leaves through one Lines: whole lines only, one
+	// writer's never cut into another's, and before each line the masks of
+	// the values registered since the last, so a command always starts a
+	// line and the runner masks a value before any line that could hold it.
+	a.lines = a.red.Lines(stdout, addMasks)
+	cmds, progress := a.lines.Writer(), a.lines.Writer()
+	defer cmds.Close()
+	defer progress.Close()
+	a.gha = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(cmds))
+	in, inErr := ReadInputs(a.gha)
 	a.in = in
 	token := in.GitHubToken
 	if token == "" {
@@ -124,36 +132,32 @@ func (a *act) main(ctx context.Context) int {
 	}
 	a.dir = a.workDir()
 
-	// Every secret known now is registered and sent as ::add-mask::, to the
-	// raw stdout, before any other byte: the token, credential-looking
-	// variables, and the values of the plan's secret references.
+	// Every secret known now is registered and sent as ::add-mask::
+	// before any other byte: the token, credential-looking variables, and
+	// the values of the plan's secret references.
 	a.red.Register(token, "the github_token input")
 	if a.env.Environ != nil {
 		a.red.RegisterEnv(a.env.Environ())
 	}
 	a.loadPlan()
 	a.resolvePlanSecrets(ctx)
-	a.masked = map[string]bool{}
-	a.mask(raw)
-
-	a.out = a.red.Writer(stdout)
-	defer a.out.Flush()
-	a.gha = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(a.out))
+	a.mask()
+	a.out = progress
 	a.links = a.linksFromEnv()
 
 	if inErr != nil {
-		return a.finish(raw, report.FromError(commandName(in.Command), in.Env, "", inErr, a.links), nil)
+		return a.finish(report.FromError(commandName(in.Command), in.Env, "", inErr, a.links), nil)
 	}
 	// Without a usable client (no token) a skip still skips; what needs
 	// GitHub fails with the client's error.
 	a.gh, a.ghErr = a.newGitHub(token)
-	r, hasPR := a.run(ctx, raw, token)
-	return a.finish(raw, r, hasPR)
+	r, hasPR := a.run(ctx, token)
+	return a.finish(r, hasPR)
 }
 
 // run decides and runs the command, returning its report and, when it
 // belongs on a pull request, that pull request.
-func (a *act) run(ctx context.Context, raw *githubactions.Action, token string) (*report.Report, *int) {
+func (a *act) run(ctx context.Context, token string) (*report.Report, *int) {
 	getenv := a.env.getenv
 	name := getenv("GITHUB_EVENT_NAME")
 	payload, err := scope.ReadEvent(getenv, a.env.ReadFile)
@@ -201,12 +205,12 @@ func (a *act) run(ctx context.Context, raw *githubactions.Action, token string) 
 		a.notice(d.Code, d.Skip)
 		return report.Skip(commandName(a.in.Command), c.Env, c.Scope, d.Skip, a.links), nil
 	}
-	r := a.execute(ctx, raw, token, d, c)
+	r := a.execute(ctx, token, d, c)
 	return r, c.PR.Number
 }
 
 // execute builds the run (internal/wire) and runs the decided command.
-func (a *act) execute(ctx context.Context, raw *githubactions.Action, token string, d Decision, c scope.Ctx) *report.Report {
+func (a *act) execute(ctx context.Context, token string, d Decision, c scope.Ctx) *report.Report {
 	getenv := a.env.getenv
 	if d.Command != CommandDestroy && a.plan == nil {
 		return report.FromError(d.Command, c.Env, c.Scope, a.planErr, a.links)
@@ -241,7 +245,7 @@ func (a *act) execute(ctx context.Context, raw *githubactions.Action, token stri
 	if a.gh != nil {
 		run.Engine.HolderGone = holderGone(a.gh, getenv("GITHUB_REPOSITORY"))
 	}
-	a.mask(raw) // the store's token, registered by wire
+	a.mask() // the store's token, registered by wire
 
 	// A later event for a closed pull request's scope is a quiet skip that
 	// writes nothing anywhere - not even a lease. The engine refuses such a
@@ -289,8 +293,8 @@ func (a *act) execute(ctx context.Context, raw *githubactions.Action, token stri
 
 // finish reports: annotations, the pull request comment, the job summary
 // and the outputs; then the exit code.
-func (a *act) finish(raw *githubactions.Action, r *report.Report, pr *int) int {
-	a.mask(raw) // what the run registered (sensitive outputs) before it is reported
+func (a *act) finish(r *report.Report, pr *int) int {
+	a.mask() // what the run registered (sensitive outputs), for the steps after this one
 	if r.Store == nil {
 		r.Store = a.store
 	}
@@ -389,14 +393,19 @@ func (a *act) position(file string, line, col int) map[string]string {
 	return f
 }
 
-// mask sends every value registered since the last call as ::add-mask::,
-// to the raw stdout (through the redactor it would mask itself).
-func (a *act) mask(raw *githubactions.Action) {
-	for _, v := range a.red.MaskValues() {
-		if !a.masked[v] {
-			a.masked[v] = true
-			raw.AddMask(v)
-		}
+// mask sends every value registered and not yet sent as ::add-mask::
+// now, whether or not anything is printed after it: the runner masks it in
+// the steps after this one too. (A line printed sends them first anyway.)
+func (a *act) mask() {
+	_ = a.lines.Masks() // a stdout that fails is not reported on stdout
+}
+
+// addMasks is how Lines sends masks: ::add-mask:: through go-githubactions,
+// unredacted, to the writer under the Lines.
+func addMasks(w io.Writer, values []string) {
+	gha := githubactions.New(githubactions.WithWriter(w))
+	for _, v := range values {
+		gha.AddMask(v)
 	}
 }
 

@@ -4,9 +4,13 @@
 //
 // A run: read the inputs (INPUT_*), register every secret known at the
 // start (the token, credential-looking variables, the values of the plan's
-// secret references) and send each as ::add-mask:: to the raw stdout
-// before any other byte; from then on every byte leaves through the run's
-// redactor. Then the event: pkg/scope computes the scope, Decide picks the
+// secret references) and send each as ::add-mask:: before any other
+// byte. Every byte of stdout leaves through one redact.Lines: whole lines
+// only, redacted, and before each line the masks of the values registered
+// since (a sensitive output resolved mid-run), so a workflow command
+// always starts a line and the runner masks a value before any line that
+// could hold it, whatever progress (a lease wait, a takeover) is printed
+// meanwhile. Then the event: pkg/scope computes the scope, Decide picks the
 // command (or a skip that touches nothing), internal/wire builds the run on
 // the git-branch store of the run's own repository
 // (${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}.git, authenticated with the

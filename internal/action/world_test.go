@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,8 @@ type world struct {
 	out   bytes.Buffer
 	code  int
 	ctx   context.Context // the job's context (nil: never cancelled)
+	// stdout, when a test watches the job's stdout, passes it on to out.
+	stdout io.Writer
 }
 
 func newWorld(t *testing.T) *world {
@@ -162,7 +165,11 @@ func (w *world) run() int {
 		}
 		return l
 	}
-	w.code = Main(Env{LookupEnv: lookup, Environ: environ, ReadFile: os.ReadFile, Dir: w.ws, Stdout: &w.out, Context: w.ctx})
+	var stdout io.Writer = &w.out
+	if w.stdout != nil {
+		stdout = w.stdout
+	}
+	w.code = Main(Env{LookupEnv: lookup, Environ: environ, ReadFile: os.ReadFile, Dir: w.ws, Stdout: stdout, Context: w.ctx})
 	for _, l := range strings.Split(w.out.String(), "\n") {
 		if !strings.HasPrefix(l, "::add-mask::") && (strings.Contains(l, secretV) || strings.Contains(l, token)) {
 			w.t.Errorf("a secret reached stdout: %s", l)

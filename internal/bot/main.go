@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -48,8 +47,10 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	if env.Environ != nil {
 		r.RegisterEnv(env.Environ())
 	}
-	out := &flushWriter{w: r.Writer(stderr)}
-	defer out.w.Close()
+	// One line-atomic output: each record leaves whole, redacted, at once;
+	// records of concurrent deliveries never cut into one another.
+	out := r.Lines(stderr, nil).Writer()
+	defer out.Close()
 	log := slog.New(slog.NewJSONHandler(out, nil)).With("program", "sponson-bot")
 	fail := func(err error) int {
 		e := errs.Coded(err)
@@ -124,21 +125,4 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// flushWriter passes every log line on at once (the redacting writer
-// otherwise holds back a short tail) and serialises writers.
-type flushWriter struct {
-	mu sync.Mutex
-	w  *redact.Writer
-}
-
-func (f *flushWriter) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.w.Write(p)
-	if err == nil {
-		err = f.w.Flush()
-	}
-	return n, err
 }

@@ -113,4 +113,9 @@ func TestMainServesUntilStopped(t *testing.T) {
 	if strings.Contains(log, string(testSecret)) {
 		t.Errorf("the log shows the webhook secret")
 	}
+	for i, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("log line %d is not one JSON record: %s", i+1, line)
+		}
+	}
 }

@@ -23,6 +23,13 @@
 //   - A form that would only appear by joining masked output with its
 //     surroundings (a secret containing "***") or by joining two JSON tokens is
 //     not looked for.
+//   - A program whose output is a log (the GitHub Action, the bot) prints
+//     through one Lines: its writers pass on whole lines only, redacted, one
+//     writer's lines never cut into another's, and every value registered
+//     and not yet sent as a mask (::add-mask::) is sent, on lines of its
+//     own, before the next line is printed. So a workflow command always
+//     starts a line and the runner knows a mask before any line that could
+//     hold its value.
 //   - Every method is safe for concurrent use. Writes of all the Writers of
 //     one Redactor are serialised, so several goroutines may write to them and
 //     to the same underlying writer.

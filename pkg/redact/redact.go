@@ -177,8 +177,7 @@ func (r *Redactor) Len() int {
 // sends as ::add-mask:: so the runner masks them too: each registered value
 // trimmed, a multi-line value as its lines of at least MinLen characters
 // (a workflow command is one line). Short values are not registered and not
-// listed. The caller prints these to the raw stdout, not through a Writer
-// (which would mask them), before anything else is printed.
+// listed. Lines sends them (see Lines), unmasked, before the next line.
 func (r *Redactor) MaskValues() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
