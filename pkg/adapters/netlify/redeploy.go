@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/errs"
 )
 
 // RedeployOutput is the resource output that records what a write did to
@@ -94,14 +95,24 @@ func (op *EnvOp) redeploy(ctx context.Context, s *session, r envReq, run adapter
 	}
 	if err := s.a.Send(ctx, http.MethodPost, "/sites/"+url.PathEscape(r.site)+"/builds", q, nil, false, &build); err != nil {
 		if !httpclient.IsAmbiguous(err) {
-			return nil, err
+			return nil, rebuildErr(err, newest.ID, run.SHA)
 		}
 		// The answer was lost: the build may have started.
 		again, rerr := s.newestOf(ctx, r, run.SHA)
 		if rerr != nil || again == nil || !parseTime(again.CreatedAt).After(at) {
-			return nil, err
+			return nil, rebuildErr(err, newest.ID, run.SHA)
 		}
 		build.DeployID = again.ID
 	}
 	return map[string]any{"deploy_id": build.DeployID, "replaces": newest.ID}, nil
+}
+
+// rebuildErr says which rebuild failed and why it was needed, keeping the
+// provider error's code.
+func rebuildErr(err error, id, sha string) error {
+	e := errs.Wrap(err, errs.CodeOf(err), "netlify: rebuilding deploy %s of commit %s, which started before the variables were written", id, short(sha))
+	if inner := errs.As(err); inner != nil && inner.Hint != "" {
+		e.Hint = inner.Hint
+	}
+	return e
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/errs"
 )
 
 // RedeployOutput is the resource output that records a redeploy: on every
@@ -87,16 +88,26 @@ func (op *EnvOp) redeploy(ctx context.Context, a httpclient.API, r envReq, run a
 	var made one
 	if err := a.Send(ctx, http.MethodPost, "/v13/deployments", teamQuery(r.team), body, false, &made); err != nil {
 		if !httpclient.IsAmbiguous(err) {
-			return nil, err
+			return nil, rebuildErr(err, newest.UID, run.SHA)
 		}
 		// The answer was lost: the redeploy may have started.
 		again, rerr := op.newest(ctx, a, q, r.target, run.SHA)
 		if rerr != nil || again == nil || again.created() <= at {
-			return nil, err
+			return nil, rebuildErr(err, newest.UID, run.SHA)
 		}
 		made.ID = again.UID
 	}
 	return map[string]any{"deployment_id": made.ID, "replaces": newest.UID}, nil
+}
+
+// rebuildErr says which rebuild failed and why it was needed, keeping the
+// provider error's code.
+func rebuildErr(err error, uid, sha string) error {
+	e := errs.Wrap(err, errs.CodeOf(err), "vercel: rebuilding deployment %s of commit %s, which started before the variables were written", uid, short(sha))
+	if inner := errs.As(err); inner != nil && inner.Hint != "" {
+		e.Hint = inner.Hint
+	}
+	return e
 }
 
 func firstOf(s ...string) string {

@@ -3,6 +3,7 @@ package vercel_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -230,5 +231,35 @@ func TestStaleDeploymentIsNotThePreview(t *testing.T) {
 	}
 	if d := w.deployment(t, pushed.Vercel[0]); d.State != "READY" {
 		t.Fatalf("the push's build is %s, want READY (the test would prove nothing)", d.State)
+	}
+}
+
+// A rebuild the provider refuses fails the line, saying which deployment
+// and why it was rebuilt; a lost answer whose rebuild landed is not sent
+// twice.
+func TestRedeployRefusedOrLost(t *testing.T) {
+	w := linkedWorld(t, &sim.VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 1})
+	pushed, _ := w.Cloud.Push(sim.Push{SHA: run.SHA, Branch: run.Branch})
+	if _, err := w.Cloud.AddRule(sim.Rule{Kind: sim.KindFail, Provider: "vercel", Method: "POST", Path: "/v13/deployments", Status: 400, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	req := w.defaulted(t, map[string]any{"values": map[string]any{"DATABASE_URL": "postgres://pr-7"}}, run)
+	_, err := w.op().Apply(context.Background(), req, nil, func(...string) error { return nil })
+	if errs.CodeOf(err) != errs.PROVIDER_INVALID || !strings.Contains(err.Error(), pushed.Vercel[0]) {
+		t.Fatalf("refused rebuild: %v, want PROVIDER_INVALID naming %s", err, pushed.Vercel[0])
+	}
+
+	w2 := linkedWorld(t, &sim.VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 1})
+	w2.Cloud.Push(sim.Push{SHA: run.SHA, Branch: run.Branch})
+	if _, err := w2.Cloud.AddRule(sim.Rule{Kind: sim.KindDrop, Provider: "vercel", Method: "POST", Path: "/v13/deployments", Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w2.op().Apply(context.Background(), req, nil, func(...string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := res.Resources[0].Outputs[vercel.RedeployOutput].(map[string]any)
+	if n := len(w2.project(t).Deployments); rec == nil || n != 2 {
+		t.Errorf("lost answer: record %v, %d deployments; want the one rebuild found again", rec, n)
 	}
 }
