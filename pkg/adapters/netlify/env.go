@@ -616,8 +616,10 @@ const deployPage = 100
 // AwaitExternal answers preview_url, deploy_id and deploy_preview_url once
 // the newest deploy of the run's commit in the line's context that started
 // after the line's values last changed is ready; nil while there is none
-// or it is still building; EXTERNAL_FAILED when it ended in error. Read
-// only.
+// or it is still building (a deploy preview started before the change is
+// stale: the line waits for the next one); EXTERNAL_FAILED when it ended
+// in error, or when none started since and the commit's deploy from before
+// the change failed. Read-only.
 func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adapter.Live) (map[string]any, error) {
 	r, err := parse(req.Params, req.Provider, req.Run)
 	if err != nil {
