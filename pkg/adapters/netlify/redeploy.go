@@ -35,31 +35,28 @@ func (s *session) written(names []string) time.Time {
 
 func (d *deploy) failed() bool { return d.State == "error" || d.State == "rejected" }
 
-// newestOf is the newest deploy of the commit in the line's context, read
-// newest first and no further than the first one found.
+// newestOf is the newest deploy of the commit in the line's context among
+// the site's newest deploys (one page: the description gives the listing
+// no filter, and the commit was pushed moments ago, so a deploy of it is
+// near the top; reading the whole history when it has none yet would cost
+// a request per hundred deploys). nil when there is none.
 func (s *session) newestOf(ctx context.Context, r envReq, sha string) (*deploy, error) {
+	var list []deploy
+	q := url.Values{"page": {"1"}, "per_page": {strconv.Itoa(deployPage)}}
+	if err := s.a.Get(ctx, "/sites/"+url.PathEscape(r.site)+"/deploys", q, &list); err != nil {
+		return nil, err
+	}
 	var found *deploy
-	err := httpclient.Numbered(ctx, "netlify", 1, deployPage, func(ctx context.Context, page int) (int, error) {
-		var list []deploy
-		q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(deployPage)}}
-		if err := s.a.Get(ctx, "/sites/"+url.PathEscape(r.site)+"/deploys", q, &list); err != nil {
-			return 0, err
+	for i := range list {
+		d := list[i]
+		if d.CommitRef != sha || !r.matches(d) {
+			continue
 		}
-		for i := range list {
-			d := list[i]
-			if d.CommitRef != sha || !r.matches(d) {
-				continue
-			}
-			if found == nil || parseTime(d.CreatedAt).After(parseTime(found.CreatedAt)) {
-				found = &d
-			}
+		if found == nil || parseTime(d.CreatedAt).After(parseTime(found.CreatedAt)) {
+			found = &d
 		}
-		if found != nil {
-			return 0, nil
-		}
-		return len(list), nil
-	})
-	return found, err
+	}
+	return found, nil
 }
 
 // redeploy runs after a write of the line's values: when the newest
