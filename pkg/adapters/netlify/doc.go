@@ -46,8 +46,8 @@
 //
 // Redeploy. Netlify starts building a pushed commit at once, while the
 // workflow that writes its variables is still running. After a write, when
-// the newest deploy of the run's commit in the line's context started
-// before the write and has not failed, a production or branch deploy is
+// the newest deploy of the run's commit in the line's context (among the
+// site's 100 newest deploys) started before the write and has not failed, a production or branch deploy is
 // rebuilt: POST /sites/{site}/builds (createSiteBuild; branch: the deploy's
 // branch, none for production; title saying why), recorded as {deploy_id,
 // replaces}. A deploy preview cannot be rebuilt through the API (no
