@@ -94,7 +94,7 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 		return nil, errs.New(errs.EXTERNAL_FAILED, "vercel: deployment %s of commit %s for %s ended %s", newest.UID, short(req.Run.SHA), r.target, newest.state()).
 			With("deployment_id", newest.UID)
 	}
-	vars, err := op.list(ctx, a, r.project, r.team, r.target, r.branch)
+	vars, err := op.listed(ctx, a, r.project, r.team, r.target, r.branch)
 	if err != nil {
 		return nil, err
 	}

@@ -264,6 +264,26 @@ func teamQuery(team string) url.Values {
 // customEnvironmentId/Slug, teamId, slug) and answers every variable in
 // one response, so it is read once and filtered here.
 func (op *EnvOp) list(ctx context.Context, a httpclient.API, project, team, target, branch string) (map[string]envVar, error) {
+	out, err := op.listed(ctx, a, project, team, target, branch)
+	if err != nil {
+		return nil, err
+	}
+	for name, v := range out {
+		if v.Decrypted != nil && !*v.Decrypted && v.Type == "encrypted" {
+			var one envVar
+			if err := a.Get(ctx, "/v1"+projectPath(project, v.ID), teamQuery(team), &one); err != nil {
+				return nil, err
+			}
+			v.Value = one.Value
+			out[name] = v
+		}
+	}
+	return out, nil
+}
+
+// listed is list without the values the listing did not decrypt: enough
+// for ids and timestamps.
+func (op *EnvOp) listed(ctx context.Context, a httpclient.API, project, team, target, branch string) (map[string]envVar, error) {
 	q := teamQuery(team)
 	q.Set("decrypt", "true")
 	if target == Preview && branch != AllBranches {
@@ -284,16 +304,6 @@ func (op *EnvOp) list(ctx context.Context, a httpclient.API, project, team, targ
 			continue
 		}
 		out[v.Key] = v
-	}
-	for name, v := range out {
-		if v.Decrypted != nil && !*v.Decrypted && v.Type == "encrypted" {
-			var one envVar
-			if err := a.Get(ctx, "/v1"+projectPath(project, v.ID), teamQuery(team), &one); err != nil {
-				return nil, err
-			}
-			v.Value = one.Value
-			out[name] = v
-		}
 	}
 	return out, nil
 }
