@@ -73,6 +73,17 @@ const patience = 3 * time.Minute
 //	                     move a Netlify deploy to a state (ready, error)
 //	sim seed-http COLLECTION JSON
 //	                     seed an object of the generic API
+//	sim push [FIELD=VALUE…]
+//	                     a git push of $SPONSON_CTX_SHA on
+//	                     $SPONSON_CTX_BRANCH unless given (sim.Push's JSON
+//	                     fields): the builds it starts at once, before the
+//	                     workflow runs; sets SIM_PUSH_VERCEL (the Vercel
+//	                     deployment's uid), SIM_PUSH_VERCEL_URL (its host)
+//	                     and SIM_PUSH_NETLIFY (the Netlify deploy's id)
+//	sim fresh PATH       the field PATH of the JSON on the last stdout
+//	                     names a Vercel deployment or Netlify deploy built
+//	                     after every variable that applies to it was last
+//	                     written (with !: one built before a write)
 func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sim start|writes|reset|state|drift|fail ...")
@@ -249,6 +260,53 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("usage: sim netlify-state DEPLOY_ID STATE")
 		}
 		ts.Check(c.SetNetlifyDeployState(ts.Getenv("SIM_NETLIFY_SITE"), args[1], args[2]))
+	case "push":
+		p := sim.Push{SHA: ts.Getenv("SPONSON_CTX_SHA"), Branch: ts.Getenv("SPONSON_CTX_BRANCH")}
+		decodeFields(ts, args[1:], &p)
+		got, err := c.Push(p)
+		ts.Check(err)
+		if len(got.Vercel) > 0 {
+			ts.Setenv("SIM_PUSH_VERCEL", got.Vercel[0])
+			for _, vp := range c.State().Vercel {
+				for _, d := range vp.Deployments {
+					if d.UID == got.Vercel[0] {
+						ts.Setenv("SIM_PUSH_VERCEL_URL", d.URL)
+					}
+				}
+			}
+		}
+		if len(got.Netlify) > 0 {
+			ts.Setenv("SIM_PUSH_NETLIFY", got.Netlify[0])
+		}
+	case "fresh":
+		if len(args) != 2 {
+			ts.Fatalf("usage: sim fresh PATH")
+		}
+		var doc any
+		ts.Check(json.Unmarshal([]byte(ts.ReadFile("stdout")), &doc))
+		id, ok := lookup(doc, args[1])
+		if !ok {
+			ts.Fatalf("%s: no such field on stdout", args[1])
+		}
+		st := c.State()
+		var stale []string
+		found := false
+		for _, vp := range st.Vercel {
+			if s, ok := vp.StaleVariables(id); ok {
+				stale, found = s, true
+			}
+		}
+		for _, site := range st.Netlify {
+			if s, ok := site.StaleVariables(id); ok {
+				stale, found = s, true
+			}
+		}
+		if !found {
+			ts.Fatalf("no deployment or deploy %q", id)
+		}
+		if (len(stale) == 0) == neg {
+			ts.Fatalf("deployment %s: variables written at or after its build started: %v (want %s)", id, stale, map[bool]string{true: "some", false: "none"}[neg])
+		}
 	case "seed-http":
 		if len(args) != 3 {
 			ts.Fatalf("usage: sim seed-http COLLECTION JSON")

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,14 +26,27 @@ and the seeded ids (a plan run against it names those in its providers block):
   sponson sim --addr 127.0.0.1:8787 > sim.env &   # serves until interrupted
   sleep 1; . ./sim.env                             # or copy the export lines
 
+With SPONSON_CTX_SHA and SPONSON_CTX_BRANCH set (and SPONSON_CTX_PR for a pull request), it
+starts as a push of that commit would: every linked Vercel project and every Netlify site is
+already building it, before any plan has written a variable.
+
 Break it on purpose with POST /_chaos (latency, failures, 429, lost responses, holds, drift,
-deployments); GET /_state shows its state and write log. It serves until interrupted.`,
+deployments, pushes); GET /_state shows its state and write log. It serves until interrupted.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := sim.New(sim.Options{Seed: uint64(time.Now().UnixNano())})
 			demo := c.SeedDemo()
 			if err := c.SeedExamples(); err != nil {
 				return err
+			}
+			var pushed *sim.PushResult
+			if sha, branch := a.env.Getenv("SPONSON_CTX_SHA"), a.env.Getenv("SPONSON_CTX_BRANCH"); sha != "" && branch != "" {
+				pr, _ := strconv.Atoi(a.env.Getenv("SPONSON_CTX_PR"))
+				got, err := c.Push(sim.Push{SHA: sha, Branch: branch, PullRequest: max(pr, 0)})
+				if err != nil {
+					return errs.Wrap(err, errs.USAGE, "cannot start the builds of commit %s", sha)
+				}
+				pushed = &got
 			}
 			srv, err := c.Start(addr)
 			if err != nil {
@@ -52,7 +66,11 @@ deployments); GET /_state shows its state and write log. It serves until interru
 					k, v, _ := strings.Cut(l, "=")
 					vars[k] = v
 				}
-				a.result = map[string]any{"url": srv.URL, "env": vars, "seeded": demo}
+				res := map[string]any{"url": srv.URL, "env": vars, "seeded": demo}
+				if pushed != nil {
+					res["pushed"] = pushed
+				}
+				a.result = res
 				a.flushResult() // the document comes first; the server runs after it
 			} else {
 				out := a.io.Out
@@ -67,6 +85,10 @@ deployments); GET /_state shows its state and write log. It serves until interru
 				fmt.Fprintf(out, "# seeded: vercel project web (%s), neon project %s, supabase project %s, auth0 client %s, http object apps/%s\n",
 					demo.VercelProject, demo.NeonProject, demo.SupabaseRef, demo.Auth0Client, demo.HTTPApp)
 				fmt.Fprintf(out, "# also seeded: the projects the README's plan and the provider examples in examples/ name\n")
+				if pushed != nil {
+					fmt.Fprintf(out, "# pushed: commit %s of %s is building (vercel deployments %s; netlify deploys %s)\n",
+						a.env.Getenv("SPONSON_CTX_SHA"), a.env.Getenv("SPONSON_CTX_BRANCH"), strings.Join(pushed.Vercel, ", "), strings.Join(pushed.Netlify, ", "))
+				}
 				flush(out)
 			}
 			<-a.ctx.Done()

@@ -132,3 +132,75 @@ func TestSimPrintsItsTokensInAShellThatHoldsThem(t *testing.T) {
 		}
 	}
 }
+
+// Started with a commit in its environment, the fake cloud is already
+// building it, as the providers' git integrations do on push: before any
+// plan runs, the linked Vercel projects and the Netlify sites have a build
+// of that commit.
+func TestSimStartsAsAPushOfTheContextCommit(t *testing.T) {
+	const sha = "5b1d6e0c9a8f7e6d5c4b3a2918070605f4e3d2c1"
+	env := testEnv(t, map[string]string{"SPONSON_CTX_SHA": sha, "SPONSON_CTX_BRANCH": "feat/login", "SPONSON_CTX_PR": "7"}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.Context = ctx
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main([]string{"sim", "--json"}, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+	}()
+	var doc struct {
+		OK     bool
+		URL    string
+		Pushed struct{ Vercel, Netlify []string }
+	}
+	for deadline := time.Now().Add(2 * time.Minute); !doc.OK && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		_ = json.Unmarshal([]byte(out.String()), &doc)
+	}
+	if !doc.OK || len(doc.Pushed.Vercel) == 0 || len(doc.Pushed.Netlify) == 0 {
+		t.Fatalf("no push reported:\n%s\n%s", out.String(), errb.String())
+	}
+	resp, err := http.Get(doc.URL + "/_state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Vercel []struct {
+			Deployments []struct{ UID, SHA, Branch string }
+		}
+		Netlify []struct {
+			Deploys []struct {
+				ID        string
+				CommitRef string `json:"commit_ref"`
+				Context   string
+				ReviewID  int `json:"review_id"`
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	building := 0
+	for _, p := range st.Vercel {
+		for _, d := range p.Deployments {
+			if d.SHA == sha && d.Branch == "feat/login" {
+				building++
+			}
+		}
+	}
+	for _, s := range st.Netlify {
+		for _, d := range s.Deploys {
+			if d.CommitRef == sha && d.Context == "deploy-preview" && d.ReviewID == 7 {
+				building++
+			}
+		}
+	}
+	if want := len(doc.Pushed.Vercel) + len(doc.Pushed.Netlify); building != want {
+		t.Errorf("%d builds of the commit in the state, want %d", building, want)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d: %s", code, errb.String())
+	}
+}

@@ -390,6 +390,8 @@ type ChaosRequest struct {
 	Drift []Drift `json:"drift,omitempty"`
 	// Deploy starts Vercel deployments with a lifecycle.
 	Deploy []DeploySpec `json:"deploy,omitempty"`
+	// Push starts the builds a git push starts (Cloud.Push).
+	Push []Push `json:"push,omitempty"`
 }
 
 // ChaosResponse answers POST /_chaos.
@@ -460,6 +462,14 @@ func (c *Cloud) handleChaosPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		resp.Deployments = append(resp.Deployments, ids...)
+	}
+	for _, p := range req.Push {
+		got, err := c.Push(p)
+		if err != nil {
+			fail(err)
+			return
+		}
+		resp.Deployments = append(append(resp.Deployments, got.Vercel...), got.Netlify...)
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -17,7 +17,7 @@
 // /neon, /supabase, /auth0 (the Management API is under /auth0/api/v2),
 // /http — so the adapters' base-URL variables point at base+prefix (Env
 // lists them, with placeholder tokens the sim accepts). The control plane is
-// POST /_chaos (ChaosRequest: rules, release, drift, deploy, reset),
+// POST /_chaos (ChaosRequest: rules, release, drift, deploy, push, reset),
 // GET /_chaos (the rules) and GET /_state (Snapshot: all state, the write
 // log and the rules). Use Handler with httptest.NewServer, Start for a real
 // listener, or Serve for `sponson sim`.
@@ -49,8 +49,14 @@
 //     applies it only when released, drop applies it and then closes the
 //     connection without a response byte. A client that gives up while
 //     delayed or held leaves nothing applied.
+//   - Git pushes (Push) start their builds at once, before a workflow
+//     writes anything, as the providers' git integrations do; every build
+//     records the variables it read (VercelDeployment.Env,
+//     NetlifyDeploy.Env), and StaleVariables names those written since it
+//     started: "the preview runs with its variables" is a check on state.
 //   - Lifecycles advance only when observed or when the injected clock
-//     moves: a deployment by list requests that match it, a Neon operation
+//     moves: a deployment by list requests that match it (a Netlify deploy
+//     a push or createSiteBuild started, by the next list), a Neon operation
 //     by requests to its project or by Options.Now; nothing runs in the
 //     background, so tests are deterministic for a given Options.Seed.
 //   - Close releases held and hanging requests; Reset empties everything.

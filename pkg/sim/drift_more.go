@@ -114,7 +114,7 @@ func (c *Cloud) driftNetlify(d Drift) (string, error) {
 			x := &v.Values[j]
 			if x.Context == d.Target && (d.Target != "branch" || x.ContextParameter == d.GitBranch) {
 				x.Value = d.Value
-				v.UpdatedAt = c.now()
+				v.UpdatedAt = c.netlifyNow()
 				return x.ID, nil
 			}
 		}

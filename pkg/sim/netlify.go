@@ -51,10 +51,30 @@ package sim
 //     branch-deploy), branch, commit_ref, created_at, deploy_url,
 //     deploy_ssl_url, links {permalink, alias}, review_id}. Source: Netlify
 //     API reference, listSiteDeploys and the Deploy model.
+// N8. POST /sites/{site_id}/builds[?branch] (createSiteBuild) runs a build
+//     of a branch: "If no branch is specified, it is treated as a
+//     production deploy. If a branch IS specified and matches the main
+//     branch, it is also production. If a branch is specified and doesn't
+//     match the main branch, it is a branch deploy." It answers 200 with a
+//     build {id, deploy_id, sha, done, created_at}; the deploy it makes
+//     builds the branch's head and reads the variables as they are then.
+//     There is no way to rebuild a deploy preview (a pull request's build)
+//     through the API: no operation of the description takes a pull
+//     request. A branch the sim has seen no commit of is 422. Source:
+//     npm @netlify/open-api 2.60.0 dist/swagger.json, createSiteBuild.
+//
+// Git-triggered builds: Push (push.go) starts a deploy of a pushed commit
+// on every site, the moment of the push, before any workflow has written
+// a variable, as Netlify's continuous deployment does. Deploys started by
+// Push or createSiteBuild are building on the first list that shows them
+// and ready after; NetlifyDeploy's deploys keep the state they are given.
+// Timestamps of deploys and variable writes strictly increase, so
+// "started before the write" is never a tie.
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -70,6 +90,8 @@ type NetlifySite struct {
 	Env         []NetlifyEnvVar `json:"env"`
 	Deploys     []NetlifyDeploy `json:"deploys"`
 	Origin      Origin          `json:"origin"`
+	// RepoBranch is the production branch (default main).
+	RepoBranch string `json:"repo_branch,omitempty"`
 }
 
 // NetlifyEnvVar is a site variable with its values per context.
@@ -100,10 +122,88 @@ type NetlifyDeploy struct {
 	CommitRef string    `json:"commit_ref"`
 	ReviewID  int       `json:"review_id,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+	Title     string    `json:"title,omitempty"`
+	// Env is what the build read: the value of every variable for the
+	// deploy's context when it started.
+	Env map[string]string `json:"env"`
+	// buildLists is how many more list requests show it building before
+	// it is ready (0: it keeps its state).
+	buildLists int
+}
+
+// StaleVariables names the variables with a value for the deploy's
+// context that were written at or after the deploy started: the ones its
+// build did not see as they are now. nil, false when the site has no such
+// deploy.
+func (s NetlifySite) StaleVariables(deployID string) ([]string, bool) {
+	for _, d := range s.Deploys {
+		if d.ID != deployID {
+			continue
+		}
+		out := []string{}
+		for _, v := range s.Env {
+			if _, ok := netlifyValueFor(v, d.Context, d.Branch); ok && !v.UpdatedAt.Before(d.CreatedAt) {
+				out = append(out, v.Key)
+			}
+		}
+		slices.Sort(out)
+		return out, true
+	}
+	return nil, false
+}
+
+// netlifyValueFor is a variable's value in a build of context (and branch):
+// the branch's own value, else the context's, else the value for all.
+func netlifyValueFor(v NetlifyEnvVar, context, branch string) (string, bool) {
+	var ctxVal, allVal *NetlifyEnvValue
+	for i := range v.Values {
+		x := &v.Values[i]
+		switch {
+		case x.Context == "branch" && x.ContextParameter == branch && branch != "" && context != "production":
+			return x.Value, true
+		case x.Context == context:
+			ctxVal = x
+		case x.Context == "all":
+			allVal = x
+		}
+	}
+	if ctxVal != nil {
+		return ctxVal.Value, true
+	}
+	if allVal != nil {
+		return allVal.Value, true
+	}
+	return "", false
+}
+
+// buildEnv is what a build of context and branch starts with.
+func (s *NetlifySite) buildEnv(context, branch string) map[string]string {
+	out := map[string]string{}
+	for _, v := range s.Env {
+		if x, ok := netlifyValueFor(v, context, branch); ok {
+			out[v.Key] = x
+		}
+	}
+	return out
 }
 
 type netlifyState struct {
 	sites []*NetlifySite
+	last  time.Time
+	// heads is the newest commit pushed to each branch of each site
+	// (site id → branch → sha), what createSiteBuild builds.
+	heads map[string]map[string]string
+}
+
+// netlifyNow is the clock, strictly increasing across the Netlify
+// timestamps it hands out. Callers hold c.mu.
+func (c *Cloud) netlifyNow() time.Time {
+	t := c.now()
+	if !t.After(c.netlify.last) {
+		t = c.netlify.last.Add(time.Millisecond)
+	}
+	c.netlify.last = t
+	return t
 }
 
 var netlifyContexts = map[string]bool{"all": true, "dev": true, "branch-deploy": true, "deploy-preview": true, "production": true, "branch": true}
@@ -125,6 +225,7 @@ func (c *Cloud) netlifyProvider() *provider {
 	}
 	p.mux.HandleFunc("GET /sites/{site}", c.netlifySite)
 	p.mux.HandleFunc("GET /sites/{site}/deploys", c.netlifyDeploys)
+	p.mux.HandleFunc("POST /sites/{site}/builds", c.netlifyCreateBuild)
 	p.mux.HandleFunc("GET /accounts/{account}/env", c.netlifyListEnv)
 	p.mux.HandleFunc("POST /accounts/{account}/env", c.netlifyCreateEnv)
 	p.mux.HandleFunc("GET /accounts/{account}/env/{key}", c.netlifyGetEnv)
@@ -272,7 +373,7 @@ func (c *Cloud) netlifySet(v *NetlifyEnvVar, in netlifyValueIn, origin Origin) e
 			return fmt.Errorf("variable %s has a value for all contexts and per-context values cannot be mixed with it", v.Key)
 		}
 	}
-	v.UpdatedAt = c.now()
+	v.UpdatedAt = c.netlifyNow()
 	for i := range v.Values {
 		if v.Values[i].Context == in.Context && v.Values[i].ContextParameter == param {
 			v.Values[i].Value = *in.Value
@@ -317,7 +418,7 @@ func (c *Cloud) netlifyCreateEnv(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		v.UpdatedAt = c.now()
+		v.UpdatedAt = c.netlifyNow()
 		made = append(made, v)
 	}
 	s.Env = append(s.Env, made...)
@@ -376,7 +477,7 @@ func (c *Cloud) netlifyDeleteValue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Values = slices.Delete(v.Values, j, j+1)
-	v.UpdatedAt = c.now()
+	v.UpdatedAt = c.netlifyNow()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -411,6 +512,13 @@ func (c *Cloud) netlifyDeploys(w http.ResponseWriter, r *http.Request) {
 	}
 	// Newest first.
 	all := slices.Clone(s.Deploys)
+	for i := range s.Deploys {
+		if d := &s.Deploys[i]; d.buildLists > 0 {
+			if d.buildLists--; d.buildLists == 0 {
+				d.State = "ready"
+			}
+		}
+	}
 	slices.SortStableFunc(all, func(a, b NetlifyDeploy) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	out := []any{}
 	start := (page - 1) * per
@@ -432,6 +540,9 @@ func (c *Cloud) netlifyDeploys(w http.ResponseWriter, r *http.Request) {
 			"links": map[string]any{"permalink": permalink, "alias": alias}}
 		if d.ReviewID > 0 {
 			m["review_id"] = d.ReviewID
+		}
+		if d.Title != "" {
+			m["title"] = d.Title
 		}
 		out = append(out, m)
 	}
@@ -457,7 +568,7 @@ func (c *Cloud) SeedNetlifySite(s NetlifySite) string {
 	x.Env = nil
 	for _, v := range s.Env {
 		v.Origin = OriginSeed
-		v.UpdatedAt = c.now()
+		v.UpdatedAt = c.netlifyNow()
 		v.Values = slices.Clone(v.Values)
 		for i := range v.Values {
 			v.Values[i].ID = c.uuid()
@@ -492,7 +603,8 @@ func (c *Cloud) NetlifyDeploy(d NetlifyDeploySpec) (string, error) {
 		d.State = "building"
 	}
 	id := c.randString(24, "0123456789abcdef")
-	s.Deploys = append(s.Deploys, NetlifyDeploy{ID: id, State: d.State, Context: d.Context, Branch: d.Branch, CommitRef: d.CommitRef, ReviewID: d.ReviewID, CreatedAt: c.now()})
+	s.Deploys = append(s.Deploys, NetlifyDeploy{ID: id, State: d.State, Context: d.Context, Branch: d.Branch, CommitRef: d.CommitRef, ReviewID: d.ReviewID,
+		CreatedAt: c.netlifyNow(), Env: s.buildEnv(d.Context, d.Branch)})
 	return id, nil
 }
 
@@ -523,10 +635,54 @@ func (c *Cloud) netlifySnapshot() []NetlifySite {
 			x.Env = append(x.Env, v)
 		}
 		x.Deploys = slices.Clone(s.Deploys)
+		for i := range x.Deploys {
+			x.Deploys[i].Env = maps.Clone(x.Deploys[i].Env)
+		}
 		if x.Deploys == nil {
 			x.Deploys = []NetlifyDeploy{}
 		}
 		out = append(out, x)
 	}
 	return out
+}
+
+// netlifyProductionBranch is the site's production branch.
+func (s *NetlifySite) productionBranch() string {
+	if s.RepoBranch != "" {
+		return s.RepoBranch
+	}
+	return "main"
+}
+
+// netlifyCreateBuild is createSiteBuild (N8).
+func (c *Cloud) netlifyCreateBuild(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.netlifySiteByID(r.PathValue("site"))
+	if s == nil {
+		netlifyErr(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	branch, context := q.Get("branch"), "branch-deploy"
+	if branch == "" || branch == s.productionBranch() {
+		branch, context = s.productionBranch(), "production"
+	}
+	sha := c.netlify.heads[s.ID][branch]
+	if sha == "" {
+		netlifyErr(w, http.StatusUnprocessableEntity, "no commit of branch "+branch+" to build")
+		return
+	}
+	d := c.netlifyStartLocked(s, context, branch, sha, 0)
+	d.Title = q.Get("title")
+	writeJSON(w, http.StatusOK, map[string]any{"id": c.randString(24, "0123456789abcdef"), "deploy_id": d.ID, "sha": sha, "done": false,
+		"created_at": d.CreatedAt.UTC().Format(time.RFC3339Nano)})
+}
+
+// netlifyStartLocked starts a deploy that is building on the first list
+// that shows it and ready after. Callers hold c.mu.
+func (c *Cloud) netlifyStartLocked(s *NetlifySite, context, branch, sha string, review int) *NetlifyDeploy {
+	s.Deploys = append(s.Deploys, NetlifyDeploy{ID: c.randString(24, "0123456789abcdef"), State: "building", Context: context, Branch: branch,
+		CommitRef: sha, ReviewID: review, CreatedAt: c.netlifyNow(), Env: s.buildEnv(context, branch), buildLists: 1})
+	return &s.Deploys[len(s.Deploys)-1]
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 )
@@ -46,6 +47,7 @@ func (c *Cloud) State() Snapshot {
 		for _, d := range p.deps {
 			x := d.VercelDeployment
 			x.State = d.state(now)
+			x.Env = maps.Clone(d.Env)
 			vp.Deployments = append(vp.Deployments, x)
 		}
 		s.Vercel = append(s.Vercel, vp)

@@ -128,6 +128,61 @@ type VercelDeployment struct {
 	Behavior string `json:"behavior"`
 	Polls    int    `json:"polls"` // list requests that have seen it
 	Origin   Origin `json:"origin"`
+	// Env is what the build read: the value of every variable that
+	// applied to the deployment's target and branch when it was created
+	// (Vercel builds with the variables as they are when the build
+	// starts; a variable written later reaches only a later deployment).
+	Env map[string]string `json:"env"`
+	// RedeployOf is the deployment this one rebuilt (POST /v13/deployments
+	// with deploymentId), or "".
+	RedeployOf string `json:"redeployOf,omitempty"`
+}
+
+// StaleVariables names the variables that apply to the deployment uid
+// (its target, and its branch or every branch) and were written at or
+// after it was created: the ones its build did not see as they are now.
+// Empty when the deployment was built after every write; nil, false when
+// the project has no such deployment.
+func (p VercelProject) StaleVariables(uid string) ([]string, bool) {
+	for _, d := range p.Deployments {
+		if d.UID != uid {
+			continue
+		}
+		out := []string{}
+		for _, e := range p.Envs {
+			if vercelEnvApplies(e, d.Target, d.Branch) && e.UpdatedAt >= d.Created {
+				out = append(out, e.Key)
+			}
+		}
+		sort.Strings(out)
+		return out, true
+	}
+	return nil, false
+}
+
+// vercelEnvApplies says whether a variable reaches a build of target
+// ("" is preview) and branch.
+func vercelEnvApplies(e VercelEnv, target, branch string) bool {
+	if target == "" {
+		target = "preview"
+	}
+	return slices.Contains(e.Target, target) && (e.GitBranch == "" || e.GitBranch == branch)
+}
+
+// vercelBuildEnv is what a build of target and branch starts with: a
+// branch's own value wins over the value for every branch. Callers hold
+// c.mu.
+func (p *vercelProject) buildEnv(target, branch string) map[string]string {
+	out := map[string]string{}
+	own := map[string]bool{}
+	for _, e := range p.envs {
+		if !vercelEnvApplies(*e, target, branch) || (own[e.Key] && e.GitBranch == "") {
+			continue
+		}
+		out[e.Key] = e.Value
+		own[e.Key] = own[e.Key] || e.GitBranch != ""
+	}
+	return out
 }
 
 // Deployment behaviours (DeploySpec.Behavior).
@@ -789,6 +844,7 @@ func (c *Cloud) Deploy(s DeploySpec) ([]string, error) {
 			VercelDeployment: VercelDeployment{
 				UID: "dpl_" + c.randString(28, alnum), Target: s.Target, SHA: s.SHA, Branch: s.Branch,
 				Created: c.vercelNowMs(), Behavior: s.Behavior, Origin: OriginSeed,
+				Env: p.buildEnv(s.Target, s.Branch),
 			},
 			final: final, buildPolls: buildPolls, readyAt: readyAt,
 		}

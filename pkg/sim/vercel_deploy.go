@@ -25,6 +25,24 @@ package sim
 //      counts as a poll of it (as list requests do, V14). Source: "Get a
 //      deployment by ID or URL",
 //      https://vercel.com/docs/rest-api/deployments/get-a-deployment-by-id-or-url.
+// V21. A Bitbucket link is {type: "bitbucket", name, slug, owner, uuid,
+//      workspaceUuid, ...}: the repository's uuid is `uuid`, which a
+//      gitSource names `repoUuid` ({type: "bitbucket", repoUuid,
+//      workspaceUuid?, ref, sha}, or {owner, slug, ref, sha}). Source: the
+//      Vercel description (vercel/sdk vercel-spec.json, getProject's link
+//      and createDeployment's gitSource).
+// V22. POST /v13/deployments with deploymentId rebuilds that deployment
+//      ("An deployment id for an existing deployment to redeploy"): a new
+//      deployment of the same commit and branch, which reads the project's
+//      variables as they are now. name is still required; a gitSource sent
+//      beside it must match the project's connection. An unknown id is 404.
+//      Source: same description, createDeployment's deploymentId and
+//      withLatestCommit.
+//
+// Git-triggered builds: Push (push.go) starts a deployment of a pushed
+// commit for every project linked to a repository, the moment of the
+// push, before any workflow has written a variable, as Vercel's git
+// integration does.
 
 import (
 	"encoding/json"
@@ -39,6 +57,12 @@ type VercelGitLink struct {
 	Repo             string `json:"repo,omitempty"`
 	RepoID           int64  `json:"repoId,omitempty"`
 	ProductionBranch string `json:"productionBranch,omitempty"`
+	// Bitbucket: the repository's uuid, its workspace's uuid, owner and
+	// slug (V21).
+	UUID          string `json:"uuid,omitempty"`
+	WorkspaceUUID string `json:"workspaceUuid,omitempty"`
+	Owner         string `json:"owner,omitempty"`
+	Slug          string `json:"slug,omitempty"`
 }
 
 func (c *Cloud) vercelDeployRoutes(p *provider) {
@@ -67,24 +91,38 @@ func (c *Cloud) vercelGetProject(w http.ResponseWriter, r *http.Request) {
 		if p.Link.RepoID != 0 {
 			l["repoId"] = p.Link.RepoID
 		}
+		for k, x := range map[string]string{"uuid": p.Link.UUID, "workspaceUuid": p.Link.WorkspaceUUID, "owner": p.Link.Owner, "slug": p.Link.Slug} {
+			if x != "" {
+				l[k] = x
+			}
+		}
+		if p.Link.Type == "bitbucket" {
+			l["name"] = p.Link.Slug
+		}
 		v["link"] = l
 	}
 	writeJSON(w, http.StatusOK, v)
 }
 
 func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
+	type gitSource struct {
+		Type          string      `json:"type"`
+		RepoID        json.Number `json:"repoId"`
+		Org           string      `json:"org"`
+		Repo          string      `json:"repo"`
+		RepoUUID      string      `json:"repoUuid"`
+		WorkspaceUUID string      `json:"workspaceUuid"`
+		Owner         string      `json:"owner"`
+		Slug          string      `json:"slug"`
+		Ref           string      `json:"ref"`
+		SHA           string      `json:"sha"`
+	}
 	var body struct {
-		Name      string `json:"name"`
-		Project   string `json:"project"`
-		Target    string `json:"target"`
-		GitSource *struct {
-			Type   string      `json:"type"`
-			RepoID json.Number `json:"repoId"`
-			Org    string      `json:"org"`
-			Repo   string      `json:"repo"`
-			Ref    string      `json:"ref"`
-			SHA    string      `json:"sha"`
-		} `json:"gitSource"`
+		Name         string     `json:"name"`
+		Project      string     `json:"project"`
+		Target       string     `json:"target"`
+		DeploymentID string     `json:"deploymentId"`
+		GitSource    *gitSource `json:"gitSource"`
 	}
 	dec := json.NewDecoder(strings.NewReader(string(readBody(r))))
 	dec.UseNumber()
@@ -103,17 +141,33 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
+	var from *vercelDeployment
+	if body.DeploymentID != "" {
+		for _, d := range p.deps {
+			if d.UID == body.DeploymentID {
+				from = d
+			}
+		}
+		if from == nil {
+			vercelErr(w, http.StatusNotFound, "not_found", "Deployment not found")
+			return
+		}
+	}
 	gs := body.GitSource
-	if gs == nil || gs.Ref == "" {
-		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: the sim models git deployments only (gitSource with ref)")
+	if from == nil && (gs == nil || gs.Ref == "") {
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: the sim models git deployments only (gitSource with ref, or deploymentId)")
 		return
 	}
-	l := p.Link
-	matches := l != nil && gs.Type == l.Type &&
-		((gs.RepoID != "" && gs.RepoID.String() == jsonInt(l.RepoID)) || (gs.Org != "" && gs.Org == l.Org && gs.Repo == l.Repo))
-	if !matches {
-		vercelErr(w, http.StatusBadRequest, "incorrect_git_source_info", "The provided git source does not match the project's git repository")
-		return
+	if gs != nil {
+		l := p.Link
+		matches := l != nil && gs.Type == l.Type && gs.Ref != "" &&
+			((gs.RepoID != "" && gs.RepoID.String() == jsonInt(l.RepoID)) || (gs.Org != "" && gs.Org == l.Org && gs.Repo == l.Repo) ||
+				(gs.RepoUUID != "" && gs.RepoUUID == l.UUID && (gs.WorkspaceUUID == "" || gs.WorkspaceUUID == l.WorkspaceUUID)) ||
+				(gs.Owner != "" && gs.Owner == l.Owner && gs.Slug == l.Slug))
+		if !matches {
+			vercelErr(w, http.StatusBadRequest, "incorrect_git_source_info", "The provided git source does not match the project's git repository")
+			return
+		}
 	}
 	target := ""
 	switch body.Target {
@@ -124,18 +178,38 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: `target` must be production or preview")
 		return
 	}
+	sha, branch := "", ""
+	if from != nil {
+		sha, branch = from.SHA, from.Branch
+	}
+	if gs != nil {
+		sha, branch = firstNonEmpty(gs.SHA, sha), gs.Ref
+	}
 	d := &vercelDeployment{
 		VercelDeployment: VercelDeployment{
-			UID: "dpl_" + c.randString(28, alnum), Target: target, SHA: gs.SHA, Branch: gs.Ref,
+			UID: "dpl_" + c.randString(28, alnum), Target: target, SHA: sha, Branch: branch,
 			Created: c.vercelNowMs(), Behavior: DeployOK, Origin: OriginAPI,
+			Env: p.buildEnv(target, branch),
 		},
 		final: "READY", buildPolls: 1,
+	}
+	if from != nil {
+		d.RedeployOf = from.UID
 	}
 	d.URL = p.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
 	p.deps = append(p.deps, d)
 	v := deploymentView(d, p, c.now())
 	v["id"] = d.UID
 	writeJSON(w, http.StatusOK, v)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
 
 func jsonInt(n int64) string {

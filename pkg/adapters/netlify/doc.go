@@ -38,15 +38,31 @@
 // deploy_ssl_url), deploy_id and deploy_preview_url (links.alias: the
 // deploy-preview-N or branch URL), from the newest deploy of the run's
 // commit (commit_ref) in the line's context (branch-deploy of the branch
-// for context branch) that started at or after the line's variables last
+// for context branch) that started after the line's variables last
 // changed (updated_at). ready gives them; error or rejected is
-// EXTERNAL_FAILED; anything else is "not yet". Deploys are read newest
-// first, page by page, until one started before the change.
+// EXTERNAL_FAILED, and so is a failed deploy of the commit from before the
+// change when none started since; anything else is "not yet". Deploys are
+// read newest first, page by page, until one started before the change.
+//
+// Redeploy. Netlify starts building a pushed commit at once, while the
+// workflow that writes its variables is still running. After a write, when
+// the newest deploy of the run's commit in the line's context (among the
+// site's 100 newest deploys) started before the write and has not failed, a production or branch deploy is
+// rebuilt: POST /sites/{site}/builds (createSiteBuild; branch: the deploy's
+// branch, none for production; title saying why), recorded as {deploy_id,
+// replaces}. A deploy preview cannot be rebuilt through the API (no
+// operation takes a pull request): it is recorded as {stale: its id}, and
+// the line waits for the pull request's next deploy. Context dev has no
+// deploys. The record is the output redeploy of every value the line
+// wrote, so the receipt's ledger shows it.
 //
 // Sources (the search tool's stored copies):
 //   - Netlify API reference (environmentVariables: getEnvVars, createEnvVars,
 //     setEnvVarValue, deleteEnvVarValue, deleteEnvVar; getSite;
-//     listSiteDeploys), https://open-api.netlify.com;
+//     listSiteDeploys; createSiteBuild, npm @netlify/open-api 2.60.0:
+//     "If no branch is specified, it is treated as a production deploy ...
+//     If a branch is specified and doesn't match the main branch, it is a
+//     branch deploy"), https://open-api.netlify.com;
 //   - "Environment variables overview" (contexts and contextual values),
 //     https://docs.netlify.com/build/environment-variables/overview.md;
 //   - netlify CLI env-set.js and env utilities (accountId from the site's

@@ -474,8 +474,12 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err // the intents are resolved by lookup
 		}
 	}
+	var redeployed map[string]any
 	if len(created)+len(updates) > 0 {
 		if err := s.reload(ctx); err != nil {
+			return nil, err
+		}
+		if redeployed, err = op.redeploy(ctx, s, r, req.Run); err != nil {
 			return nil, err
 		}
 	}
@@ -492,6 +496,9 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 		rs := resourceOf(r.key(name), v, x)
 		if v.IsSecret {
 			rs.Value = r.values[name]
+		}
+		if redeployed != nil {
+			rs.Outputs[RedeployOutput] = redeployed
 		}
 		res.Resources = append(res.Resources, rs)
 	}
@@ -609,8 +616,10 @@ const deployPage = 100
 // AwaitExternal answers preview_url, deploy_id and deploy_preview_url once
 // the newest deploy of the run's commit in the line's context that started
 // after the line's values last changed is ready; nil while there is none
-// or it is still building; EXTERNAL_FAILED when it ended in error. Read
-// only.
+// or it is still building (a deploy preview started before the change is
+// stale: the line waits for the next one); EXTERNAL_FAILED when it ended
+// in error, or when none started since and the commit's deploy from before
+// the change failed. Read-only.
 func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adapter.Live) (map[string]any, error) {
 	r, err := parse(req.Params, req.Provider, req.Run)
 	if err != nil {
@@ -627,15 +636,8 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	if err != nil {
 		return nil, err
 	}
-	var since time.Time
-	for name := range r.values {
-		if v := s.vars[name]; v != nil {
-			if t := parseTime(v.UpdatedAt); t.After(since) {
-				since = t
-			}
-		}
-	}
-	var best *deploy
+	since := s.written(sortedNames(r.values))
+	var best, before *deploy
 	err = httpclient.Numbered(ctx, "netlify", 1, deployPage, func(ctx context.Context, page int) (int, error) {
 		var list []deploy
 		q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(deployPage)}}
@@ -646,11 +648,15 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 		for i := range list {
 			d := list[i]
 			created := parseTime(d.CreatedAt)
-			if !since.IsZero() && created.Before(since) {
+			mine := d.CommitRef == req.Run.SHA && r.matches(d)
+			if !since.IsZero() && !created.After(since) {
 				older = true
+				if mine && (before == nil || created.After(parseTime(before.CreatedAt))) {
+					before = &d
+				}
 				continue
 			}
-			if d.CommitRef != req.Run.SHA || !r.matches(d) {
+			if !mine {
 				continue
 			}
 			if best == nil || created.After(parseTime(best.CreatedAt)) {
@@ -662,8 +668,14 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 		}
 		return len(list), nil
 	})
-	if err != nil || best == nil {
+	if err != nil {
 		return nil, err
+	}
+	if best == nil && before != nil && before.failed() {
+		best = before // the commit's build failed: no deploy of it reads the values
+	}
+	if best == nil {
+		return nil, nil
 	}
 	switch best.State {
 	case "ready":

@@ -12,7 +12,7 @@ var envSpec = adapter.Spec{
 		{Name: "values", Type: adapter.TypeMap, Required: true, Doc: "NAME → value (a string, number or bool, {from}, {secret} or {keep: true})"},
 	},
 	Outputs: []adapter.OutputSpec{
-		{Name: "preview_url", When: adapter.External, Event: "deploy", Doc: "the permalink of the newest ready deploy of this commit in the context, started after the values changed"},
+		{Name: "preview_url", When: adapter.External, Event: "deploy", Doc: "the permalink of the newest ready deploy of this commit in the context, started after the values changed: a write rebuilds a production or branch deploy that started before it, and records a deploy preview (which the API cannot rebuild) as stale and waits for the next one (output redeploy on the values' ledger entries)"},
 		{Name: "deploy_id", When: adapter.External, Event: "deploy", Doc: "that deploy's id"},
 		{Name: "deploy_preview_url", When: adapter.External, Event: "deploy", Doc: "that deploy's alias (deploy-preview-N or branch URL)"},
 	},
@@ -28,6 +28,7 @@ var envSpec = adapter.Spec{
 	Sources: []string{
 		"https://open-api.netlify.com/#tag/environmentVariables",
 		"https://open-api.netlify.com/#tag/deploy",
+		"https://open-api.netlify.com/#tag/build",
 		"https://docs.netlify.com/build/environment-variables/overview.md",
 		"https://app.unpkg.com/netlify@23.1.4/files/dist/commands/env/env-set.js",
 	},

@@ -65,19 +65,17 @@ func (d deployment) forCommit(sha string) bool {
 }
 
 // AwaitExternal answers preview_url and deployment_id once the newest
-// deployment of the run's commit for the line's target is READY; nil while
-// there is none or it is still building; EXTERNAL_FAILED when it is ERROR or
-// CANCELED. Read-only.
+// deployment of the run's commit for the line's target is READY and was
+// created after the line's variables last changed; nil while there is none,
+// it is still building, or it was built before the variables (a redeploy,
+// or the next push, brings one that reads them); EXTERNAL_FAILED when it is
+// ERROR or CANCELED. Read-only.
 func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adapter.Live) (map[string]any, error) {
-	project, team, err := op.block(req.Provider)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
-	target, _, err := targetBranch(req.Params, req.Run)
-	if err != nil {
-		return nil, err
-	}
-	if target == Development {
+	if r.target == Development {
 		return nil, param.Invalid(opName, "target", "is development, which has no deployments to wait for")
 	}
 	if req.Run.SHA == "" {
@@ -88,30 +86,29 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	if err != nil {
 		return nil, err
 	}
-	q := teamQuery(team)
-	q.Set("projectId", project)
-	q.Set("target", target)
-	q.Set("sha", req.Run.SHA)
-	q.Set("limit", "100")
-	newest, err := op.newest(ctx, a, q, target, req.Run.SHA)
+	newest, err := op.newest(ctx, a, deploymentsQuery(r.project, r.team, r.target, req.Run.SHA), r.target, req.Run.SHA)
 	if err != nil || newest == nil {
 		return nil, err
 	}
-	switch newest.state() {
-	case "READY":
-		u := ""
-		if newest.URL != nil {
-			u = *newest.URL
-		}
-		if u != "" && !strings.Contains(u, "://") {
-			u = "https://" + u
-		}
-		return map[string]any{"preview_url": u, "deployment_id": newest.UID}, nil
-	case "ERROR", "CANCELED":
-		return nil, errs.New(errs.EXTERNAL_FAILED, "vercel: deployment %s of commit %s for %s ended %s", newest.UID, short(req.Run.SHA), target, newest.state()).
+	if failed(newest) {
+		return nil, errs.New(errs.EXTERNAL_FAILED, "vercel: deployment %s of commit %s for %s ended %s", newest.UID, short(req.Run.SHA), r.target, newest.state()).
 			With("deployment_id", newest.UID)
 	}
-	return nil, nil
+	vars, err := op.listed(ctx, a, r.project, r.team, r.target, r.branch)
+	if err != nil {
+		return nil, err
+	}
+	if newest.created() <= written(vars, sortedNames(r.values)) {
+		return nil, nil // built before the variables: not the preview
+	}
+	if newest.state() != "READY" {
+		return nil, nil
+	}
+	u := ""
+	if newest.URL != nil {
+		u = withScheme(*newest.URL)
+	}
+	return map[string]any{"preview_url": u, "deployment_id": newest.UID}, nil
 }
 
 // newest walks the pages (pagination.next is passed back as until) and

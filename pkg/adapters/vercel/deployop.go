@@ -202,7 +202,7 @@ type project struct {
 		RepoID        json.Number `json:"repoId"`
 		ProjectID     json.Number `json:"projectId"`
 		WorkspaceUUID string      `json:"workspaceUuid"`
-		RepoUUID      string      `json:"repoUuid"`
+		UUID          string      `json:"uuid"` // bitbucket: the repository's uuid (gitSource's repoUuid)
 		Owner         string      `json:"owner"`
 		Slug          string      `json:"slug"`
 	} `json:"link"`
@@ -224,8 +224,11 @@ func (p *project) gitSource(ref, sha string) (map[string]any, error) {
 		src["org"], src["repo"] = l.Org, l.Repo
 	case l.Type == "gitlab" && l.ProjectID != "":
 		src["projectId"] = l.ProjectID
-	case l.Type == "bitbucket" && l.WorkspaceUUID != "":
-		src["workspaceUuid"], src["repoUuid"] = l.WorkspaceUUID, l.RepoUUID
+	case l.Type == "bitbucket" && l.UUID != "":
+		src["repoUuid"] = l.UUID
+		if l.WorkspaceUUID != "" {
+			src["workspaceUuid"] = l.WorkspaceUUID
+		}
 	case l.Type == "bitbucket":
 		src["owner"], src["slug"] = l.Owner, l.Slug
 	default:

@@ -84,3 +84,15 @@ func TestDeployWithoutGitConnection(t *testing.T) {
 		t.Errorf("WritesEnvironment = %q", got)
 	}
 }
+
+// A Bitbucket connection names its repository by uuid (the link's uuid,
+// sent as gitSource.repoUuid).
+func TestDeployThroughBitbucketLink(t *testing.T) {
+	w, id := deployWorld(t, &sim.VercelGitLink{Type: "bitbucket", UUID: "{1b7c5e0a-4d1e-4a57-9b1d-0f2e3c4d5e6f}",
+		WorkspaceUUID: "{9a8b7c6d-0000-4000-8000-123456789abc}", Owner: "acme", Slug: "shop", ProductionBranch: "main"})
+	op := vercel.NewDeploy(w.With(nil), w.Client)
+	res, err := op.Apply(context.Background(), deployReq(id, shaA), nil, func(...string) error { return nil })
+	if err != nil || len(res.Created) != 1 || res.Outputs["deployment_id"] == nil {
+		t.Fatalf("bitbucket deploy: %+v, %v", res, err)
+	}
+}

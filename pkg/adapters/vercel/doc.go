@@ -25,8 +25,25 @@
 //
 // External outputs (event deploy): preview_url and deployment_id, from the
 // newest deployment of the run's commit for the target
-// (GET /v6/deployments?projectId&target&sha). READY gives them; ERROR or
-// CANCELED is EXTERNAL_FAILED; anything else is "not yet".
+// (GET /v6/deployments?projectId&target&sha), once it was created after the
+// line's variables last changed (their updatedAt). READY gives them; ERROR
+// or CANCELED is EXTERNAL_FAILED; anything else, or a deployment built
+// before the variables, is "not yet".
+//
+// Redeploy. Vercel's git integration starts building a commit when it is
+// pushed, while the workflow that writes its variables is still running:
+// that build has none of them. So after a write (a create or an update),
+// when the newest deployment of the run's commit for the target was
+// created before the write and has not failed (ERROR, CANCELED), the op
+// rebuilds it: POST /v13/deployments {name, project, deploymentId: that
+// deployment, target (production only), gitSource: the project's
+// connection at the run's branch and commit}. The record {deployment_id:
+// the new one, replaces: the old one} is the output redeploy of every
+// resource the line wrote, so the receipt's ledger shows it. No deployment
+// yet (the one to come reads the variables), one created after the write,
+// a failed one (it stays the commit's failure), target development (no
+// deployments) or a run without a commit: nothing is rebuilt. A rebuild
+// that fails fails the line (the variables it created are rolled back).
 //
 // Decisions where the documentation is silent:
 //   - A live variable with the same name and branch whose targets include
@@ -37,12 +54,19 @@
 //     as "a new environment variable will not be created if it already
 //     exists but the existing variable's value will be updated": repeating
 //     it is harmless, so it is declared idempotent to the HTTP client.
+//   - The env listing (filterProjectEnvs) declares no target and no paging
+//     parameter and answers every variable at once: it is read in one
+//     request and filtered by target here.
 //   - When a listed variable says decrypted: false, its value is read from
 //     GET /v1/projects/{id}/env/{envId} (which answers the decrypted value).
 //   - ListScope lists every variable of the target and branch (adoption
 //     with {keep: true}, unmanaged drift).
 //
 // Sources (the search tool's stored copies):
+//   - the Vercel description, vercel/sdk vercel-spec.json (createDeployment's
+//     deploymentId, "An deployment id for an existing deployment to
+//     redeploy"; getProject's Bitbucket link {uuid, workspaceUuid, owner,
+//     slug}; filterProjectEnvs' parameters);
 //   - Vercel REST API, "Create one or more environment variables",
 //     https://vercel.com/docs/rest-api/projects/create-one-or-more-environment-variables
 //     (POST /v10/projects/{idOrName}/env, upsert, teamId);
@@ -74,7 +98,8 @@
 // a failed one (ERROR, CANCELED) counts as none. Apply waits for an
 // existing one (the git integration usually made it: never repeated) and
 // otherwise creates one: GET /v9/projects/{idOrName} for its link (type,
-// repoId or org/repo; gitlab projectId; bitbucket workspaceUuid/repoUuid),
+// repoId or org/repo; gitlab projectId; bitbucket uuid, sent as repoUuid,
+// with workspaceUuid, or owner/slug),
 // then POST /v13/deployments {name, project, target (production only),
 // gitSource {type, repoId, ref: the run's branch, sha}}, intend first. It
 // then polls GET /v13/deployments/{id} (the shared client's clock, within

@@ -198,6 +198,9 @@ type envVar struct {
 	Target    targets `json:"target"`
 	GitBranch string  `json:"gitBranch"`
 	Decrypted *bool   `json:"decrypted"`
+	// CreatedAt and UpdatedAt are the provider's milliseconds.
+	CreatedAt json.Number `json:"createdAt"`
+	UpdatedAt json.Number `json:"updatedAt"`
 }
 
 // targets decodes a target that is a string or a list of strings.
@@ -256,45 +259,12 @@ func teamQuery(team string) url.Values {
 
 // list returns the project's variables for target and branch, keyed by
 // name. When several match one name, the one for this target alone wins.
+// The description declares neither a target nor a paging parameter for
+// this listing (filterProjectEnvs: gitBranch, decrypt, source,
+// customEnvironmentId/Slug, teamId, slug) and answers every variable in
+// one response, so it is read once and filtered here.
 func (op *EnvOp) list(ctx context.Context, a httpclient.API, project, team, target, branch string) (map[string]envVar, error) {
-	q := teamQuery(team)
-	q.Set("decrypt", "true")
-	q.Set("target", target)
-	if target == Preview && branch != AllBranches {
-		q.Set("gitBranch", branch)
-	}
-	out := map[string]envVar{}
-	err := httpclient.Pages(ctx, "vercel", func(ctx context.Context, cursor string) (string, error) {
-		pq := url.Values{}
-		for k, v := range q {
-			pq[k] = v
-		}
-		if cursor != "" {
-			pq.Set("until", cursor)
-		}
-		var page struct {
-			Envs       []envVar `json:"envs"`
-			Pagination *struct {
-				Next json.Number `json:"next"`
-			} `json:"pagination"`
-		}
-		if err := a.Get(ctx, "/v10"+projectPath(project), pq, &page); err != nil {
-			return "", err
-		}
-		for _, v := range page.Envs {
-			if v.branch() != branch || !slices.Contains(v.Target, target) {
-				continue
-			}
-			if cur, seen := out[v.Key]; seen && len(cur.Target) <= len(v.Target) {
-				continue
-			}
-			out[v.Key] = v
-		}
-		if page.Pagination == nil || page.Pagination.Next == "" || page.Pagination.Next == "null" || len(page.Envs) == 0 {
-			return "", nil
-		}
-		return page.Pagination.Next.String(), nil
-	})
+	out, err := op.listed(ctx, a, project, team, target, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +277,33 @@ func (op *EnvOp) list(ctx context.Context, a httpclient.API, project, team, targ
 			v.Value = one.Value
 			out[name] = v
 		}
+	}
+	return out, nil
+}
+
+// listed is list without the values the listing did not decrypt: enough
+// for ids and timestamps.
+func (op *EnvOp) listed(ctx context.Context, a httpclient.API, project, team, target, branch string) (map[string]envVar, error) {
+	q := teamQuery(team)
+	q.Set("decrypt", "true")
+	if target == Preview && branch != AllBranches {
+		q.Set("gitBranch", branch)
+	}
+	out := map[string]envVar{}
+	var page struct {
+		Envs []envVar `json:"envs"`
+	}
+	if err := a.Get(ctx, "/v10"+projectPath(project), q, &page); err != nil {
+		return nil, err
+	}
+	for _, v := range page.Envs {
+		if v.branch() != branch || !slices.Contains(v.Target, target) {
+			continue
+		}
+		if cur, seen := out[v.Key]; seen && len(cur.Target) <= len(v.Target) {
+			continue
+		}
+		out[v.Key] = v
 	}
 	return out, nil
 }
@@ -457,8 +454,12 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
+	var redeployed map[string]any
 	if len(creates)+len(updates) > 0 {
 		if vars, err = op.list(ctx, a, r.project, r.team, r.target, r.branch); err != nil {
+			return nil, err
+		}
+		if redeployed, err = op.redeploy(ctx, a, r, req.Run, vars); err != nil {
 			return nil, err
 		}
 	}
@@ -468,7 +469,11 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 		if !ok {
 			return nil, errs.New(errs.PROVIDER_RESPONSE, "vercel: variable %s of project %s is missing right after it was written", name, r.project)
 		}
-		res.Resources = append(res.Resources, resourceOf(r.key(name), v))
+		rs := resourceOf(r.key(name), v)
+		if redeployed != nil {
+			rs.Outputs[RedeployOutput] = redeployed
+		}
+		res.Resources = append(res.Resources, rs)
 	}
 	for _, n := range creates {
 		res.Created = append(res.Created, r.key(n))

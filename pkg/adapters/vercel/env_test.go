@@ -2,11 +2,16 @@ package vercel_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/adapters/vercel"
 	"github.com/sponson/apply/pkg/errs"
@@ -360,6 +365,48 @@ func TestUnreadableValueIsRewrittenEncrypted(t *testing.T) {
 	for _, e := range w.Cloud.State().Vercel[0].Envs {
 		if e.Key == "S" && e.Type != "encrypted" {
 			t.Errorf("type = %s, want encrypted", e.Type)
+		}
+	}
+}
+
+// The env listing sends only the query parameters the Vercel description
+// declares for filterProjectEnvs (vercel/sdk vercel-spec.json): no target,
+// no paging cursor.
+func TestEnvListingSendsDeclaredParameters(t *testing.T) {
+	declared := map[string]bool{"gitBranch": true, "decrypt": true, "source": true, "customEnvironmentId": true, "customEnvironmentSlug": true, "teamId": true, "slug": true}
+	c := sim.New(sim.Options{Seed: 3})
+	c.SeedVercelProject(sim.VercelProject{Name: "web", TeamID: "team_1"})
+	var mu sync.Mutex
+	var sent []string
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/env") {
+			mu.Lock()
+			for k := range r.URL.Query() {
+				sent = append(sent, k)
+			}
+			mu.Unlock()
+		}
+		c.Handler().ServeHTTP(rw, r)
+	}))
+	defer srv.Close()
+	env := map[string]string{}
+	for _, kv := range c.Env(srv.URL) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	op := vercel.NewEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		httpclient.New(httpclient.Config{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}))
+	req := adapter.Request{Line: "env", Params: map[string]any{"values": map[string]any{"A": "1"}, "target": "preview", "branch": "feat/login"},
+		Provider: adapter.Provider{"project": "web", "team": "team_1"}, Run: run}
+	if _, err := op.Apply(context.Background(), req, nil, func(...string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) == 0 {
+		t.Fatal("no env listing was sent")
+	}
+	for _, k := range sent {
+		if !declared[k] {
+			t.Errorf("the env listing sends %q, which the description does not declare", k)
 		}
 	}
 }

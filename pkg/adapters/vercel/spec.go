@@ -14,7 +14,7 @@ var envSpec = adapter.Spec{
 			Doc: "NAME → value (a string, number or bool, {from}, {secret} or {keep: true}); written as type encrypted"},
 	},
 	Outputs: []adapter.OutputSpec{
-		{Name: "preview_url", When: adapter.External, Event: "deploy", Doc: "URL of the newest READY deployment of this commit for the target"},
+		{Name: "preview_url", When: adapter.External, Event: "deploy", Doc: "URL of the newest READY deployment of this commit for the target, created after the line's variables last changed: a write rebuilds the commit's deployment that started before it (recorded on the variables' ledger entries as output redeploy)"},
 		{Name: "deployment_id", When: adapter.External, Event: "deploy", Doc: "that deployment's id"},
 	},
 	Key:         "env:<target>:<branch or *>:<NAME>",
@@ -26,5 +26,6 @@ var envSpec = adapter.Spec{
 		"https://vercel.com/docs/rest-api/projects/retrieve-the-environment-variables-of-a-project-by-id-or-name",
 		"https://vercel.com/docs/rest-api/sdk/projects/edit-an-environment-variable",
 		"https://vercel-site.vercel.sh/docs/rest-api/reference/endpoints/deployments/list-deployments",
+		"https://vercel.com/docs/rest-api/deployments/create-a-new-deployment",
 	},
 }

@@ -1,0 +1,71 @@
+package sim
+
+import "fmt"
+
+// Push is a git push as the providers' git integrations see it: a commit
+// at the head of a branch, with the pull request it belongs to (0: none).
+type Push struct {
+	SHA         string `json:"sha"`
+	Branch      string `json:"branch"`
+	PullRequest int    `json:"pull_request,omitempty"`
+}
+
+// PushResult names the builds a push started.
+type PushResult struct {
+	Vercel  []string `json:"vercel"`  // deployment uids, one per linked project
+	Netlify []string `json:"netlify"` // deploy ids, one per site
+}
+
+// Push starts the builds a push of a commit starts at once, before any
+// workflow of that commit has run: a deployment on every Vercel project
+// linked to a repository (production for the link's production branch,
+// preview otherwise), and a deploy on every Netlify site (a deploy preview
+// for a pull request, production for the site's production branch, a
+// branch deploy otherwise). Each reads the variables as they are at the
+// push; each is building on the first list that shows it and ready (READY,
+// ready) after.
+func (c *Cloud) Push(p Push) (PushResult, error) {
+	var out PushResult
+	if p.SHA == "" || p.Branch == "" {
+		return out, fmt.Errorf("sim: a push needs a commit and a branch")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, vp := range c.vercel.projects {
+		if vp.Link == nil {
+			continue
+		}
+		target := ""
+		if p.Branch == vp.Link.ProductionBranch {
+			target = "production"
+		}
+		d := &vercelDeployment{
+			VercelDeployment: VercelDeployment{
+				UID: "dpl_" + c.randString(28, alnum), Target: target, SHA: p.SHA, Branch: p.Branch,
+				Created: c.vercelNowMs(), Behavior: DeployOK, Origin: OriginSeed, Env: vp.buildEnv(target, p.Branch),
+			},
+			final: "READY", buildPolls: 1,
+		}
+		d.URL = vp.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
+		vp.deps = append(vp.deps, d)
+		out.Vercel = append(out.Vercel, d.UID)
+	}
+	for _, s := range c.netlify.sites {
+		if c.netlify.heads == nil {
+			c.netlify.heads = map[string]map[string]string{}
+		}
+		if c.netlify.heads[s.ID] == nil {
+			c.netlify.heads[s.ID] = map[string]string{}
+		}
+		c.netlify.heads[s.ID][p.Branch] = p.SHA
+		context := "branch-deploy"
+		switch {
+		case p.PullRequest > 0:
+			context = "deploy-preview"
+		case p.Branch == s.productionBranch():
+			context = "production"
+		}
+		out.Netlify = append(out.Netlify, c.netlifyStartLocked(s, context, p.Branch, p.SHA, p.PullRequest).ID)
+	}
+	return out, nil
+}
