@@ -227,7 +227,10 @@ var recipes = map[string]recipe{
 		build: func(p map[string]any, _ adapter.RunCtx) (map[string]any, error) {
 			return map[string]any{
 				"create": map[string]any{"path": "/webhooks"}, "read": map[string]any{"path": "/webhooks/{id}"},
-				"list":    map[string]any{"path": "/webhooks", "items": "/data"},
+				// GET /webhooks takes limit, after and before only: the
+				// match is found in the pages (after/has_more), not by
+				// the query.
+				"list":    map[string]any{"path": "/webhooks", "items": "/data", "filter": "none"},
 				"match":   map[string]any{"endpoint": p["endpoint"]},
 				"fields":  map[string]any{"endpoint": p["endpoint"], "events": p["events"]},
 				"outputs": map[string]any{"signing_secret": "/signing_secret"},
@@ -263,12 +266,15 @@ var recipes = map[string]recipe{
 			if fields["disabled"] == nil {
 				fields["disabled"] = false
 			}
+			// Svix's EndpointIn names the event type filter eventTypes
+			// (svix.json, v1.endpoint.create); a filterTypes field is
+			// ignored and the endpoint gets every event.
 			if v, ok := p["filter_types"]; ok {
-				fields["filterTypes"] = v
+				fields["eventTypes"] = v
 			}
 			body := with(map[string]any{"uid": uid}, "url", fields["url"], "description", fields["description"], "disabled", fields["disabled"])
-			if v, ok := fields["filterTypes"]; ok {
-				body["filterTypes"] = v
+			if v, ok := fields["eventTypes"]; ok {
+				body["eventTypes"] = v
 			}
 			s, _ := uid.(string)
 			return map[string]any{
@@ -355,7 +361,8 @@ var recipes = map[string]recipe{
 			return map[string]any{
 				"create": map[string]any{"path": coll}, "read": map[string]any{"path": coll + "/{id}"},
 				"update": map[string]any{"method": "PUT"},
-				"list":   map[string]any{"path": coll},
+				// The strategies listing takes no query parameters.
+				"list":   map[string]any{"path": coll, "filter": "none"},
 				"match":  map[string]any{"title": title},
 				"fields": map[string]any{"name": str(p, "strategy", "flexibleRollout"), "title": title, "parameters": params, "constraints": constraints},
 			}, nil

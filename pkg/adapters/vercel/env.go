@@ -259,7 +259,8 @@ func teamQuery(team string) url.Values {
 func (op *EnvOp) list(ctx context.Context, a httpclient.API, project, team, target, branch string) (map[string]envVar, error) {
 	q := teamQuery(team)
 	q.Set("decrypt", "true")
-	q.Set("target", target)
+	// GET /v10/projects/{idOrName}/env declares no target parameter (it
+	// would be ignored): the target is filtered below.
 	if target == Preview && branch != AllBranches {
 		q.Set("gitBranch", branch)
 	}
