@@ -234,3 +234,27 @@ func TestRecipeRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestResendWebhookPastTheFirstPage: Resend pages its webhook list by
+// after/has_more and takes no filter; a webhook of the line's endpoint on
+// the third page is found, not created again.
+func TestResendWebhookPastTheFirstPage(t *testing.T) {
+	w, op, _ := recipeWorld(t, map[string]sim.HTTPShape{"webhooks": {List: "data", AfterPaging: true}})
+	for _, e := range []string{"https://a.example.dev/r", "https://b.example.dev/r", "https://pr-7.example.dev/resend"} {
+		if _, err := w.Cloud.SeedHTTPObject("webhooks", map[string]any{"endpoint": e, "events": []any{"email.sent"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindPageSize, Provider: sim.ProviderHTTP, Path: "/webhooks", PageSize: 1})
+	req := recipeReq(map[string]any{"recipe": "resend.webhook", "endpoint": "https://pr-7.example.dev/resend", "events": []any{"email.sent"}})
+	live, err := op.Read(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Resources) != 1 {
+		t.Fatalf("the webhook on the third page is not found: %+v", live)
+	}
+	if n := len(w.Cloud.State().HTTP); n != 3 {
+		t.Errorf("%d webhooks, want the 3 seeded", n)
+	}
+}
