@@ -204,6 +204,9 @@ func New(opts Options) *Cloud {
 		ProviderLaunchDarkly: c.launchdarklyProvider(),
 		ProviderPlanetScale:  c.planetscaleProvider(),
 	}
+	// Operations of the providers' descriptions served beside their
+	// models' own files.
+	c.providers[ProviderVercel].mux.HandleFunc("GET /v1/projects/{idOrName}/env/{id}", c.vercelGetEnv)
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
 	root.HandleFunc("GET /_chaos", c.handleChaosGet)

@@ -85,3 +85,36 @@ func TestEveryDescriptionLoads(t *testing.T) {
 		}
 	}
 }
+
+// Every operation of every description is served by the sim under the
+// provider that is checked against it: a route of its model, not the
+// catch-all 404.
+func TestEveryDescribedOperationIsServed(t *testing.T) {
+	c := New(Options{})
+	for prov, cfg := range describedBy {
+		for _, f := range cfg.files {
+			d, err := loadDescription(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range d.routes {
+				if prov == ProviderHTTP && f == "cloudflare" && !strings.Contains(r.rt.Path, "dns_records") {
+					continue // the Pages project is served under /cloudflare
+				}
+				if prov == ProviderCloudflare && strings.Contains(r.rt.Path, "dns_records") {
+					continue // DNS records are the recipe's, served under /http
+				}
+				segs := slices.Clone(r.segs)
+				for i, s := range segs {
+					if strings.HasPrefix(s, "{") {
+						segs[i] = "x"
+					}
+				}
+				req := httptest.NewRequest(r.rt.Method, cfg.base+"/"+strings.Join(segs, "/"), nil)
+				if _, pattern := c.providers[prov].mux.Handler(req); pattern == "" || pattern == "/" {
+					t.Errorf("%s: %s %s (%s of %s) is not served", prov, r.rt.Method, r.rt.Path, r.rt.Operation.OperationID, f)
+				}
+			}
+		}
+	}
+}
