@@ -53,6 +53,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.cloud = sim.New(sim.Options{Seed: 7})
+	w.cloud.CheckDescriptions(t)
 	w.demo = w.cloud.SeedDemo()
 	srv, err := w.cloud.Start("127.0.0.1:0")
 	if err != nil {

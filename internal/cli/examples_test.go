@@ -72,6 +72,7 @@ var exampleSecrets = map[string]string{"CLERK_PREVIEW_SECRET_KEY": "sk_test_prev
 func exampleCloud(t *testing.T) (*sim.Cloud, map[string]string) {
 	t.Helper()
 	cloud := sim.New(sim.Options{Seed: 11})
+	cloud.CheckDescriptions(t)
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
 	if err := cloud.SeedExamples(); err != nil {

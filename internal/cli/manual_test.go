@@ -142,6 +142,7 @@ changes:
 // did.
 func TestConfirmedStepIsNeverRolledBack(t *testing.T) {
 	cloud := sim.New(sim.Options{Seed: 4})
+	cloud.CheckDescriptions(t)
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
 	vars := map[string]string{"SPONSON_ACTOR": "octocat"}

@@ -15,9 +15,10 @@ import (
 // a second apply writes nothing and destroy removes them.
 func TestRecipesPlanApplyDestroy(t *testing.T) {
 	cloud := sim.New(sim.Options{Seed: 3})
+	cloud.CheckDescriptions(t)
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
-	cloud.SetHTTPShape("repos/*/*/hooks", sim.HTTPShape{BareList: true})
+	cloud.SetHTTPShape("repos/*/*/hooks", sim.HTTPShape{BareList: true, NumericID: true})
 	cloud.SetHTTPShape("organizations/*/releases", sim.HTTPShape{IDField: "version"})
 	vars := map[string]string{}
 	for _, kv := range cloud.Env(srv.URL) {

@@ -14,6 +14,7 @@ import (
 // was.
 func TestApplyRecreate(t *testing.T) {
 	cloud := sim.New(sim.Options{Seed: 9})
+	cloud.CheckDescriptions(t)
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
 	vars := map[string]string{}

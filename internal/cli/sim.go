@@ -34,7 +34,12 @@ Break it on purpose with POST /_chaos (latency, failures, 429, lost responses, h
 deployments, pushes); GET /_state shows its state and write log. It serves until interrupted.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := sim.New(sim.Options{Seed: uint64(time.Now().UnixNano())})
+			// Requests are validated against the providers' descriptions
+			// here too: a refused one is answered 400 and told on stderr.
+			stderr := cmd.ErrOrStderr()
+			c := sim.New(sim.Options{Seed: uint64(time.Now().UnixNano()), OnViolation: func(v sim.Violation) {
+				fmt.Fprintf(stderr, "sponson sim: %s\n", v)
+			}})
 			demo := c.SeedDemo()
 			if err := c.SeedExamples(); err != nil {
 				return err

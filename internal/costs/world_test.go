@@ -44,6 +44,7 @@ const (
 func newWorld(tb testing.TB, plan func(parentID string) string) *world {
 	tb.Helper()
 	w := &world{tb: tb, cloud: sim.New(sim.Options{Seed: 1}), prov: reqcount.New()}
+	w.cloud.CheckDescriptions(tb)
 	w.dir, _ = gittest.NewBareRepo(tb)
 	w.git = gittest.Serve(tb, w.dir)
 	srv := httptest.NewUnstartedServer(w.prov.Wrap(w.cloud.Handler()))

@@ -38,6 +38,9 @@ func Markdown(specs []Spec) []byte {
 		}
 		fmt.Fprintf(&b, "- **Credentials:** %s\n", vars(s.Credentials, s))
 		fmt.Fprintf(&b, "- **Base URL:** %s\n", baseURL(s))
+		if s.API != "" {
+			fmt.Fprintf(&b, "- **API:** %s\n", s.API)
+		}
 		if len(s.Provider) > 0 {
 			fmt.Fprintf(&b, "\nProvider block `providers.%s`:\n\n", s.Adapter)
 			paramTable(&b, s.Provider)
@@ -89,6 +92,9 @@ func recipeDoc(b *bytes.Buffer, s Spec, r Recipe) {
 	}
 	fmt.Fprintf(b, "- **Credentials:** %s\n", vars(r.Credentials, Spec{Manual: len(r.Credentials) == 0}))
 	fmt.Fprintf(b, "- **Base URL:** %s (a `providers.%s.%s` block overrides these settings)\n", baseURL(Spec{BaseURLVar: r.BaseURLVar, BaseURL: r.BaseURL}), s.Adapter, strings.SplitN(r.Name, ".", 2)[0])
+	if r.API != "" {
+		fmt.Fprintf(b, "- **API:** %s\n", r.API)
+	}
 	b.WriteString("\nParameters:\n\n")
 	paramTable(b, r.Params)
 	b.WriteString("\nOutputs:\n\n| output | when | sensitive | meaning |\n|---|---|---|---|\n")

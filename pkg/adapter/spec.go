@@ -89,6 +89,10 @@ type Spec struct {
 	// point it at the fake cloud); BaseURL is the default.
 	BaseURLVar string `json:"base_url_var,omitempty"`
 	BaseURL    string `json:"base_url,omitempty"`
+	// API names the provider's API and the version of it the op speaks
+	// ("Vercel REST API: /v10/projects/{id}/env, ..."); empty only for ops
+	// that call no provider.
+	API string `json:"api,omitempty"`
 	// Sources are the provider documentation pages the op follows.
 	Sources []string `json:"sources,omitempty"`
 	// Recipes are the named expansions an Expander offers (http.recipe).
@@ -108,6 +112,7 @@ type Recipe struct {
 	Credentials []string     `json:"credentials,omitempty"`
 	BaseURLVar  string       `json:"base_url_var,omitempty"`
 	BaseURL     string       `json:"base_url,omitempty"`
+	API         string       `json:"api,omitempty"` // as Spec.API
 	Sources     []string     `json:"sources"`
 }
 

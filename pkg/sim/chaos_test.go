@@ -105,6 +105,7 @@ func TestChaosFailFormats(t *testing.T) {
 
 func TestChaosRateLimitEveryProvider(t *testing.T) {
 	tc := newCloud(t, Options{})
+	tc.sendsForbidden()
 	for _, p := range Providers {
 		tc.c.MustAddRule(Rule{Kind: KindRateLimit, Provider: p, Count: 1, RetryAfter: Duration(2 * time.Second)})
 		r := tc.call(p, "GET", "/whatever", nil).want(t, 429)

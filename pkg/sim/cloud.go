@@ -109,6 +109,10 @@ type Options struct {
 	NeonLockProject bool
 	// MaxBodyBytes bounds request bodies; default 1 MiB.
 	MaxBodyBytes int64
+	// OnViolation, when set, is told of every request a provider's
+	// description does not allow and every answer that breaks one (see
+	// describe.go), as it happens; Violations keeps them all the same.
+	OnViolation func(Violation)
 }
 
 // WriteEntry is one write request (POST, PUT, PATCH, DELETE) that reached a
@@ -154,6 +158,7 @@ type Cloud struct {
 	launchdarkly launchdarklyState
 	planetscale  planetscaleState
 	writes       []WriteEntry
+	violations   []Violation
 	rules        []*rule
 	ruleSeq      int
 
@@ -199,6 +204,9 @@ func New(opts Options) *Cloud {
 		ProviderLaunchDarkly: c.launchdarklyProvider(),
 		ProviderPlanetScale:  c.planetscaleProvider(),
 	}
+	// Operations of the providers' descriptions served beside their
+	// models' own files.
+	c.providers[ProviderVercel].mux.HandleFunc("GET /v1/projects/{idOrName}/env/{id}", c.vercelGetEnv)
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
 	root.HandleFunc("GET /_chaos", c.handleChaosGet)
@@ -394,12 +402,30 @@ func (c *Cloud) providerHandler(p *provider) http.Handler {
 		if pl.pageSize > 0 {
 			ctx = context.WithValue(ctx, pageSizeKey, pl.pageSize)
 		}
+		ck, viol := c.checkRequest(p.name, r, sub, body)
+		if viol != nil {
+			c.recordViolation(*viol)
+			rec := newRecorder()
+			status := http.StatusBadRequest
+			if viol.Kind == "route" {
+				status = http.StatusNotFound
+			}
+			p.fail(rec, status, "bad_request", viol.String())
+			log(rec.status, true, false)
+			rec.flush(w)
+			return
+		}
 		r2 := r.Clone(ctx)
 		r2.URL.Path, r2.URL.RawPath = sub, ""
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
 		rec := newRecorder()
 		p.mux.ServeHTTP(rec, r2)
+		if ck != nil && p.name != ProviderHTTP {
+			if v := ck.checkResponse(p.name, rec.status, rec.header, rec.body.Bytes()); v != nil {
+				c.recordViolation(*v)
+			}
+		}
 		lost := pl.action != nil && pl.action.Kind == KindDrop
 		log(rec.status, rec.status >= 400, lost)
 		if lost {

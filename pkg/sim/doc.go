@@ -22,6 +22,18 @@
 // log and the rules). Use Handler with httptest.NewServer, Start for a real
 // listener, or Serve for `sponson sim`.
 //
+// Checked against the providers' descriptions (describe.go): every request
+// to a provider that publishes an OpenAPI description (Vercel, Auth0,
+// Netlify, Cloudflare, Clerk, LaunchDarkly, and under /http GitHub's
+// repository webhooks, Resend, Svix, Turso, Unleash and Cloudflare's DNS
+// records) is validated against it before it is applied; one it does not
+// allow is answered 400 (404 for an operation it lacks), not applied, and
+// recorded (Violations). Tests fail on it through CheckDescriptions, which
+// every test helper that makes a cloud calls; `sponson sim` reports it on
+// stderr. The sim's answers are validated too and recorded. Corrections to
+// a description are the rows of Exceptions, each citing the provider's
+// documentation.
+//
 // Invariants:
 //
 //   - One mutex guards all state; each request's reads and writes of state

@@ -23,12 +23,30 @@ type tcloud struct {
 func newCloud(t *testing.T, opts Options) *tcloud {
 	t.Helper()
 	c := New(opts)
+	c.CheckDescriptions(t)
 	srv := httptest.NewServer(c.Handler())
 	t.Cleanup(func() {
 		c.ReleaseAll()
 		srv.Close()
 	})
 	return &tcloud{t: t, c: c, url: srv.URL}
+}
+
+// sendsForbidden is for a test that sends requests the providers'
+// descriptions do not allow on purpose: it must see at least one, and they
+// are taken before newCloud's check runs.
+func (tc *tcloud) sendsForbidden() {
+	tc.t.Helper()
+	tc.t.Cleanup(func() {
+		for _, v := range tc.c.TakeViolations() {
+			if v.Kind == "response" {
+				tc.t.Logf("sim: %s", v)
+				continue
+			}
+			return
+		}
+		tc.t.Errorf("no request was refused by a description, though the test sends forbidden ones")
+	})
 }
 
 type resp struct {

@@ -90,6 +90,13 @@ type HTTPShape struct {
 	// next_cursor); BareList answers the array alone.
 	List     string `json:"list,omitempty"`
 	BareList bool   `json:"bare_list,omitempty"`
+	// NumericID makes generated ids decimal numbers, as GitHub's hook ids
+	// are (its description types hook_id as an integer).
+	NumericID bool `json:"numeric_id,omitempty"`
+	// AfterPaging pages lists as Resend does: {"object": "list",
+	// "has_more": bool, <List>: [...]}, the next page asked for with
+	// after=<the last id>, instead of next_cursor and cursor.
+	AfterPaging bool `json:"after_paging,omitempty"`
 }
 
 type httpShapeRule struct {
@@ -239,6 +246,8 @@ func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
 			httpErr(w, http.StatusConflict, "conflict", fmt.Sprintf("%s/%s already exists", coll, id))
 			return
 		}
+	} else if sh.NumericID {
+		id = strconv.Itoa(1 + c.rng.IntN(1<<30))
 	} else {
 		id = "obj_" + c.randString(12, lowerDigits)
 	}
@@ -423,11 +432,18 @@ func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
 	defer c.mu.Unlock()
 	var matched []*HTTPObject
 	coll := collectionPath(r)
+	after := q.Get("after")
 	if col := c.http.collections[coll]; col != nil {
 	objects:
 		for _, o := range col.objs {
+			if after != "" {
+				if o.ID == after {
+					after = ""
+				}
+				continue
+			}
 			for k, vs := range q {
-				if k == "limit" || k == "cursor" {
+				if k == "limit" || k == "cursor" || k == "after" {
 					continue
 				}
 				if v, ok := o.Fields[k]; !ok || scalarString(v) != vs[0] {
@@ -450,6 +466,12 @@ func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
 	}
 	sh := c.shapeOf(coll)
 	switch {
+	case sh.AfterPaging:
+		list := sh.List
+		if list == "" {
+			list = "data"
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "has_more": next != nil, list: items})
 	case sh.BareList:
 		writeJSON(w, http.StatusOK, items)
 	case sh.List != "":

@@ -38,6 +38,7 @@ func TestNewProvidersAuthSchemes(t *testing.T) {
 // variations (L4); an environment with approvals refuses (L5).
 func TestLaunchDarklySemanticPatch(t *testing.T) {
 	tc := newCloud(t, Options{})
+	tc.sendsForbidden()
 	tk := tc.c.Tokens()
 	tc.c.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: "p", Key: "f", Variations: []LaunchDarklyVariation{{ID: "v-on", Value: true}, {ID: "v-off", Value: false}},
 		Environments: map[string]*LaunchDarklyEnv{"preview": {}, "prod": {ApprovalRequired: true}}})

@@ -19,6 +19,7 @@ var callbackSpec = adapter.Spec{
 	},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: "https://<domain>",
+	API: "Auth0 Management API v2: GET and PATCH /api/v2/clients/{id}",
 	Sources: []string{
 		"https://auth0.com/docs/api/management/v2/clients/patch-clients-by-id",
 		"https://auth0.com/docs/api/management/v2/#!/Clients/get_clients_by_id",

@@ -12,6 +12,7 @@ var redirectSpec = adapter.Spec{
 	Key:         "redirect_url:<url>",
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API: "Clerk Backend API v1 (description 2026-05-12): GET and POST /v1/redirect_urls, DELETE /v1/redirect_urls/{id}",
 	Sources: []string{
 		"https://clerk.com/docs/reference/backend/redirect-urls/get-redirect-url-list.md",
 		"https://clerk.com/docs/reference/backend/redirect-urls/create-redirect-url.md",

@@ -21,6 +21,7 @@ var pagesEnvSpec = adapter.Spec{
 	},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API: "Cloudflare API v4: GET and PATCH /client/v4/accounts/{account_id}/pages/projects/{project_name}",
 	Sources: []string{
 		"https://developers.cloudflare.com/api/resources/pages/subresources/projects/methods/edit/",
 		"https://developers.cloudflare.com/api/resources/pages/subresources/projects/methods/get/",

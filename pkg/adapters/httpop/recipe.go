@@ -54,6 +54,7 @@ var recipeSpec = adapter.Spec{
 	},
 	Outputs: []adapter.OutputSpec{}, // each recipe declares its own (LineOutputs)
 	Key:     "the expansion's: http.resource's or http.list_item's",
+	API:     "each recipe's provider API, named under the recipe",
 	Sources: sources,
 }
 

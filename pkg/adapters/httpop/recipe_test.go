@@ -74,7 +74,7 @@ func TestRecipesConform(t *testing.T) {
 			map[string]any{"zone": "z1", "name": "pr-7.example.com", "content": "pr-7.pages.dev"},
 			map[string]any{"zone": "z1", "name": "pr-8.example.com", "content": "pr-8.pages.dev", "proxied": true, "ttl": int64(300)},
 			"CLOUDFLARE_API_TOKEN", nil},
-		{"github.repo_webhook", map[string]sim.HTTPShape{"repos/*/*/hooks": {BareList: true}},
+		{"github.repo_webhook", map[string]sim.HTTPShape{"repos/*/*/hooks": {BareList: true, NumericID: true}},
 			map[string]any{"owner": "acme", "repo": "shop", "url": "https://pr-7.example.dev/hook", "events": []any{"push", "pull_request"}},
 			map[string]any{"owner": "acme", "repo": "shop", "url": "https://pr-8.example.dev/hook"},
 			"GITHUB_TOKEN", nil},
@@ -82,7 +82,7 @@ func TestRecipesConform(t *testing.T) {
 			map[string]any{"organization": "acme", "version": "shop@1.2.3", "projects": []any{"web"}, "ref": "abc123"},
 			map[string]any{"organization": "acme", "version": "shop@1.2.4", "projects": []any{"web"}},
 			"SENTRY_AUTH_TOKEN", nil},
-		{"resend.webhook", map[string]sim.HTTPShape{"webhooks": {List: "data"}},
+		{"resend.webhook", map[string]sim.HTTPShape{"webhooks": {List: "data", AfterPaging: true}},
 			map[string]any{"endpoint": "https://pr-7.example.dev/resend", "events": []any{"email.sent"}},
 			map[string]any{"endpoint": "https://pr-8.example.dev/resend", "events": []any{"email.bounced"}},
 			"RESEND_API_KEY", nil},
@@ -232,5 +232,29 @@ func TestRecipeRefusals(t *testing.T) {
 		if len(w.Cloud.Writes()) != before {
 			t.Errorf("%s: wrote", name)
 		}
+	}
+}
+
+// TestResendWebhookPastTheFirstPage: Resend pages its webhook list by
+// after/has_more and takes no filter; a webhook of the line's endpoint on
+// the third page is found, not created again.
+func TestResendWebhookPastTheFirstPage(t *testing.T) {
+	w, op, _ := recipeWorld(t, map[string]sim.HTTPShape{"webhooks": {List: "data", AfterPaging: true}})
+	for _, e := range []string{"https://a.example.dev/r", "https://b.example.dev/r", "https://pr-7.example.dev/resend"} {
+		if _, err := w.Cloud.SeedHTTPObject("webhooks", map[string]any{"endpoint": e, "events": []any{"email.sent"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindPageSize, Provider: sim.ProviderHTTP, Path: "/webhooks", PageSize: 1})
+	req := recipeReq(map[string]any{"recipe": "resend.webhook", "endpoint": "https://pr-7.example.dev/resend", "events": []any{"email.sent"}})
+	live, err := op.Read(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Resources) != 1 {
+		t.Fatalf("the webhook on the third page is not found: %+v", live)
+	}
+	if n := len(w.Cloud.State().HTTP); n != 3 {
+		t.Errorf("%d webhooks, want the 3 seeded", n)
 	}
 }

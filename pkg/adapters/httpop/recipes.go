@@ -67,6 +67,7 @@ var recipes = map[string]recipe{
 			Outputs:     []adapter.OutputSpec{idOut, {Name: "hostname", When: adapter.Immediate, Doc: "the record's name"}},
 			Key:         "cloudflare:/zones/<zone>/dns_records?name=<name>&type=CNAME",
 			Credentials: []string{"CLOUDFLARE_API_TOKEN"}, BaseURLVar: "CLOUDFLARE_API_URL", BaseURL: "https://api.cloudflare.com/client/v4",
+			API: "Cloudflare API v4: /client/v4/zones/{zone_id}/dns_records[/{dns_record_id}]",
 			Sources: []string{
 				"https://developers.cloudflare.com/api/resources/dns/subresources/records/methods/create/ (POST /zones/{zone_id}/dns_records; answers {result: record})",
 				"https://app.unpkg.com/cloudflare@3.1.0/files/src/resources/dns/records.ts (create, edit PATCH, delete and list of /zones/{zone_id}/dns_records[/{id}], unwrapping result)",
@@ -104,6 +105,7 @@ var recipes = map[string]recipe{
 			Outputs:     []adapter.OutputSpec{idOut, {Name: "ping_url", When: adapter.Immediate, Doc: "the hook's ping endpoint"}},
 			Key:         "github:/repos/<owner>/<repo>/hooks?/config/url=<url>",
 			Credentials: []string{"GITHUB_TOKEN"}, BaseURLVar: "GITHUB_API_URL", BaseURL: "https://api.github.com",
+			API: "GitHub REST API, version 2022-11-28 (the default): /repos/{owner}/{repo}/hooks[/{hook_id}]",
 			Sources: []string{
 				"https://docs.github.com/en/rest/repos/webhooks (create POST /repos/{owner}/{repo}/hooks with name web, config {url, content_type, insecure_ssl}, events, active; get, update PATCH and delete /hooks/{hook_id}; list /hooks)",
 				"https://github.com/github/docs/blob/main/content/rest/repos/webhooks.md",
@@ -145,6 +147,7 @@ var recipes = map[string]recipe{
 			Outputs:     []adapter.OutputSpec{{Name: "id", When: adapter.Immediate, Doc: "the release's version"}},
 			Key:         "sentry:/organizations/<organization>/releases/<version>/",
 			Credentials: []string{"SENTRY_AUTH_TOKEN"}, BaseURLVar: "SENTRY_API_URL", BaseURL: "https://sentry.io/api/0",
+			API: "Sentry Web API v0: /api/0/organizations/{organization}/releases/[{version}/]",
 			Sources: []string{
 				"https://docs.sentry.io/api/releases/ (Create a New Release for an Organization: POST /api/0/organizations/{org}/releases/ {version, projects, ref, url}; Retrieve, Update (PUT) and Delete an Organization's Release at /releases/{version}/)",
 				"https://raw.githubusercontent.com/api-evangelist/sentry/refs/heads/main/examples/sentry-create-release-example.json (request and 201 answer: projects come back as objects, so they are sent at create only)",
@@ -183,6 +186,7 @@ var recipes = map[string]recipe{
 			Key:         "posthog:/api/projects/<project>/feature_flags/<flag>/#/filters/groups=<the condition as canonical JSON>",
 			Lock:        "http:<base url>/api/projects/<project>/feature_flags/<flag>/",
 			Credentials: []string{"POSTHOG_PERSONAL_API_KEY"}, BaseURLVar: "POSTHOG_API_URL", BaseURL: "https://us.posthog.com",
+			API: "PostHog API: GET and PATCH /api/projects/{project_id}/feature_flags/{id}/",
 			Sources: []string{
 				"https://posthog.com/docs/feature-flags/surfaces/api.md (manage flag definitions and release conditions with a personal API key, feature_flag:write)",
 				"https://posthog.com/tutorials/api-feature-flags (GET and PATCH /api/projects/{project_id}/feature_flags/{id}/ with filters)",
@@ -218,6 +222,7 @@ var recipes = map[string]recipe{
 				{Name: "signing_secret", When: adapter.Immediate, Sensitive: true, Doc: "the secret that signs deliveries (whsec_...)"}},
 			Key:         "resend:/webhooks?endpoint=<endpoint>",
 			Credentials: []string{"RESEND_API_KEY"}, BaseURLVar: "RESEND_API_URL", BaseURL: "https://api.resend.com",
+			API: "Resend API (unversioned): /webhooks[/{webhook_id}], listed by after/has_more",
 			Sources: []string{
 				"https://resend.com/docs/api-reference/webhooks (create POST /webhooks {endpoint, events} → {object, id, signing_secret})",
 				"https://resend.com/changelog/managing-webhooks-via-api.md (create, retrieve GET /webhooks/{id}, update PATCH, delete, list {data: [...]})",
@@ -227,7 +232,10 @@ var recipes = map[string]recipe{
 		build: func(p map[string]any, _ adapter.RunCtx) (map[string]any, error) {
 			return map[string]any{
 				"create": map[string]any{"path": "/webhooks"}, "read": map[string]any{"path": "/webhooks/{id}"},
-				"list":    map[string]any{"path": "/webhooks", "items": "/data"},
+				// GET /webhooks takes limit, after and before only: the
+				// match is found in the pages (after/has_more), not by
+				// the query.
+				"list":    map[string]any{"path": "/webhooks", "items": "/data", "filter": "none"},
 				"match":   map[string]any{"endpoint": p["endpoint"]},
 				"fields":  map[string]any{"endpoint": p["endpoint"], "events": p["events"]},
 				"outputs": map[string]any{"signing_secret": "/signing_secret"},
@@ -249,6 +257,7 @@ var recipes = map[string]recipe{
 			Outputs:     []adapter.OutputSpec{idOut},
 			Key:         "svix:/api/v1/app/<app>/endpoint/<uid>",
 			Credentials: []string{"SVIX_AUTH_TOKEN"}, BaseURLVar: "SVIX_API_URL", BaseURL: "https://api.svix.com",
+			API: "Svix API v1: /api/v1/app/{app_id}/endpoint[/{endpoint_id}]",
 			Sources: []string{
 				"https://glama.ai/mcp/connectors/io.usefulapi/svix/tools/svix_create_endpoint (POST /api/v1/app/{app_id}/endpoint; app_id is the id or uid; uid, url, description, disabled)",
 				"https://github.com/paypaplane/svix-client/blob/HEAD/docs/Model/EndpointIn.md (EndpointIn: uid, url, description default '', disabled default false, filter types, version)",
@@ -263,12 +272,15 @@ var recipes = map[string]recipe{
 			if fields["disabled"] == nil {
 				fields["disabled"] = false
 			}
+			// Svix's EndpointIn names the event type filter eventTypes
+			// (svix.json, v1.endpoint.create); a filterTypes field is
+			// ignored and the endpoint gets every event.
 			if v, ok := p["filter_types"]; ok {
-				fields["filterTypes"] = v
+				fields["eventTypes"] = v
 			}
 			body := with(map[string]any{"uid": uid}, "url", fields["url"], "description", fields["description"], "disabled", fields["disabled"])
-			if v, ok := fields["filterTypes"]; ok {
-				body["filterTypes"] = v
+			if v, ok := fields["eventTypes"]; ok {
+				body["eventTypes"] = v
 			}
 			s, _ := uid.(string)
 			return map[string]any{
@@ -293,6 +305,7 @@ var recipes = map[string]recipe{
 				{Name: "db_id", When: adapter.Immediate, Doc: "the database's DbId"}},
 			Key:         "turso:/v1/organizations/<organization>/databases/<name>",
 			Credentials: []string{"TURSO_API_TOKEN"}, BaseURLVar: "TURSO_API_URL", BaseURL: "https://api.turso.tech",
+			API: "Turso Platform API v1: /v1/organizations/{organizationSlug}/databases[/{databaseName}]",
 			Sources: []string{
 				"https://turso.tech/openapi.json (POST /v1/organizations/{organizationSlug}/databases {name, group, seed: {type: database, name}}; GET and DELETE .../databases/{databaseName}; answers {database: {DbId, Hostname, Name}})",
 				"https://docs.turso.tech/features/platform-api (database branches through the Platform API)",
@@ -329,6 +342,7 @@ var recipes = map[string]recipe{
 			Outputs:     []adapter.OutputSpec{idOut},
 			Key:         "unleash:/api/admin/projects/<project>/features/<feature>/environments/<environment>/strategies?title=<title>",
 			Credentials: []string{"UNLEASH_API_TOKEN"}, BaseURLVar: "UNLEASH_API_URL",
+			API: "Unleash Admin API: /api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies[/{strategyId}]",
 			Sources: []string{
 				"https://github.com/Unleash/unleash-server-api-go/blob/client/v0.0.1/client/docs/FeaturesApi.md (AddFeatureStrategy POST, and GET, PUT, DELETE .../environments/{environment}/strategies[/{strategyId}])",
 				"https://glama.ai/mcp/servers/@cuongtl1992/unleash-mcp/tools/addStrategy (name, parameters, constraints [{contextName, operator, values}])",
@@ -355,7 +369,8 @@ var recipes = map[string]recipe{
 			return map[string]any{
 				"create": map[string]any{"path": coll}, "read": map[string]any{"path": coll + "/{id}"},
 				"update": map[string]any{"method": "PUT"},
-				"list":   map[string]any{"path": coll},
+				// The strategies listing takes no query parameters.
+				"list":   map[string]any{"path": coll, "filter": "none"},
 				"match":  map[string]any{"title": title},
 				"fields": map[string]any{"name": str(p, "strategy", "flexibleRollout"), "title": title, "parameters": params, "constraints": constraints},
 			}, nil

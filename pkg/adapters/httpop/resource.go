@@ -47,12 +47,15 @@ type resourceReq struct {
 	listPath                  string
 	listItems                 pointer
 	hasItems                  bool
-	idPath                    pointer
-	fields                    map[string]any
-	match                     map[string]string // field → string form; nil when the read path is fixed
-	outputs                   map[string]pointer
-	key                       string
-	known                     bool // key is known (no pending match value)
+	// listUnfiltered: the listing takes no filter parameters, so the
+	// match is not sent as the query (list.filter: none).
+	listUnfiltered bool
+	idPath         pointer
+	fields         map[string]any
+	match          map[string]string // field → string form; nil when the read path is fixed
+	outputs        map[string]pointer
+	key            string
+	known          bool // key is known (no pending match value)
 }
 
 func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (resourceReq, error) {
@@ -172,8 +175,16 @@ func (op *ResourceOp) parseList(params map[string]any, r *resourceReq) error {
 				return param.Invalid(resourceOp, "list.items", "must be a JSON pointer such as /items, got %q", clip(s))
 			}
 			r.listItems, r.hasItems = p, true
+		case "filter":
+			switch s {
+			case "query":
+			case "none":
+				r.listUnfiltered = true
+			default:
+				return param.Invalid(resourceOp, "list.filter", "must be query (the match's top-level fields are sent as the query) or none (the listing takes no filter; the match is found in the pages), got %q", clip(s))
+			}
 		default:
-			return param.Invalid(resourceOp, "list."+k, "is not a list setting (path, items)")
+			return param.Invalid(resourceOp, "list."+k, "is not a list setting (path, items, filter)")
 		}
 	}
 	return nil
@@ -298,12 +309,20 @@ func get(ctx context.Context, a httpclient.API, path string, objPath, idPath poi
 }
 
 // findIn lists the collection and returns the first item whose match
-// fields equal the match (compared in string form).
-func findIn(ctx context.Context, a httpclient.API, listPath string, items pointer, hasItems bool, match map[string]string, idPath pointer) (*object, error) {
+// fields equal the match (compared in string form). Pages follow
+// next_cursor (sent back as cursor) or, as Resend and Stripe page,
+// has_more (the last item's id sent back as after). unfiltered sends no
+// query but the page's.
+func findIn(ctx context.Context, a httpclient.API, listPath string, items pointer, hasItems bool, match map[string]string, idPath pointer, unfiltered bool) (*object, error) {
 	var found *object
 	err := httpclient.Pages(ctx, a.Provider, func(ctx context.Context, cursor string) (string, error) {
-		q := matchQuery(match)
-		if cursor != "" {
+		q := url.Values{}
+		if !unfiltered {
+			q = matchQuery(match)
+		}
+		if after, ok := strings.CutPrefix(cursor, afterCursor); ok {
+			q.Set("after", after)
+		} else if cursor != "" {
 			q.Set("cursor", cursor)
 		}
 		var doc any
@@ -330,11 +349,21 @@ func findIn(ctx context.Context, a httpclient.API, listPath string, items pointe
 			if next, ok := obj["next_cursor"].(string); ok {
 				return next, nil
 			}
+			if more, _ := obj["has_more"].(bool); more && len(list) > 0 {
+				if last, ok := list[len(list)-1].(map[string]any); ok {
+					if id, _ := last["id"].(string); id != "" {
+						return afterCursor + id, nil
+					}
+				}
+			}
 		}
 		return "", nil
 	})
 	return found, err
 }
+
+// afterCursor marks a cursor that is sent as after=<id>.
+const afterCursor = "after:"
 
 func itemsOf(doc any, items pointer, hasItems bool) ([]any, error) {
 	if hasItems {
@@ -383,7 +412,7 @@ func (op *ResourceOp) find(ctx context.Context, a httpclient.API, r resourceReq)
 	if r.match == nil {
 		return get(ctx, a, r.read.path, r.api.objectPath, r.idPath)
 	}
-	it, err := findIn(ctx, a, r.listPath, r.listItems, r.hasItems, r.match, r.idPath)
+	it, err := findIn(ctx, a, r.listPath, r.listItems, r.hasItems, r.match, r.idPath, r.listUnfiltered)
 	if err != nil || it == nil {
 		return nil, err
 	}
@@ -680,7 +709,9 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 		o, err := get(ctx, a, path, ap.objectPath, idPath)
 		return a, path, o, err
 	}
-	it, err := findIn(ctx, a, path, nil, false, match, idPath)
+	// By key the listing's filter setting is not known: the match is
+	// found in the pages, which any API answers.
+	it, err := findIn(ctx, a, path, nil, false, match, idPath, true)
 	if err != nil || it == nil || it.id == "" {
 		return a, "", nil, err
 	}

@@ -55,6 +55,7 @@ var resourceSpec = adapter.Spec{
 	Outputs:  []adapter.OutputSpec{{Name: "id", When: adapter.Immediate, Doc: "the object's id; the names under outputs come on top"}},
 	Key:      "<api>:<read path>, or <api>:<collection path>?<match query>",
 	Provider: apiBlock,
+	API:      "any JSON REST API: the version is the base URL's and the paths' the line gives",
 	Sources:  sources,
 }
 
@@ -77,5 +78,6 @@ var listItemSpec = adapter.Spec{
 	ListItem: true,
 	Lock:     "http:<base url><parent path>",
 	Provider: apiBlock,
+	API:      "any JSON REST API: the version is the base URL's and the paths' the line gives",
 	Sources:  sources,
 }

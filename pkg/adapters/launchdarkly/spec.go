@@ -23,6 +23,7 @@ var targetSpec = adapter.Spec{
 	},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API: "LaunchDarkly REST API v2: GET /api/v2/flags/{projectKey}/{featureFlagKey}, PATCH of it as a semantic patch",
 	Sources: []string{
 		"https://launchdarkly.com/docs/api/feature-flags/update-feature-flag",
 		"https://launchdarkly.com/docs/api/feature-flags/get-feature-flag",

@@ -23,6 +23,7 @@ var branchSpec = adapter.Spec{
 	},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API: "Neon API v2: /api/v2/projects/{project_id}/branches[/{branch_id}], /connection_uri, /operations/{operation_id}",
 	Sources: []string{
 		"https://neon.com/docs/guides/branching-neon-api",
 		"https://api-docs.neon.tech/reference/createprojectbranch",

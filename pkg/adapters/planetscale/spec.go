@@ -29,6 +29,7 @@ var branchSpec = adapter.Spec{
 	Provider:    providerBlock,
 	Credentials: []string{TokenIDVar, TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API:     "PlanetScale API v1: /v1/organizations/{organization}/databases/{database}/branches[/{branch}]",
 	Sources: sources,
 }
 
@@ -54,5 +55,6 @@ var passwordSpec = adapter.Spec{
 	Provider:    providerBlock,
 	Credentials: []string{TokenIDVar, TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API:     "PlanetScale API v1: /v1/organizations/{organization}/databases/{database}/branches/{branch}/passwords[/{id}]",
 	Sources: sources,
 }

@@ -18,6 +18,7 @@ var branchSpec = adapter.Spec{
 	Provider:    []adapter.ParamSpec{{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the parent project's ref"}},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API: "Supabase Management API v1: /v1/projects/{ref}/branches, GET and DELETE /v1/branches/{branch_id}",
 	Sources: []string{
 		"https://supabase.com/docs/reference/api/v1-create-a-branch",
 		"https://supabase.com/docs/reference/api/v1-get-a-branch-config",

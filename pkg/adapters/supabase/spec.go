@@ -16,6 +16,7 @@ var redirectSpec = adapter.Spec{
 	Provider:    []adapter.ParamSpec{{Name: "project", Type: adapter.TypeString, Doc: "the project ref (a line's project overrides it)"}},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API: "Supabase Management API v1: GET and PATCH /v1/projects/{ref}/config/auth",
 	Sources: []string{
 		"https://supabase.com/docs/reference/api",
 		"https://zone-www-dot-aapwkakko-supabase.vercel.app/docs/reference/api/v1-get-auth-service-config",

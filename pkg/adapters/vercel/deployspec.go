@@ -13,6 +13,7 @@ var deploySpec = adapter.Spec{
 	Provider:    []adapter.ParamSpec{{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the project id or name"}, {Name: "team", Type: adapter.TypeString, Doc: "the team id (sent as teamId)"}},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
+	API: "Vercel REST API: GET /v9/projects/{idOrName}, GET /v6/deployments, GET and POST /v13/deployments",
 	Sources: []string{
 		"https://vercel.com/docs/rest-api/deployments/create-a-new-deployment",
 		"https://vercel.com/docs/rest-api/deployments/get-a-deployment-by-id-or-url",

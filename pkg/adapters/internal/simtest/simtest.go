@@ -26,10 +26,13 @@ type World struct {
 	Client *httpclient.Client
 }
 
-// New serves a fake cloud for the test's lifetime.
+// New serves a fake cloud for the test's lifetime. The test fails for
+// every request the cloud receives that the provider's description does
+// not allow (sim.Cloud.CheckDescriptions).
 func New(t testing.TB, opts sim.Options) *World {
 	t.Helper()
 	c := sim.New(opts)
+	c.CheckDescriptions(t)
 	srv := httptest.NewServer(c.Handler())
 	t.Cleanup(srv.Close)
 	w := &World{Cloud: c, Env: map[string]string{}}
