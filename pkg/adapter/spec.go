@@ -89,6 +89,10 @@ type Spec struct {
 	// point it at the fake cloud); BaseURL is the default.
 	BaseURLVar string `json:"base_url_var,omitempty"`
 	BaseURL    string `json:"base_url,omitempty"`
+	// Unmanaged says what plan reports as unmanaged drift for a line of the
+	// op (ScopeLister): what it lists, and so what it never reports. ""
+	// when the op does not list.
+	Unmanaged string `json:"unmanaged,omitempty"`
 	// Sources are the provider documentation pages the op follows.
 	Sources []string `json:"sources,omitempty"`
 	// Recipes are the named expansions an Expander offers (http.recipe).
