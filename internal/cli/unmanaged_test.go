@@ -10,13 +10,14 @@ import (
 
 // unmanagedPlan has one line of every op that lists for unmanaged drift
 // besides the env ops: a Neon branch (its default name), an Auth0
-// callback, a Supabase redirect and an http list entry, each naming the
-// scope.
+// callback, a Supabase redirect, a Clerk redirect URL and an http list
+// entry, each naming the scope.
 const unmanagedPlan = `version: 1
 providers:
   neon:     { project: proj-snowy-meadow-421 }
   auth0:    { domain: acme.eu.auth0.com, client: q8XbT2nYv0pLwE4r }
   supabase: { project: abcdefghijklmnopqrst }
+  clerk:    {}
   http:
     cdn:
       base_url_env: CDN_API_URL
@@ -33,6 +34,10 @@ changes:
     adapter: supabase
     op: auth_redirect
     url: https://${ctx.scope}.preview.acme.dev/**
+  - id: signin
+    adapter: clerk
+    op: redirect_allow
+    url: https://${ctx.scope}.preview.acme.dev/sso-callback
   - id: cors
     adapter: http
     op: list_item
@@ -102,12 +107,16 @@ func TestUnmanagedDriftOfListsAndBranches(t *testing.T) {
 		}
 	}
 
+	cloud.SeedClerkRedirectURL("https://pr-99.preview.acme.dev/sso-callback")
+	cloud.SeedClerkRedirectURL("https://app.acme.dev/sso-callback")
+
 	cloud.ResetWrites()
 	got := unmanagedKeys(t, run, "1")
 	want := map[string][]string{
 		"db":       {"branch:sponson/preview/by-hand", "branch:sponson/preview/pr-99"},
 		"login":    {"callbacks:https://pr-99.preview.acme.dev/api/auth/callback"},
 		"redirect": {"redirect:abcdefghijklmnopqrst:https://pr-99.preview.acme.dev/**"},
+		"signin":   {"redirect_url:https://pr-99.preview.acme.dev/sso-callback"},
 		"cors":     {"cdn:/v2/buckets/assets/cors#/allowed_origins=https://pr-99.preview.acme.dev"},
 	}
 	for line, keys := range want {
