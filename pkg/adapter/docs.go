@@ -36,6 +36,9 @@ func Markdown(specs []Spec) []byte {
 		if s.Lock != "" {
 			fmt.Fprintf(&b, "- **Lock:** `%s`\n", s.Lock)
 		}
+		if s.Unmanaged != "" {
+			fmt.Fprintf(&b, "- **Unmanaged drift:** %s\n", s.Unmanaged)
+		}
 		fmt.Fprintf(&b, "- **Credentials:** %s\n", vars(s.Credentials, s))
 		fmt.Fprintf(&b, "- **Base URL:** %s\n", baseURL(s))
 		if s.API != "" {

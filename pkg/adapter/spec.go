@@ -93,6 +93,10 @@ type Spec struct {
 	// ("Vercel REST API: /v10/projects/{id}/env, ..."); empty only for ops
 	// that call no provider.
 	API string `json:"api,omitempty"`
+	// Unmanaged says what plan reports as unmanaged drift for a line of the
+	// op (ScopeLister): what it lists, and so what it never reports. ""
+	// when the op does not list.
+	Unmanaged string `json:"unmanaged,omitempty"`
 	// Sources are the provider documentation pages the op follows.
 	Sources []string `json:"sources,omitempty"`
 	// Recipes are the named expansions an Expander offers (http.recipe).

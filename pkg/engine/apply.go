@@ -658,13 +658,14 @@ func (a *applier) judged(ls *lineState) bool {
 // yet makes the line waiting, or with Wait is polled until it arrives
 // (EXTERNAL_FAILED; a wait that times out leaves the line waiting, with a
 // WAIT_TIMEOUT warning); an immediate output a line that ran did
-// not return is an op bug. It reports whether the line can go on.
+// not return is a wrong output path of the plan or an op bug
+// (missingOutput). It reports whether the line can go on.
 func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pendingRef) bool {
 	for _, p := range pend {
 		src := a.byID[p.line]
 		if !p.external {
 			ls.status = LineFailed
-			ls.err = errs.New(errs.INTERNAL, "line %q needs %s, which line %q (%s) did not return", ls.pl.id, p.ref(), p.line, src.pl.spec.Name())
+			ls.err = missingOutput(ls, src, p)
 			return false
 		}
 		if !a.o.Wait {

@@ -61,13 +61,14 @@ const (
 	LEDGER_IMPLAUSIBLE Code = "LEDGER_IMPLAUSIBLE"
 	RESOURCE_UNMARKED  Code = "RESOURCE_UNMARKED"
 
-	PROVIDER_TRANSIENT Code = "PROVIDER_TRANSIENT"
-	PROVIDER_CONFLICT  Code = "PROVIDER_CONFLICT"
-	PROVIDER_NOT_FOUND Code = "PROVIDER_NOT_FOUND"
-	PROVIDER_AUTH      Code = "PROVIDER_AUTH"
-	PROVIDER_INVALID   Code = "PROVIDER_INVALID"
-	PROVIDER_TIMEOUT   Code = "PROVIDER_TIMEOUT"
-	PROVIDER_RESPONSE  Code = "PROVIDER_RESPONSE"
+	PROVIDER_TRANSIENT   Code = "PROVIDER_TRANSIENT"
+	PROVIDER_CONFLICT    Code = "PROVIDER_CONFLICT"
+	PROVIDER_NOT_FOUND   Code = "PROVIDER_NOT_FOUND"
+	PROVIDER_AUTH        Code = "PROVIDER_AUTH"
+	PROVIDER_INVALID     Code = "PROVIDER_INVALID"
+	PROVIDER_TIMEOUT     Code = "PROVIDER_TIMEOUT"
+	PROVIDER_RESPONSE    Code = "PROVIDER_RESPONSE"
+	PROVIDER_UNREACHABLE Code = "PROVIDER_UNREACHABLE"
 
 	GITHUB_AUTH         Code = "GITHUB_AUTH"
 	GITHUB_PERMISSION   Code = "GITHUB_PERMISSION"
@@ -168,6 +169,7 @@ var Table = []Info{
 	{PROVIDER_INVALID, ExitFailed, false, "provider", "The provider rejected a parameter value.", "Fix the parameter; the provider's message is shown."},
 	{PROVIDER_TIMEOUT, ExitFailed, false, "provider", "The provider did not answer in time.", "Re-run; raise SPONSON_HTTP_TIMEOUT if the provider is slow."},
 	{PROVIDER_RESPONSE, ExitFailed, false, "provider", "The provider answered with something Sponson cannot understand.", "Report it with the provider's response; the provider may have changed its API."},
+	{PROVIDER_UNREACHABLE, ExitFailed, false, "provider", "The provider's host does not exist (no such host), or nothing listens at its address (connection refused): nothing was sent, and it is not retried.", "Check the base URL in the message: the adapter's *_API_URL variable, or base_url / base_url_env of the plan's http API, and the runner's network."},
 
 	{GITHUB_AUTH, ExitFailed, false, "github", "GitHub refused the credentials: the token is missing, wrong, expired or revoked, or the App's key or id is wrong.", "In a workflow pass `github_token: ${{ github.token }}`; for the bot check SPONSON_APP_ID and SPONSON_APP_PRIVATE_KEY, and that the App is installed on the repository."},
 	{GITHUB_PERMISSION, ExitFailed, false, "github", "The GitHub token lacks a permission this call needs (the message names it).", "Add the permission named to the workflow's `permissions:` block (or to the App's permissions, then accept them on the installation)."},

@@ -43,6 +43,9 @@ func (c *Cloud) SeedExamples() error {
 	if _, err := c.SeedHTTPObject("v1/clients", map[string]any{"id": "web", "flag_keys": "checkout-v2"}); err != nil {
 		return err
 	}
+	// The flag service makes a flag's key from its name and stamps its
+	// creation, as the example's outputs (/key, /created_at) read them.
+	c.SetHTTPShape("v1/flags", HTTPShape{Generated: map[string]string{"key": "slug:name", "created_at": "now"}})
 
 	// examples/recipes-and-manual-steps.release.plan.yaml: the recipes'
 	// providers, as their APIs answer (pkg/adapters/httpop/recipes.go).

@@ -19,8 +19,9 @@ package sim
 //   conventions: another field addresses objects (Sentry's release
 //   version, Svix's uid, Turso's database name), an envelope around
 //   objects ({"result": {...}}, {"database": {...}}) and lists
-//   ({"result": [...]}, {"data": [...]}), or a bare array for lists
-//   (GitHub).
+//   ({"result": [...]}, {"data": [...]}), a bare array for lists
+//   (GitHub), and fields the server fills on create (a slug made from the
+//   name, a creation time).
 //
 //   POST   /http/{collection}        body: a JSON object (an "id" string may
 //                                    be given; 409 if taken) → 201, the object
@@ -97,6 +98,12 @@ type HTTPShape struct {
 	// "has_more": bool, <List>: [...]}, the next page asked for with
 	// after=<the last id>, instead of next_cursor and cursor.
 	AfterPaging bool `json:"after_paging,omitempty"`
+	// Generated are fields the server sets on create, as most APIs set a
+	// slug and a creation time the client never sends: field → "now" (the
+	// clock's time, RFC 3339) or "slug:<field>" (that string field lower
+	// cased, every run of characters outside [a-z0-9] one "-"). A field
+	// the body gives is kept.
+	Generated map[string]string `json:"generated,omitempty"`
 }
 
 type httpShapeRule struct {
@@ -254,6 +261,11 @@ func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
 	m[sh.IDField] = id
 	if _, ok := m["id"]; !ok {
 		m["id"] = "obj_" + c.randString(12, lowerDigits)
+	}
+	for f, kind := range sh.Generated {
+		if _, given := m[f]; !given {
+			m[f] = c.generated(kind, m)
+		}
 	}
 	o := &HTTPObject{Collection: coll, ID: id, Fields: m, Version: 1, Origin: OriginAPI}
 	col := c.httpCollection(coll)
@@ -540,4 +552,25 @@ func deepCopyJSON(v any) any {
 		return s
 	}
 	return v
+}
+
+// generated is the value of a field a shape's Generated names. Callers
+// hold c.mu.
+func (c *Cloud) generated(kind string, m map[string]any) any {
+	if from, ok := strings.CutPrefix(kind, "slug:"); ok {
+		src, _ := m[from].(string)
+		var b strings.Builder
+		dash := false
+		for _, r := range strings.ToLower(src) {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				b.WriteRune(r)
+				dash = false
+			} else if !dash && b.Len() > 0 {
+				b.WriteByte('-')
+				dash = true
+			}
+		}
+		return strings.TrimSuffix(b.String(), "-")
+	}
+	return c.now().UTC().Format(time.RFC3339)
 }

@@ -9,10 +9,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -293,6 +295,12 @@ func (c *Client) attempt(ctx context.Context, req *Request, body []byte, n int) 
 		}
 		timeout := actx.Err() != nil || isTimeout(err)
 		te := &TransportError{Provider: req.Provider, Method: req.Method, Path: req.display(), Err: transportText(err), Timeout: timeout, Attempts: n}
+		if why := permanent(err, hreq.URL.Hostname(), hreq.URL.Host); why != "" {
+			// Nothing was sent, and asking again finds the same: a wrong
+			// base URL, not a provider having a bad moment.
+			return nil, -1, errs.Wrap(te, errs.PROVIDER_UNREACHABLE, "%s %s %s: %s (not retried)", req.Provider, req.Method, req.display(), why).
+				With("host", hreq.URL.Host)
+		}
 		if !req.idempotent() {
 			te.Ambiguous = true
 			code := errs.PROVIDER_TRANSIENT
@@ -505,6 +513,27 @@ func credentialParam(k string) bool {
 		return true
 	}
 	return false
+}
+
+// permanent says why a failure to connect to host is one that retrying
+// cannot mend, or "" when it may pass: the name does not exist (an
+// authoritative "no such host", not a resolver that timed out or failed),
+// or a literal address refuses the connection (nothing listens there; a
+// name may resolve to another address on the next attempt, so a refusal
+// from a name is retried). Either way the request was never sent.
+func permanent(err error, host, hostPort string) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		if dns.IsNotFound && !dns.IsTimeout && !dns.IsTemporary {
+			return fmt.Sprintf("the host %s does not exist (no such host)", host)
+		}
+		return ""
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && errors.Is(err, syscall.ECONNREFUSED) && net.ParseIP(host) != nil {
+		return fmt.Sprintf("nothing listens at %s (connection refused)", hostPort)
+	}
+	return ""
 }
 
 func isTimeout(err error) bool {

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -662,5 +664,56 @@ func TestIdleConnectionsAreKept(t *testing.T) {
 	// the next round began; with 2 kept, 20.
 	if n := conns.Load(); n > inFlight+4 {
 		t.Errorf("%d rounds of %d requests at once opened %d connections, want about %d", rounds, inFlight, n, inFlight)
+	}
+}
+
+// dialing is a transport whose dials fail with err, counting them: the
+// resolver's or the dialer's answer, injected.
+func dialing(err error) (*http.Transport, *atomic.Int32) {
+	var n atomic.Int32
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		n.Add(1)
+		return nil, err
+	}}, &n
+}
+
+// A host that does not exist and a literal address that refuses the
+// connection are not retried: asking again finds the same, and nothing
+// was sent (so even a create is not ambiguous). A resolver that could not
+// answer, and a refusal from a name, may pass and are retried.
+func TestPermanentNetworkErrorsAreNotRetried(t *testing.T) {
+	noHost := &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "flags.internal.acme.dev", IsNotFound: true}}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	dnsDown := &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "server misbehaving", Name: "flags.internal.acme.dev", IsTemporary: true}}
+	for _, tc := range []struct {
+		name, base, method string
+		err                error
+		attempts           int32
+		code               errs.Code
+	}{
+		{"no such host", "https://flags.internal.acme.dev/api", "GET", noHost, 1, errs.PROVIDER_UNREACHABLE},
+		{"no such host, a create", "https://flags.internal.acme.dev/api", "POST", noHost, 1, errs.PROVIDER_UNREACHABLE},
+		{"refused by a literal address", "http://127.0.0.1:9/api", "GET", refused, 1, errs.PROVIDER_UNREACHABLE},
+		{"refused by a literal IPv6 address", "http://[::1]:9/api", "DELETE", refused, 1, errs.PROVIDER_UNREACHABLE},
+		{"refused by a name", "https://flags.internal.acme.dev/api", "GET", refused, 6, errs.PROVIDER_TRANSIENT},
+		{"resolver failure", "https://flags.internal.acme.dev/api", "GET", dnsDown, 6, errs.PROVIDER_TRANSIENT},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, dials := dialing(tc.err)
+			c := newClock()
+			_, err := newClient(c, func(cfg *httpclient.Config) { cfg.Transport = tr }).Do(context.Background(),
+				&httpclient.Request{Provider: "http flags", Method: tc.method, BaseURL: tc.base, Path: "/v1/flags", Token: token})
+			if got := dials.Load(); got != tc.attempts || errs.CodeOf(err) != tc.code {
+				t.Fatalf("err = %v (%s) after %d attempts, want %s after %d", err, errs.CodeOf(err), got, tc.code, tc.attempts)
+			}
+			if tc.code == errs.PROVIDER_UNREACHABLE {
+				if httpclient.IsAmbiguous(err) || len(c.slept()) != 0 {
+					t.Errorf("ambiguous %v, slept %v: nothing was sent, nothing to wait for", httpclient.IsAmbiguous(err), c.slept())
+				}
+				if u, _ := url.Parse(tc.base); !strings.Contains(err.Error(), u.Host) {
+					t.Errorf("the message does not name the host %s: %v", u.Host, err)
+				}
+			}
+		})
 	}
 }

@@ -18,6 +18,12 @@
 //     that may have reached the provider (network error, timeout, 5xx): the
 //     error is ambiguous (IsAmbiguous), and the op resolves it by re-reading
 //     what it meant to create (its intent names it).
+//   - A failure to connect that retrying cannot mend is final at once
+//     (PROVIDER_UNREACHABLE), for every method and never ambiguous, since
+//     nothing was sent: a host that does not exist (an authoritative "no
+//     such host"), and a literal address that refuses the connection. A
+//     resolver that could not answer, and a refusal from a host name (it
+//     may resolve elsewhere next time), are retried like any network error.
 //   - Statuses map to codes in one table (codeFor): 401/403 PROVIDER_AUTH,
 //     404/410 PROVIDER_NOT_FOUND, 409/412 PROVIDER_CONFLICT, 400/422
 //     PROVIDER_INVALID, 429 and 5xx after the budget PROVIDER_TRANSIENT,

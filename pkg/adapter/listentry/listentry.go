@@ -284,3 +284,44 @@ func (s Strings) Without(item string) []string {
 	}
 	return out
 }
+
+// Items names the entries of a list, in its order.
+func (s Strings) Items() []string { return append([]string(nil), s...) }
+
+// Enumerable is a List that can name its entries: what ListScope needs.
+type Enumerable interface {
+	Items() []string
+}
+
+// ListScope is a list op's adapter.ScopeLister: the entries of the list
+// that are e in another scope (adapter.OtherScope of e.Item in the run's
+// scope), each as the resource the line would declare there (at(item)
+// gives its Entry: key and outputs), and e itself when the list holds it.
+// The engine reports those no scope's ledger holds as unmanaged drift; the
+// rest of a shared list is not the line's business and is never listed.
+// It reads the list once, through the run's read cache like Read. A List
+// that cannot name its entries lists e alone.
+func ListScope(ctx context.Context, p Parent, e Entry, scope string, at func(item string) Entry) ([]adapter.Resource, error) {
+	l, err := sharedLoad(ctx, p, e)
+	if err != nil {
+		return nil, err
+	}
+	var out []adapter.Resource
+	if ok, v := l.Has(e.Item); ok {
+		out = append(out, e.Resource(v))
+	}
+	en, ok := l.(Enumerable)
+	if !ok {
+		return out, nil
+	}
+	seen := map[string]bool{e.Item: true}
+	for _, item := range en.Items() {
+		if seen[item] || adapter.OtherScope(e.Item, scope, item) == "" {
+			continue
+		}
+		seen[item] = true
+		_, v := l.Has(item)
+		out = append(out, at(item).Resource(v))
+	}
+	return out, nil
+}

@@ -34,6 +34,7 @@ var (
 	_ adapter.Op           = (*CallbackOp)(nil)
 	_ adapter.Defaulter    = (*CallbackOp)(nil)
 	_ adapter.ParentLocker = (*CallbackOp)(nil)
+	_ adapter.ScopeLister  = (*CallbackOp)(nil)
 )
 
 // NewCallback returns auth0.callback reading its credential and base URL
@@ -226,6 +227,19 @@ func (op *CallbackOp) Read(ctx context.Context, req adapter.Request) (*adapter.L
 		return nil, err
 	}
 	return listentry.Read(ctx, par, entry(r.list, r.url))
+}
+
+// ListScope is the line's URL when its list holds it, and the entries of
+// that list that are the URL in another scope (adapter.OtherScope: the
+// scope in the URL replaced by another scope's name), for unmanaged drift.
+// The rest of the list (production callbacks, a colleague's) is not
+// listed. One GET, shared with Read through the run's read cache.
+func (op *CallbackOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
+	r, par, err := op.known(req.Params, req.Provider)
+	if err != nil {
+		return nil, err
+	}
+	return listentry.ListScope(ctx, par, entry(r.list, r.url), req.Run.Scope, func(u string) listentry.Entry { return entry(r.list, u) })
 }
 
 // Diff: create when the entry is missing, unchanged when present.

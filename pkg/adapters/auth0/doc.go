@@ -30,7 +30,9 @@
 // -Reset (epoch seconds); the HTTP client waits until the reset when no
 // Retry-After is given.
 //
-// Decisions: no ScopeLister (a list entry's identity is its URL).
+// Decisions: ListScope lists, for unmanaged drift, the line's URL and the
+// entries that are that URL in another scope (adapter.OtherScope), never
+// the rest of the list: a plan does not report every production callback.
 //
 // Sources (the search tool's stored copies):
 //   - Auth0 Management API v2, "Update a client" (PATCH

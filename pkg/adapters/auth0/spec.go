@@ -13,6 +13,9 @@ var callbackSpec = adapter.Spec{
 	Key:      "<list>:<url>",
 	ListItem: true,
 	Lock:     "auth0:<domain>:client:<client>",
+	Unmanaged: "the entries of the line's list that are its URL in another scope (the scope in the URL replaced by another scope's name: " +
+		"`https://pr-12.preview.acme.dev/cb` beside this line's `https://pr-7.preview.acme.dev/cb`) and that no scope's receipt holds; " +
+		"the rest of the list (production URLs, wildcards, anyone's own) is never reported. A line whose URL holds no scope reports only its own URL.",
 	Provider: []adapter.ParamSpec{
 		{Name: "domain", Type: adapter.TypeString, Required: true, Doc: "the tenant domain (example.eu.auth0.com)"},
 		{Name: "client", Type: adapter.TypeString, Required: true, Doc: "the application's client id"},

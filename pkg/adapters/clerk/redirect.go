@@ -314,12 +314,28 @@ func (op *RedirectOp) Destroy(ctx context.Context, _ adapter.Provider, _ adapter
 	return err
 }
 
-// ListScope is the line's URL when it is allowed: what the line would take
-// over.
+// ListScope lists, for unmanaged drift, the line's URL when it is allowed
+// and the instance's redirect URLs that are that URL in another scope
+// (adapter.OtherScope: the scope in the URL replaced by another scope's
+// name); the instance's other URLs are never listed. One listing.
 func (op *RedirectOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	live, err := op.Read(ctx, req)
+	u, _, err := parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
-	return live.Resources, nil
+	a, err := op.api()
+	if err != nil {
+		return nil, err
+	}
+	all, err := op.list(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	var out []adapter.Resource
+	for _, r := range all {
+		if r.URL == u || adapter.OtherScope(u, req.Run.Scope, r.URL) != "" {
+			out = append(out, resourceOf(r))
+		}
+	}
+	return out, nil
 }

@@ -8,8 +8,10 @@ var redirectSpec = adapter.Spec{
 	Params: []adapter.ParamSpec{
 		{Name: "url", Type: adapter.TypeString, Required: true, Doc: "the redirect URL: https:// or a custom scheme (my-app://callback); an URL already allowed is taken over, never duplicated"},
 	},
-	Outputs:     []adapter.OutputSpec{{Name: "url", When: adapter.Immediate, Doc: "the URL"}},
-	Key:         "redirect_url:<url>",
+	Outputs: []adapter.OutputSpec{{Name: "url", When: adapter.Immediate, Doc: "the URL"}},
+	Key:     "redirect_url:<url>",
+	Unmanaged: "the instance's redirect URLs that are the line's URL in another scope (the scope in the URL replaced by another scope's name) " +
+		"and that no scope's receipt holds; its other redirect URLs are never reported. A line whose URL holds no scope reports only its own URL.",
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
 	API: "Clerk Backend API v1 (description 2026-05-12): GET and POST /v1/redirect_urls, DELETE /v1/redirect_urls/{id}",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -40,6 +41,7 @@ var (
 	_ adapter.Op           = (*ListItemOp)(nil)
 	_ adapter.Defaulter    = (*ListItemOp)(nil)
 	_ adapter.ParentLocker = (*ListItemOp)(nil)
+	_ adapter.ScopeLister  = (*ListItemOp)(nil)
 )
 
 // NewListItem returns http.list_item reading credentials and base URLs from
@@ -439,6 +441,29 @@ func (l *list) Has(item string) (bool, any) { return l.has(item) }
 // Valued: the entries of a map carry values.
 func (l *list) Valued() bool { return l.shape == ShapeMap }
 
+// Items names the list's entries as keys name them: an array's string
+// entries (an object entry is skipped: no scope can be read in it), a
+// delimited string's parts, a map's keys (sorted).
+func (l *list) Items() []string {
+	var out []string
+	switch l.shape {
+	case ShapeArray:
+		for _, x := range l.array {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	case ShapeDelimited:
+		out = append(out, l.entries...)
+	case ShapeMap:
+		for k := range l.m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+	}
+	return out
+}
+
 // Writable refuses to add to a parent that does not exist.
 func (l *list) Writable() error {
 	if l.doc == nil {
@@ -513,6 +538,23 @@ func (op *ListItemOp) Read(ctx context.Context, req adapter.Request) (*adapter.L
 		return nil, err
 	}
 	return listentry.Read(ctx, par, r.entry())
+}
+
+// ListScope is the line's entry when the list holds it, and the list's
+// entries that are the line's item in another scope (adapter.OtherScope:
+// the scope in the item replaced by another scope's name), for unmanaged
+// drift. The rest of the list is not listed. One GET of the parent,
+// shared with Read through the run's read cache.
+func (op *ListItemOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
+	r, par, err := op.connect(req)
+	if err != nil {
+		return nil, err
+	}
+	return listentry.ListScope(ctx, par, r.entry(), req.Run.Scope, func(item string) listentry.Entry {
+		o := r
+		o.item = item
+		return o.entry()
+	})
 }
 
 // Diff: create when the entry is missing; for a map, update when its value

@@ -77,6 +77,9 @@ var listItemSpec = adapter.Spec{
 	Key:      "<api>:<parent path>#<list_path>=<item>",
 	ListItem: true,
 	Lock:     "http:<base url><parent path>",
+	Unmanaged: "the list's entries that are the line's item in another scope (the scope in the item replaced by another scope's name: " +
+		"`https://pr-12.preview.acme.dev` beside this line's `https://pr-7.preview.acme.dev`) and that no scope's receipt holds; " +
+		"the rest of the list is never reported, nor an object entry of an array. A line whose item holds no scope reports only its own entry.",
 	Provider: apiBlock,
 	API:      "any JSON REST API: the version is the base URL's and the paths' the line gives",
 	Sources:  sources,

@@ -556,13 +556,61 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, run adapter
 	return op.delete(ctx, a, bl.project, b.ID)
 }
 
-// ListScope lists the branch the line names, when it exists: what a line
-// could adopt with {keep: true} (the key is the name, so nothing else could
-// be this line's).
+// ListScope lists, for unmanaged drift, the branches of the project that
+// are the line's branch in another scope: its name with the run's scope
+// replaced by another scope's name (adapter.OtherScope:
+// sponson/preview/pr-12 beside this line's sponson/preview/pr-7), and,
+// when the line has the default name, every other branch under
+// sponson/<env>/, the names Sponson gives (a branch made there by hand);
+// and the line's own branch when it exists. Other branches of the project
+// (main, a colleague's dev branch) are never listed. One listing, narrowed
+// by Neon's search to the name's text before the scope; the resources
+// carry key and id only (nothing is described).
 func (op *BranchOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	live, err := op.Read(ctx, req)
+	r, _, err := parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	return live.Resources, nil
+	a, err := op.api()
+	if err != nil {
+		return nil, err
+	}
+	ns := "sponson/" + req.Run.Env + "/"
+	if req.Run.Env == "" || r.name != ns+req.Run.Scope {
+		ns = ""
+	}
+	search := r.name
+	if before, _, ok := strings.Cut(r.name, req.Run.Scope); ok && req.Run.Scope != "" {
+		search = before
+	}
+	var out []adapter.Resource
+	err = httpclient.Pages(ctx, "neon", func(ctx context.Context, cursor string) (string, error) {
+		q := url.Values{}
+		if search != "" {
+			q.Set("search", search)
+		}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var page struct {
+			Branches   []branch `json:"branches"`
+			Pagination *struct {
+				Next string `json:"next"`
+			} `json:"pagination"`
+		}
+		if err := a.Get(ctx, branchesPath(r.block.project), q, &page); err != nil {
+			return "", err
+		}
+		for _, b := range page.Branches {
+			if b.Name == r.name || adapter.OtherScope(r.name, req.Run.Scope, b.Name) != "" ||
+				(ns != "" && strings.HasPrefix(b.Name, ns) && len(b.Name) > len(ns)) {
+				out = append(out, adapter.Resource{Key: Key(b.Name), ID: b.ID, Value: map[string]any{"name": b.Name}})
+			}
+		}
+		if page.Pagination == nil || len(page.Branches) == 0 {
+			return "", nil
+		}
+		return page.Pagination.Next, nil
+	})
+	return out, err
 }

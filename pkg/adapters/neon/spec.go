@@ -16,6 +16,9 @@ var branchSpec = adapter.Spec{
 		{Name: "connection_string", When: adapter.Immediate, Sensitive: true, Doc: "postgres:// URI for the provider block's database and role"},
 	},
 	Key: "branch:<name>",
+	Unmanaged: "the project's branches that are the line's branch in another scope (its name with the scope replaced by another scope's name: " +
+		"`sponson/preview/pr-12` beside this line's `sponson/preview/pr-7`) and, for a line with the default name, any other branch under " +
+		"`sponson/<env>/` (made there by hand), that no scope's receipt holds. The project's other branches (main, anyone's own) are never reported.",
 	Provider: []adapter.ParamSpec{
 		{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the project id"},
 		{Name: "database", Type: adapter.TypeString, Default: DefaultDatabase, Doc: "the database the connection string is made for"},

@@ -24,8 +24,9 @@
 // The PATCH sets an absolute value and is declared idempotent to the HTTP
 // client (repeating it after a lost answer writes the same string).
 //
-// Decisions: no ScopeLister (a list entry's identity is its URL: there is
-// nothing else a line could adopt).
+// Decisions: auth_redirect's ListScope lists, for unmanaged drift, the
+// line's URL and the entries that are that URL in another scope
+// (adapter.OtherScope), never the rest of the allow-list.
 //
 // Sources (the search tool's stored copies):
 //   - Supabase Management API reference, https://supabase.com/docs/reference/api

@@ -32,6 +32,7 @@ var (
 	_ adapter.Op           = (*RedirectOp)(nil)
 	_ adapter.Defaulter    = (*RedirectOp)(nil)
 	_ adapter.ParentLocker = (*RedirectOp)(nil)
+	_ adapter.ScopeLister  = (*RedirectOp)(nil)
 )
 
 // NewRedirect returns supabase.auth_redirect reading its credential and base
@@ -211,6 +212,19 @@ func (op *RedirectOp) Read(ctx context.Context, req adapter.Request) (*adapter.L
 		return nil, err
 	}
 	return listentry.Read(ctx, par, entry(r.project, r.url))
+}
+
+// ListScope is the line's URL when the allow-list holds it, and the
+// entries that are that URL in another scope (adapter.OtherScope: the
+// scope in the URL replaced by another scope's name), for unmanaged drift.
+// The rest of the allow-list (production URLs, a colleague's) is not
+// listed. One GET, shared with Read through the run's read cache.
+func (op *RedirectOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
+	r, par, err := op.connect(req.Params, req.Provider)
+	if err != nil {
+		return nil, err
+	}
+	return listentry.ListScope(ctx, par, entry(r.project, r.url), req.Run.Scope, func(u string) listentry.Entry { return entry(r.project, u) })
 }
 
 // Diff: create when the entry is missing, unchanged when present.
