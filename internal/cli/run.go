@@ -39,13 +39,13 @@ type runFlags struct {
 func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.approvedBy, "approved-by", "", "who approved a run that may write production (default SPONSON_APPROVED_BY)")
+	fl.IntVar(&f.parallelism, "parallelism", 4, "how many independent lines run at once (plan: are read at once)")
 	if !apply {
 		return
 	}
 	fl.BoolVar(&f.wait, "wait", false, "wait for a held lease and for external outputs instead of ending partial")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 10*time.Minute, "how long --wait waits")
 	fl.DurationVar(&f.lockWait, "lock-wait", 0, "without --wait, still wait up to this long for a lease another run holds (default SPONSON_LOCK_WAIT; 0 fails at once with LOCK_HELD)")
-	fl.IntVar(&f.parallelism, "parallelism", 4, "how many independent lines run at once")
 	fl.BoolVar(&f.reopen, "reopen", false, "apply to a scope whose pull request was closed")
 }
 
