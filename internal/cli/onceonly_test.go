@@ -63,13 +63,34 @@ func TestRecreateOnceOnlyUser(t *testing.T) {
 		}
 		return out
 	}
-	r := runCLI(t, env, "apply", "--pr", "4", "--receipts", "local")
+	// fingerprints are the once-only fingerprints of dbpass's entry.
+	fingerprints := func(r run) map[string]any {
+		t.Helper()
+		for _, e := range oneDocument(t, r)["receipt"].(map[string]any)["ledger"].([]any) {
+			if e := e.(map[string]any); e["line"] == "dbpass" {
+				fp, _ := e["fingerprints"].(map[string]any)
+				return fp
+			}
+		}
+		t.Fatalf("no ledger entry of dbpass:\n%s", r.out)
+		return nil
+	}
+	r := runCLI(t, env, "apply", "--json", "--pr", "4", "--receipts", "local")
 	if r.code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 	before := values()
 	if len(before) != 3 || before["DATABASE_PASSWORD"] == "" {
 		t.Fatalf("values after apply: %v", before)
+	}
+	fp1 := fingerprints(r)
+	for _, name := range []string{"password", "connection_string"} {
+		if h, _ := fp1[name].(string); !strings.HasPrefix(h, "hmac-sha256:") {
+			t.Errorf("fingerprint of %s: %v", name, fp1)
+		}
+	}
+	if strings.Contains(r.out, before["DATABASE_PASSWORD"]) {
+		t.Errorf("the password is in the output")
 	}
 	writes := len(cloud.Writes())
 
@@ -87,6 +108,12 @@ func TestRecreateOnceOnlyUser(t *testing.T) {
 	r = runCLI(t, env, "apply", "--json", "--pr", "4", "--receipts", "local", "--recreate", "dbpass")
 	if r.code != 0 {
 		t.Fatalf("--recreate dbpass: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	if fp2 := fingerprints(r); fp2["password"] == nil || fp2["password"] == fp1["password"] {
+		t.Errorf("fingerprints after --recreate dbpass: %v (before %v)", fp2, fp1)
+	}
+	if strings.Contains(r.out, before["DATABASE_PASSWORD"]) {
+		t.Errorf("a password is in the output")
 	}
 	after := values()
 	if len(after) != 3 || after["DATABASE_PASSWORD"] == "" || after["DATABASE_PASSWORD"] == before["DATABASE_PASSWORD"] ||

@@ -932,7 +932,11 @@ func (a *applier) upsert(ls *lineState, res adapter.Resource, created bool) {
 		by = a.ledger[i].CreatedBy
 	}
 	en := receipt.LedgerEntry{Adapter: ref.Adapter, Op: ref.Op, Provider: cloneMap(ref.Provider), Key: res.Key, ID: res.ID,
-		Hash: a.hash(res.Value), CreatedBy: by, Line: ls.pl.id, Outputs: ls.pl.publicOutputs(res.Outputs), Parent: ls.parent}
+		Hash: a.hash(res.Value), CreatedBy: by, Line: ls.pl.id, Outputs: ls.pl.publicOutputs(res.Outputs), Parent: ls.parent,
+		Fingerprints: a.fingerprints(ls.pl, res.Outputs)}
+	if en.Fingerprints == nil && i >= 0 && !created {
+		en.Fingerprints = a.ledger[i].Fingerprints // the value made by the create stands
+	}
 	if i >= 0 {
 		a.ledger[i] = en
 	} else {
@@ -1263,4 +1267,23 @@ func recreateSet(pr *prepared, named []string, held receipt.Ledger) ([]string, e
 		}
 	}
 	return set, nil
+}
+
+// fingerprints are the keyed hashes (the scope's HashKey) of the
+// once-only outputs among outs, by name; nil when there are none. The
+// values themselves are never recorded.
+func (r *run) fingerprints(pl *pline, outs map[string]any) map[string]string {
+	var fp map[string]string
+	for name, v := range outs {
+		if !pl.outputs[name].Once || v == nil {
+			continue
+		}
+		if h := r.hash(v); h != "" {
+			if fp == nil {
+				fp = map[string]string{}
+			}
+			fp[name] = h
+		}
+	}
+	return fp
 }
