@@ -106,7 +106,7 @@ the next apply finishes it, or --wait waits. --destroy destroys the scope instea
 	f.bind(cmd, true)
 	cmd.Flags().BoolVar(&f.reconcile, "reconcile", false, "accept resources changed outside Sponson")
 	cmd.Flags().StringSliceVar(&f.confirm, "confirm", nil, "a manual step someone has done: verify it and record who (repeatable, or comma-separated lines)")
-	cmd.Flags().StringSliceVar(&f.recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, so a once-only output (a new password) reaches the lines that use it (repeatable)")
+	cmd.Flags().StringSliceVar(&f.recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, with the lines that use its once-only outputs (a new password), so they get the new value (repeatable)")
 	cmd.Flags().BoolVar(&f.destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
 	cmd.Flags().BoolVar(&f.close, "close", false, "with --destroy: leave a tombstone (see sponson destroy --close)")
 	return cmd
