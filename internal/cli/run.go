@@ -39,13 +39,13 @@ type runFlags struct {
 func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.approvedBy, "approved-by", "", "who approved a run that may write production (default SPONSON_APPROVED_BY)")
+	fl.IntVar(&f.parallelism, "parallelism", 4, "how many independent lines run at once (plan: are read at once)")
 	if !apply {
 		return
 	}
 	fl.BoolVar(&f.wait, "wait", false, "wait for a held lease and for external outputs instead of ending partial")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 10*time.Minute, "how long --wait waits")
 	fl.DurationVar(&f.lockWait, "lock-wait", 0, "without --wait, still wait up to this long for a lease another run holds (default SPONSON_LOCK_WAIT; 0 fails at once with LOCK_HELD)")
-	fl.IntVar(&f.parallelism, "parallelism", 4, "how many independent lines run at once")
 	fl.BoolVar(&f.reopen, "reopen", false, "apply to a scope whose pull request was closed")
 }
 
@@ -106,7 +106,7 @@ the next apply finishes it, or --wait waits. --destroy destroys the scope instea
 	f.bind(cmd, true)
 	cmd.Flags().BoolVar(&f.reconcile, "reconcile", false, "accept resources changed outside Sponson")
 	cmd.Flags().StringSliceVar(&f.confirm, "confirm", nil, "a manual step someone has done: verify it and record who (repeatable, or comma-separated lines)")
-	cmd.Flags().StringSliceVar(&f.recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, so a once-only output (a new password) reaches the lines that use it (repeatable)")
+	cmd.Flags().StringSliceVar(&f.recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, with the lines that use its once-only outputs (a new password), so they get the new value (repeatable)")
 	cmd.Flags().BoolVar(&f.destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
 	cmd.Flags().BoolVar(&f.close, "close", false, "with --destroy: leave a tombstone (see sponson destroy --close)")
 	return cmd

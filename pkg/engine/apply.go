@@ -228,6 +228,18 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	} else if stored, err = e.Store.List(ctx, pr.env); err != nil {
 		return nil, e.redactor().Error(err)
 	}
+	// --recreate is judged on the ledger before anything is read or
+	// deleted: a line recreated without the producer of a once-only value
+	// it uses would be left with nothing to write.
+	if len(o.Recreate) > 0 {
+		var held receipt.Ledger
+		if prev != nil {
+			held = prev.Ledger
+		}
+		if o.Recreate, err = recreateSet(pr, o.Recreate, held); err != nil {
+			return nil, e.redactor().Error(err)
+		}
+	}
 	// Who runs it: a confirmed manual step records it.
 	pr.run.Actor = firstOf(owner.Actor, owner.Host, "unknown")
 	a := newApplier(e, pr, o, keeper, owner, at)
@@ -923,7 +935,11 @@ func (a *applier) upsert(ls *lineState, res adapter.Resource, created bool) {
 		by = a.ledger[i].CreatedBy
 	}
 	en := receipt.LedgerEntry{Adapter: ref.Adapter, Op: ref.Op, Provider: cloneMap(ref.Provider), Key: res.Key, ID: res.ID,
-		Hash: a.hash(res.Value), CreatedBy: by, Line: ls.pl.id, Outputs: ls.pl.publicOutputs(res.Outputs), Parent: ls.parent}
+		Hash: a.hash(res.Value), CreatedBy: by, Line: ls.pl.id, Outputs: ls.pl.publicOutputs(res.Outputs), Parent: ls.parent,
+		Fingerprints: a.fingerprints(ls.pl, res.Outputs)}
+	if en.Fingerprints == nil && i >= 0 && !created {
+		en.Fingerprints = a.ledger[i].Fingerprints // the value made by the create stands
+	}
 	if i >= 0 {
 		a.ledger[i] = en
 	} else {
@@ -1194,4 +1210,83 @@ func cloneMap(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// onceUses lists, for each line, the lines whose once-only outputs
+// (adapter.OutputSpec.Once: a password the provider answers only to its
+// create) it uses, with the output's reference.
+func onceUses(pr *prepared) map[string][][2]string {
+	uses := map[string][][2]string{}
+	for _, pl := range pr.lines {
+		for _, v := range pl.line.FromRefs() {
+			src := pr.byID[v.From.Line]
+			if src == nil || !src.outputs[v.From.Output].Once {
+				continue
+			}
+			uses[pl.id] = append(uses[pl.id], [2]string{src.id, v.From.String()})
+		}
+	}
+	return uses
+}
+
+// recreateSet is the lines apply --recreate recreates: the named ones and,
+// with every line among them, the lines that use its once-only outputs,
+// which get the new value only by being written again in the same run.
+// A named line that uses a once-only output of a line this scope already
+// holds and does not recreate is refused (OUTPUT_UNAVAILABLE) before
+// anything is deleted: the value is gone with that line's create, and the
+// line would be deleted with nothing to write back.
+func recreateSet(pr *prepared, named []string, held receipt.Ledger) ([]string, error) {
+	uses := onceUses(pr)
+	set := slices.Clone(named)
+	for grown := true; grown; {
+		grown = false
+		for _, pl := range pr.lines {
+			if slices.Contains(set, pl.id) {
+				continue
+			}
+			for _, u := range uses[pl.id] {
+				if slices.Contains(set, u[0]) {
+					set, grown = append(set, pl.id), true
+					break
+				}
+			}
+		}
+	}
+	holds := map[string]bool{}
+	for _, en := range held {
+		holds[en.Line] = true
+	}
+	for _, id := range named {
+		for _, u := range uses[id] {
+			if slices.Contains(set, u[0]) || !holds[u[0]] {
+				continue
+			}
+			src := pr.byID[u[0]]
+			return nil, errs.New(errs.OUTPUT_UNAVAILABLE,
+				"--recreate %s: line %q uses %s, which %s answers only when it is created, and line %q is not recreated; nothing was deleted",
+				id, id, u[1], src.spec.Name(), u[0]).
+				WithHint("Recreate the line that makes the value too: --recreate %s (its users get the new value in the same run).", u[0])
+		}
+	}
+	return set, nil
+}
+
+// fingerprints are the keyed hashes (the scope's HashKey) of the
+// once-only outputs among outs, by name; nil when there are none. The
+// values themselves are never recorded.
+func (r *run) fingerprints(pl *pline, outs map[string]any) map[string]string {
+	var fp map[string]string
+	for name, v := range outs {
+		if !pl.outputs[name].Once || v == nil {
+			continue
+		}
+		if h := r.hash(v); h != "" {
+			if fp == nil {
+				fp = map[string]string{}
+			}
+			fp[name] = h
+		}
+	}
+	return fp
 }

@@ -98,7 +98,10 @@ type Options struct {
 	Confirm []string
 	// Recreate names lines whose resources this scope created are deleted
 	// and created again in this run (apply --recreate <line>), so a
-	// once-only output (a new password) reaches the lines that use it.
+	// once-only output (a new password) reaches the lines that use it:
+	// those are recreated with it. A named line that uses a once-only
+	// output of a line not recreated is refused before anything is
+	// deleted (OUTPUT_UNAVAILABLE, naming the line to recreate).
 	Recreate []string
 	// Wait waits for held leases and external outputs instead of failing
 	// (LOCK_HELD) or stopping partial.

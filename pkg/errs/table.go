@@ -29,6 +29,7 @@ const (
 	ADAPTER_UNKNOWN    Code = "ADAPTER_UNKNOWN"
 	OP_UNKNOWN         Code = "OP_UNKNOWN"
 	PARAM_INVALID      Code = "PARAM_INVALID"
+	OUTPUT_UNAVAILABLE Code = "OUTPUT_UNAVAILABLE"
 	SCOPE_COLLISION    Code = "SCOPE_COLLISION"
 	BRANCH_INVALID     Code = "BRANCH_INVALID"
 	SCOPE_CLOSED       Code = "SCOPE_CLOSED"
@@ -130,6 +131,7 @@ var Table = []Info{
 	{ADAPTER_UNKNOWN, ExitRefused, false, "plan", "A line names an adapter Sponson does not have.", "Use one of the adapters listed in the message."},
 	{OP_UNKNOWN, ExitRefused, false, "plan", "A line names an op its adapter does not have.", "Use one of the ops listed in the message."},
 	{PARAM_INVALID, ExitRefused, false, "plan", "A parameter of a line is missing or has a value the op does not accept.", "Fix the parameter named in the message."},
+	{OUTPUT_UNAVAILABLE, ExitRefused, false, "plan", "A line to be written again uses a once-only output (a password answered only to its create) of a line that is not recreated.", "Recreate the line that makes the value too: --recreate <line>."},
 	{CREDENTIAL_MISSING, ExitRefused, false, "plan", "An active line's op needs a credential variable that is not set, or holds no usable value; the run was refused before anything was read or written.", "Set the variable named to the provider's token in the run's environment, then re-run."},
 	{SCOPE_COLLISION, ExitRefused, false, "scope", "Two branch names collapse to the same scope.", "Rename one branch, or pass --branch with a name that does not collide."},
 	{BRANCH_INVALID, ExitRefused, false, "scope", "The branch name is one git refuses (git check-ref-format): a control character, a space, ~ ^ : ? * [ \\, .., @{, a component starting with . or ending in .lock.", "Pass --branch with the name of a real branch; a name git refuses has no scope."},

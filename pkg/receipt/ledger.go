@@ -32,6 +32,11 @@ type LedgerEntry struct {
 	// an entry of (LockOn); rollback and destroy lock it even when the line
 	// is gone.
 	Parent string `json:"parent,omitempty"`
+	// Fingerprints are, for the once-only outputs of the resource (a
+	// password the provider answers only to its create), HashValue of the
+	// value under the scope's HashKey, by output name: what a later run can
+	// compare without the value, which is never written.
+	Fingerprints map[string]string `json:"fingerprints,omitempty"`
 }
 
 // Ref is the entry's identity.
