@@ -20,6 +20,7 @@ const (
 	OutcomeTooLarge  = "too_large"
 	OutcomeMalformed = "malformed"
 	OutcomeFull      = "queue_full"
+	OutcomeUnready   = "unready" // before the bot reached GitHub (503)
 	OutcomeHandled   = "handled" // the worker finished it
 	OutcomeFailed    = "failed"  // the worker's handling failed (the sweep will catch up)
 )
