@@ -70,6 +70,10 @@ type Bot struct {
 	// Ready checks what /readyz reports beyond the queue: the JWT signs
 	// and GitHub answers GET /app. nil: ready.
 	Ready func(ctx context.Context) error
+	// Connect, when set, is what the bot must do before it handles
+	// deliveries or sweeps: learn who it is from GitHub (Identity). Serve
+	// runs it until it succeeds, staying unready meanwhile (connect.go).
+	Connect func(ctx context.Context) error
 	// MaxBody bounds a delivery's body (DefaultMaxBody when 0).
 	MaxBody int64
 	// MaxUnverified bounds the bytes of bodies held, across all requests at
@@ -89,6 +93,7 @@ type Bot struct {
 
 	mu    sync.Mutex
 	repos map[string]Repository // the set to sweep, by full name
+	conn  connection
 }
 
 // Defaults of the Bot.

@@ -11,8 +11,11 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/internal/version"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -30,16 +33,35 @@ type Env struct {
 	Context context.Context
 	// Listen opens the webhook listener (nil: net.Listen).
 	Listen func(network, addr string) (net.Listener, error)
+	// IsTerminal reports whether a stream is a terminal: the log is text
+	// for a person there, JSON lines for a collector everywhere else
+	// (nil: never a terminal).
+	IsTerminal func(w io.Writer) bool
 }
 
 // OSEnv is the process's own environment.
 func OSEnv() Env {
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile}
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile, IsTerminal: isTerminal}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// logHandler writes JSON lines, or text on a terminal.
+func logHandler(w io.Writer, terminal bool) slog.Handler {
+	if terminal {
+		return slog.NewTextHandler(w, nil)
+	}
+	return slog.NewJSONHandler(w, nil)
 }
 
 // Main runs the bot until it is told to stop and returns the process exit
 // code: 0 after a clean stop, the code's exit code when it cannot start
-// (CONFIG_INVALID: 2). Its log is JSON lines on stderr, every byte through
+// (CONFIG_INVALID: 2); a GitHub that does not answer does not stop it from
+// starting (it serves unready and retries). Its log is JSON lines on
+// stderr (text on a terminal), every byte through
 // one redactor that knows the webhook secret, the App's key and every
 // credential-looking variable.
 func Main(args []string, env Env, stdout, stderr io.Writer) int {
@@ -51,7 +73,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	// records of concurrent deliveries never cut into one another.
 	out := r.Lines(stderr, nil).Writer()
 	defer out.Close()
-	log := slog.New(slog.NewJSONHandler(out, nil)).With("program", "sponson-bot")
+	log := slog.New(logHandler(out, env.IsTerminal != nil && env.IsTerminal(stderr))).With("program", "sponson-bot")
 	fail := func(err error) int {
 		e := errs.Coded(err)
 		attrs := []any{"code", string(e.Code), "error", e.Message, "hint", e.HintText()}
@@ -64,10 +86,14 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "-h", "--help", "help":
-			fmt.Fprintln(stdout, "usage: bot\n\nThe Sponson GitHub App. Configured by its environment; see the README's bot section.")
+			fmt.Fprintln(stdout, "usage: sponson-bot [--version]\n\nThe Sponson GitHub App. Configured by its environment; see the README's bot section.")
+			return 0
+		case "--version", "-version", "version":
+			fmt.Fprintf(stdout, "sponson-bot %s\n", version.Get())
 			return 0
 		default:
-			return fail(errs.New(errs.USAGE, "the bot takes no arguments (got %q); it is configured by its environment", args[0]))
+			return fail(errs.New(errs.USAGE, "the bot takes no arguments but --version (got %q); it is configured by its environment", args[0]).
+				WithHint("Run `sponson-bot --help`; the README's bot section lists its variables."))
 		}
 	}
 	cfg, err := ConfigFromEnv(Source{LookupEnv: env.LookupEnv, ReadFile: env.ReadFile})
@@ -87,20 +113,13 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	sctx, cancel := context.WithTimeout(ctx, time.Minute)
-	info, err := app.Get(sctx)
-	cancel()
-	if err != nil {
-		return fail(err)
-	}
-	identity := info.Login()
 	host, _ := os.Hostname()
 	q := &Queue{Cap: cfg.QueueSize}
+	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv,
+		Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid()}}
 	b := &Bot{
-		Secret:   cfg.WebhookSecret,
-		Identity: identity,
-		Workspace: &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv,
-			Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid(), Actor: identity}},
+		Secret:    cfg.WebhookSecret,
+		Workspace: ws,
 		Installed: AppInstallations{App: app},
 		Log:       log,
 		Metrics:   NewMetrics(q, func() GitHubCounters { return app }),
@@ -110,6 +129,21 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		Ready:     app.Check,
 		Workers:   cfg.Workers,
 	}
+	// Who the bot is (the login of its comments, the actor of its leases)
+	// is GitHub's answer to GET /app: until GitHub gives it, the bot
+	// serves, unready (connect.go).
+	b.Connect = func(ctx context.Context) error {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		info, err := app.Get(sctx)
+		if err != nil {
+			return err
+		}
+		b.Identity = info.Login()
+		ws.Identity.Actor = b.Identity
+		log.Info("the bot reached GitHub", "app", info.Slug, "identity", b.Identity)
+		return nil
+	}
 	listen := env.Listen
 	if listen == nil {
 		listen = net.Listen
@@ -118,7 +152,8 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(errs.Wrap(err, errs.CONFIG_INVALID, "SPONSON_ADDR=%s cannot be listened on", cfg.Addr))
 	}
-	log.Info("the bot started", "app", info.Slug, "identity", identity, "addr", ln.Addr().String(),
+	v := version.Get()
+	log.Info("the bot started", "version", v.Version, "commit", v.Commit, "go", v.Go, "addr", ln.Addr().String(),
 		"api", cfg.APIURL, "server", cfg.ServerURL, "workers", cfg.Workers, "sweep_interval", cfg.SweepInterval.String(), "retention", cfg.Retention.String())
 	if err := b.Serve(ctx, ln, cfg.SweepInterval, nil); err != nil {
 		log.Error("the server stopped", "error", err.Error())

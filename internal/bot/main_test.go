@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,8 +88,9 @@ func TestMainServesUntilStopped(t *testing.T) {
 	go func() { done <- Main(nil, env, &bytes.Buffer{}, &stderr) }()
 	base := "http://" + ln.Addr().String()
 	tw := &testWorld{t: t}
-	// The listener is open before Main runs: the request waits in its
+	// The listener is open before Main runs: the requests wait in its
 	// backlog until the bot serves, however long starting takes.
+	waitReady(t, base, &stderr)
 	code, _, _ := tw.postURL(base, "ping", "ping-1", fixture(t, "ping/with-app_id.payload.json"))
 	if code != http.StatusOK {
 		t.Fatalf("ping: %d\n%s", code, stderr.String())
@@ -107,7 +113,7 @@ func TestMainServesUntilStopped(t *testing.T) {
 		t.Fatal("the bot did not stop")
 	}
 	log := stderr.String()
-	if !strings.Contains(log, `"msg":"the bot started"`) || !strings.Contains(log, `"identity":"sponson-main[bot]"`) || !strings.Contains(log, `"msg":"the bot stopped"`) {
+	if !strings.Contains(log, `"msg":"the bot started"`) || !strings.Contains(log, `"version":"`) || !strings.Contains(log, `"identity":"sponson-main[bot]"`) || !strings.Contains(log, `"msg":"the bot stopped"`) {
 		t.Errorf("log:\n%s", log)
 	}
 	if strings.Contains(log, string(testSecret)) {
@@ -116,6 +122,117 @@ func TestMainServesUntilStopped(t *testing.T) {
 	for i, line := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
 		if !json.Valid([]byte(line)) {
 			t.Errorf("log line %d is not one JSON record: %s", i+1, line)
+		}
+	}
+}
+
+// waitReady asks /readyz until it answers 200. Each answer is a real
+// request to the bot; the bound is only against a bot that never becomes
+// ready.
+func waitReady(t *testing.T, base string, log *syncBuffer) {
+	t.Helper()
+	for i := 0; ; i++ {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if i == 600 {
+			t.Fatalf("/readyz never answered 200\n%s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A GitHub that does not answer at start does not stop the bot: it
+// serves /healthz, is unready on /readyz, refuses deliveries with 503 and
+// Retry-After, and becomes ready once GitHub answers.
+func TestMainStartsUnreadyWhileGitHubIsDown(t *testing.T) {
+	gh := ghfake.Start(t, nil)
+	key, err := gh.AddApp(ghfake.App{ID: 78, Slug: "sponson-late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(gh.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var down atomic.Bool
+	down.Store(true)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "unavailable", http.StatusBadGateway)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := mapEnv(map[string]string{
+		"SPONSON_APP_ID": "78", "SPONSON_APP_PRIVATE_KEY": string(key), "SPONSON_WEBHOOK_SECRET": string(testSecret),
+		"GITHUB_API_URL": front.URL + "/api/v3", "GITHUB_SERVER_URL": front.URL, "SPONSON_ADDR": ln.Addr().String(),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	env.Context = ctx
+	env.Listen = func(string, string) (net.Listener, error) { return ln, nil }
+	var stderr syncBuffer
+	done := make(chan int)
+	go func() { done <- Main(nil, env, &bytes.Buffer{}, &stderr) }()
+	base := "http://" + ln.Addr().String()
+	get := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := get("/healthz"); c != http.StatusOK {
+		t.Errorf("/healthz while GitHub is down: %d", c)
+	}
+	if c := get("/readyz"); c != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while GitHub is down: %d", c)
+	}
+	tw := &testWorld{t: t}
+	code, hdr, _ := tw.postURL(base, "ping", "ping-down", fixture(t, "ping/with-app_id.payload.json"))
+	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
+		t.Errorf("a delivery while unready: %d, Retry-After %q", code, hdr.Get("Retry-After"))
+	}
+	down.Store(false)
+	waitReady(t, base, &stderr)
+	if code, _, _ := tw.postURL(base, "ping", "ping-up", fixture(t, "ping/with-app_id.payload.json")); code != http.StatusOK {
+		t.Errorf("a delivery once ready: %d", code)
+	}
+	cancel()
+	if c := <-done; c != 0 {
+		t.Errorf("exit %d\n%s", c, stderr.String())
+	}
+	log := stderr.String()
+	if !strings.Contains(log, `"identity":"sponson-late[bot]"`) {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
+func TestMainVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--version"}, mapEnv(nil), &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "sponson-bot ") {
+		t.Errorf("--version: exit %d, %q %q", code, stdout.String(), stderr.String())
+	}
+}
+
+// On a terminal the log is text for a person; elsewhere JSON lines.
+func TestMainLogsTextOnATerminal(t *testing.T) {
+	for _, terminal := range []bool{false, true} {
+		var stderr syncBuffer
+		env := mapEnv(map[string]string{"SPONSON_APP_ID": "1"})
+		env.IsTerminal = func(io.Writer) bool { return terminal }
+		Main(nil, env, &bytes.Buffer{}, &stderr)
+		isJSON := json.Valid([]byte(strings.TrimSpace(stderr.String())))
+		if isJSON == terminal || (terminal && !strings.Contains(stderr.String(), "level=ERROR")) {
+			t.Errorf("terminal=%v: %q", terminal, stderr.String())
 		}
 	}
 }

@@ -21,6 +21,7 @@ const (
 	OutcomeMalformed = "malformed"
 	OutcomeFull      = "queue_full"
 	OutcomeBusy      = "busy"    // too many unverified bytes held at once (503)
+	OutcomeUnready   = "unready" // before the bot reached GitHub (503)
 	OutcomeHandled   = "handled" // the worker finished it
 	OutcomeFailed    = "failed"  // the worker's handling failed (the sweep will catch up)
 )

@@ -89,6 +89,25 @@ func (b *Bot) Serve(ctx context.Context, ln net.Listener, interval time.Duration
 	}
 	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		ErrorLog: slog.NewLogLogger(b.log().Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	// Serving starts before GitHub is reached: /healthz answers and
+	// /readyz says why the bot is not ready yet.
+	cctx, stopConnecting := context.WithCancel(ctx)
+	defer stopConnecting()
+	connected := make(chan bool, 1)
+	go func() { connected <- b.connect(cctx) }()
+	var err error
+	select {
+	case ok := <-connected:
+		if !ok {
+			return b.shutdown(ctx, srv, nil)
+		}
+	case err = <-served:
+		stopConnecting()
+		<-connected
+		return b.shutdown(ctx, srv, err)
+	}
 	workers := make(chan struct{})
 	qctx, stopQueue := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopQueue()
@@ -110,10 +129,7 @@ func (b *Bot) Serve(ctx context.Context, ln net.Listener, interval time.Duration
 			}
 		}
 	}()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	b.log().Info("the bot is serving", "addr", ln.Addr().String(), "workers", b.Workers, "sweep_interval", interval.String())
-	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-served:
@@ -125,6 +141,20 @@ func (b *Bot) Serve(ctx context.Context, ln net.Listener, interval time.Duration
 	b.Queue.Close() // finish what is queued, take nothing new
 	<-workers
 	<-sweeps
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	b.log().Info("the bot stopped")
+	return err
+}
+
+// shutdown stops a server that never got to work (ctx done, or the
+// server failed, before GitHub was reached).
+func (b *Bot) shutdown(ctx context.Context, srv *http.Server, err error) error {
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shut)
+	b.Queue.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

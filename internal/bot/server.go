@@ -21,7 +21,7 @@ import (
 // Handler serves POST /webhook, /healthz, /readyz and /metrics.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/webhook", b.serveWebhook)
+	mux.HandleFunc("/webhook", b.gated(b.serveWebhook))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
@@ -216,7 +216,9 @@ func (b *Bot) serveReady(w http.ResponseWriter, r *http.Request) {
 	} else {
 		checks["config"] = "ok"
 	}
-	if b.Ready != nil {
+	if msg := b.readyConnection(); msg != "" {
+		checks["github"], ok = msg, false
+	} else if b.Ready != nil {
 		if err := b.Ready(ctx); err != nil {
 			checks["github"], ok = err.Error(), false
 		} else {

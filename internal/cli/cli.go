@@ -94,6 +94,7 @@ type globals struct {
 
 // app is one invocation: its world, its flags and what it has to say.
 type app struct {
+	showVersion bool // sponson --version
 	// rawOut is stdout before the stream redactor: the JSON document,
 	// redacted field by field (redact.Value), is written here, so masking
 	// can never touch its structure (a secret "true" or "preview" would
@@ -354,6 +355,12 @@ func (a *app) rootCommand() *cobra.Command {
 			cmd.Flags().Visit(func(f *pflag.Flag) { a.flagSet[f.Name] = true })
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.showVersion {
+				// `sponson --version`, as `sponson version`.
+				a.command = "version"
+				a.versionResult()
+				return nil
+			}
 			if len(args) > 0 {
 				return errs.New(errs.USAGE, "unknown command %q", args[0])
 			}
@@ -377,8 +384,9 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.sf.kind, "receipts", "", "where receipts live: git-branch or local (default: git-branch when a remote is known)")
 	pf.StringVar(&a.sf.dir, "receipts-dir", "", "the local store's folder (default SPONSON_RECEIPTS_DIR, else .sponson/receipts)")
 	pf.StringVar(&a.sf.remote, "receipts-remote", "", "the git remote of the git-branch store (default SPONSON_RECEIPTS_REMOTE, else the checkout's origin)")
+	root.Flags().BoolVar(&a.showVersion, "version", false, "print the version (as `sponson version`)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return errs.New(errs.USAGE, "%s", err.Error()).WithHint("Run `sponson %s --help` for its flags.", strings.TrimPrefix(cmd.CommandPath(), "sponson "))
+		return errs.New(errs.USAGE, "%s", err.Error()).WithHint("Run `%s --help` for its flags.", cmd.CommandPath())
 	})
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [command]",

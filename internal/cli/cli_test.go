@@ -150,3 +150,21 @@ func TestCredentialsInTheEnvironmentNeverReachOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionFlag: `sponson --version` answers as `sponson version` does,
+// and a wrong flag's hint names the command once.
+func TestVersionFlag(t *testing.T) {
+	env := testEnv(t, map[string]string{}, nil)
+	flag, cmd := runCLI(t, env, "--version"), runCLI(t, env, "version")
+	if flag.code != 0 || flag.out != cmd.out || !strings.HasPrefix(flag.out, "sponson ") {
+		t.Errorf("--version: exit %d %q; version: %q", flag.code, flag.out, cmd.out)
+	}
+	doc := oneDocument(t, runCLI(t, env, "--version", "--json"))
+	if doc["command"] != "version" || doc["version"] == nil {
+		t.Errorf("--version --json: %v", doc)
+	}
+	bad := runCLI(t, env, "--bogus")
+	if bad.code != 2 || !strings.Contains(bad.err, "Run `sponson --help`") {
+		t.Errorf("--bogus: exit %d, stderr %q", bad.code, bad.err)
+	}
+}
