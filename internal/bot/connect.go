@@ -31,10 +31,10 @@ type connection struct {
 	attempts  int
 }
 
-func (c *connection) state() (bool, error, int) {
+func (c *connection) state() (ok bool, attempts int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.connected, c.lastErr, c.attempts
+	return c.connected, c.attempts, c.lastErr
 }
 
 // isConnected reports whether the bot may handle deliveries: Connect has
@@ -100,7 +100,7 @@ func (b *Bot) readyConnection() string {
 	if b.Connect == nil {
 		return ""
 	}
-	ok, err, attempts := b.conn.state()
+	ok, attempts, err := b.conn.state()
 	switch {
 	case ok:
 		return ""

@@ -244,16 +244,6 @@ func (l List) capped() List {
 	return out
 }
 
-func countMore(l List) int {
-	n := 0
-	for _, e := range l {
-		if e.Details[moreKey] != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // Sort orders the list by file, line and column, stably; the count of
 // errors left out (Err) stays last.
 func (l List) Sort() {
