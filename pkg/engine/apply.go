@@ -247,7 +247,7 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 	stored = a.readable(stored)
 	a.loadForeign(stored)
 	if view != nil {
-		a.foreignLater(view.Rest)
+		a.foreignLater(view.Rest, view.Named)
 	}
 	if reopened != nil {
 		a.warn(errs.SCOPE_REOPENED, "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,

@@ -29,6 +29,7 @@ type owners struct {
 	mu    sync.Mutex
 	byID  map[string]string // identity → the other scope that manages it
 	rest  receipt.Lister    // the environment, not read yet; nil once read
+	named receipt.NamedLister // reads a few named scopes of it; nil: only rest
 	known map[string]bool   // scopes already indexed (not read again from rest)
 	over  map[string]string // what this run changed: identity → owner ("": none)
 	err   error             // reading rest failed
@@ -76,10 +77,60 @@ func (r *run) indexOwners(stored []receipt.Stored) {
 // foreignLater leaves the rest of the environment to be read by rest, the
 // first time the run asks for the owner of a resource (nil: stored was all
 // of it).
-func (r *run) foreignLater(rest receipt.Lister) {
+func (r *run) foreignLater(rest receipt.Lister, named receipt.NamedLister) {
 	r.owners.mu.Lock()
 	defer r.owners.mu.Unlock()
 	r.owners.rest = rest
+	if rest != nil {
+		r.owners.named = named
+	}
+}
+
+// knownOwner is the owner of identity id as far as the scopes read so far
+// tell (ok: that is the whole environment's answer, or an owner was
+// found); it reads nothing.
+func (o *owners) knownOwner(id string) (name string, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if name, ok := o.over[id]; ok {
+		return name, true
+	}
+	if name := o.byID[id]; name != "" {
+		return name, true
+	}
+	return "", o.rest == nil && o.err == nil
+}
+
+// readScopes reads the named scopes of the environment that no read has
+// indexed yet, in one exchange, where the store can (receipt.View.Named)
+// and the whole environment is not read: the likely owners of resources
+// found in other scopes' places (unmanaged drift), at the cost of those
+// scopes, not of every scope. Errors are left to the whole read that
+// follows when an owner is still unknown.
+func (r *run) readScopes(ctx context.Context, scopes []string) {
+	o := r.owners
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.rest == nil || o.named == nil || o.early != nil {
+		return
+	}
+	var want []string
+	for _, sc := range scopes {
+		if !o.known[sc] && sc != r.pr.scope {
+			want = append(want, sc)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	stored, err := o.named(ctx, want)
+	if err != nil {
+		return
+	}
+	for _, s := range stored {
+		o.known[s.Scope] = true // a damaged one is warned of once, here
+	}
+	r.indexOwners(r.readable(stored))
 }
 
 // foreignOwner is the other scope that manages the resource of identity

@@ -223,3 +223,92 @@ func TestOwnersPRScopeWithoutAtomicWritesReadsTheEnvironment(t *testing.T) {
 		t.Errorf("the environment was read %d times on demand, want it read with the scope", n)
 	}
 }
+
+// namedCounter is restCounter that also counts the reads of named scopes
+// (View.Named) and the scopes they asked for.
+type namedCounter struct {
+	restCounter
+	named [][]string
+}
+
+func (s *namedCounter) ViewScope(ctx context.Context, env, sc string, also []string) (*receipt.View, error) {
+	v, err := s.restCounter.ViewScope(ctx, env, sc, also)
+	if err != nil || v.Named == nil {
+		return v, err
+	}
+	named := v.Named
+	v.Named = func(ctx context.Context, scopes []string) ([]receipt.Stored, error) {
+		s.named = append(s.named, scopes)
+		return named(ctx, scopes)
+	}
+	return v, nil
+}
+
+// A line that lists the whole list meets the entries of other scopes (its
+// item with their name in place of its scope's): plan reads those scopes'
+// receipts alone, in one read, to tell them from what nobody manages, and
+// the whole environment only for what they do not own.
+func TestOwnersUnmanagedDriftReadsOnlyTheScopesItMeets(t *testing.T) {
+	w, gs, _ := gitWorld(t)
+	nc := &namedCounter{restCounter: restCounter{Store: gs}}
+	w.eng = w.engine(nc)
+	p := mustPlan(t, `
+version: 1
+providers:
+  fake: { project: p1 }
+changes:
+  - { id: cb, adapter: fake, op: item, list: callbacks, item: "https://${ctx.scope}.example", prefix: "https://" }
+`)
+	for _, n := range []int{1, 2, 3} {
+		w.mustApply(p, prCtx(n), Options{})
+	}
+	w.cloud.AddItem("p1", "callbacks", "https://elsewhere.example") // in no scope's place
+	nc.named = nil
+	nc.rests.Store(0)
+	unmanaged := func() []string {
+		t.Helper()
+		res, err := w.eng.Plan(context.Background(), p, prCtx(1), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, d := range res.Drift {
+			if d.Kind == DriftUnmanaged {
+				keys = append(keys, d.Key)
+			}
+		}
+		return keys
+	}
+
+	if got := unmanaged(); len(got) != 1 || !strings.Contains(got[0], "elsewhere") {
+		t.Errorf("unmanaged: %q, want the entry in no scope's place only", got)
+	}
+	if len(nc.named) != 1 || strings.Join(nc.named[0], " ") != "pr-2 pr-3" {
+		t.Errorf("named reads: %q, want one of [pr-2 pr-3]", nc.named)
+	}
+	if n := nc.rests.Load(); n != 1 {
+		t.Errorf("the whole environment was read %d times, want once (for the entry no named scope owns)", n)
+	}
+
+	w.cloud.RemoveItem("p1", "callbacks", "https://elsewhere.example")
+	nc.named = nil
+	nc.rests.Store(0)
+	if got := unmanaged(); len(got) != 0 {
+		t.Errorf("unmanaged: %q, want none: pr-2's and pr-3's entries are theirs", got)
+	}
+	if n := nc.rests.Load(); n != 0 || len(nc.named) != 1 {
+		t.Errorf("the whole environment was read %d times and named scopes %d times, want 0 and 1", n, len(nc.named))
+	}
+
+	// pr-9 has no receipt: its entry is unmanaged, as the whole
+	// environment confirms.
+	w.cloud.AddItem("p1", "callbacks", "https://pr-9.example")
+	nc.named = nil
+	nc.rests.Store(0)
+	if got := unmanaged(); len(got) != 1 || !strings.Contains(got[0], "pr-9") {
+		t.Errorf("unmanaged: %q, want pr-9's entry", got)
+	}
+	if len(nc.named) != 1 || strings.Join(nc.named[0], " ") != "pr-2 pr-3 pr-9" {
+		t.Errorf("named reads: %q", nc.named)
+	}
+}

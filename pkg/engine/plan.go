@@ -77,7 +77,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 	stored = r.readable(stored)
 	r.loadForeign(stored)
 	if view != nil {
-		r.foreignLater(view.Rest)
+		r.foreignLater(view.Rest, view.Named)
 	}
 	if prev != nil {
 		r.ledger, r.hashKey = prev.Ledger, prev.HashKey
@@ -165,8 +165,19 @@ func declares(ls *lineState, en receipt.LedgerEntry) bool {
 // unmanaged lists, for every line whose op can list its scope, what exists
 // where the line could own it and nobody manages: not in this ledger, not
 // in another scope's (foreign resources are never unmanaged), not declared.
+//
+// What a listing finds in another scope's place (its key is the line's
+// with the scope's name in place of this one's: adapter.OtherScope) is
+// first looked up in that scope's receipt alone, all such scopes in one
+// read; the whole environment is read only for what is still unowned
+// then, so a plan of a steady scope costs the scopes it meets, not every
+// scope of the environment.
 func (r *run) unmanaged(ctx context.Context) []Drift {
-	var out []Drift
+	type candidate struct {
+		line, key, id, msg string
+	}
+	var found []candidate
+	hinted := map[string]bool{}
 	own := r.ledger.ByIdentity()
 	declared := map[string]bool{}
 	for _, ls := range r.lines {
@@ -175,17 +186,6 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 		}
 	}
 	seen := map[string]bool{}
-	// foreign reads the other scopes only for what no ledger of this
-	// scope holds; when they cannot be read, nothing is called unmanaged.
-	warned := false
-	foreign := func(id string) bool {
-		name, err := r.foreignOwner(ctx, id)
-		if err != nil && !warned {
-			warned = true
-			r.warn(errs.CodeOf(err), "unmanaged drift is not reported: %s", errs.Coded(err).Message)
-		}
-		return err != nil || name != ""
-	}
 	// A resource already at a key a line declares, which no scope manages
 	// (made in a console): apply adopts it, never destroying it, only when
 	// it already equals the plan. A reviewer must see that before apply.
@@ -195,12 +195,12 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 		}
 		for _, res := range ls.live.Resources {
 			id := ls.pl.ref(res.Key).Identity()
-			if _, mine := own[id]; mine || !declared[id] || seen[id] || foreign(id) {
+			if _, mine := own[id]; mine || !declared[id] || seen[id] {
 				continue
 			}
 			seen[id] = true
-			out = append(out, Drift{Kind: DriftUnmanaged, Line: ls.pl.id, Key: res.Key,
-				Message: "already exists where this line would create it and no scope manages it; apply adopts it (never destroying it) if it equals the plan, else refuses"})
+			found = append(found, candidate{ls.pl.id, res.Key, id,
+				"already exists where this line would create it and no scope manages it; apply adopts it (never destroying it) if it equals the plan, else refuses"})
 		}
 	}
 	for _, ls := range r.lines {
@@ -209,20 +209,59 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 			// A line waiting on another's output has no scope to list yet.
 			continue
 		}
-		found, err := sl.ListScope(ctx, ls.req)
+		listed, err := sl.ListScope(adapter.WithReadCache(ctx, r.reads, ls.parent), ls.req)
 		if err != nil {
 			r.warn(errs.CodeOf(err), "line %q: could not list what exists for unmanaged drift: %v", ls.pl.id, r.e.redactor().Error(err))
 			continue
 		}
-		for _, res := range found {
+		keys := ls.declared()
+		for _, res := range listed {
 			id := ls.pl.ref(res.Key).Identity()
-			if _, mine := own[id]; mine || declared[id] || seen[id] || foreign(id) {
+			if _, mine := own[id]; mine || declared[id] || seen[id] {
 				continue
 			}
 			seen[id] = true
-			out = append(out, Drift{Kind: DriftUnmanaged, Line: ls.pl.id, Key: res.Key,
-				Message: "exists where this line could own it and no scope manages it; Sponson leaves it alone"})
+			for _, k := range keys {
+				if sc := adapter.OtherScope(k, r.pr.scope, res.Key); sc != "" {
+					hinted[sc] = true
+					break
+				}
+			}
+			found = append(found, candidate{ls.pl.id, res.Key, id,
+				"exists where this line could own it and no scope manages it; Sponson leaves it alone"})
 		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	if len(hinted) > 0 {
+		scopes := make([]string, 0, len(hinted))
+		for sc := range hinted {
+			scopes = append(scopes, sc)
+		}
+		sort.Strings(scopes)
+		r.readScopes(ctx, scopes)
+	}
+	// foreign reads the whole environment only for what no scope read so
+	// far owns; when it cannot be read, nothing is called unmanaged.
+	warned := false
+	foreign := func(id string) bool {
+		if name, ok := r.owners.knownOwner(id); ok {
+			return name != ""
+		}
+		name, err := r.foreignOwner(ctx, id)
+		if err != nil && !warned {
+			warned = true
+			r.warn(errs.CodeOf(err), "unmanaged drift is not reported: %s", errs.Coded(err).Message)
+		}
+		return err != nil || name != ""
+	}
+	var out []Drift
+	for _, c := range found {
+		if foreign(c.id) {
+			continue
+		}
+		out = append(out, Drift{Kind: DriftUnmanaged, Line: c.line, Key: c.key, Message: c.msg})
 	}
 	return out
 }

@@ -59,7 +59,7 @@ func (s *Store) Read(ctx context.Context, env, scope string) (*receipt.Receipt, 
 // packfile (every scope branch of env at depth 1), whatever the number of
 // scopes.
 func (s *Store) List(ctx context.Context, env string) ([]receipt.Stored, error) {
-	return s.list(ctx, env, nil)
+	return s.list(ctx, env, nil, envRefs(env))
 }
 
 // Write implements receipt.Receipts: one commit that replaces receipt.json,

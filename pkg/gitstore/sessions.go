@@ -33,20 +33,17 @@ func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, err
 // on the same ref listing: over HTTP one packfile request, no listing of
 // its own (over file:// every session lists the refs again).
 func (s *Store) ViewScope(ctx context.Context, env, scope string, also []string) (*receipt.View, error) {
-	named := map[string]bool{}
-	for _, sc := range also {
-		if t := receipt.ScopeTarget(env, sc); t.Validate() == nil {
-			named[refOf(t).String()] = true
-		}
-	}
-	v, from, err := s.view(ctx, env, scope, func(name string) bool { return named[name] }, false)
+	v, from, err := s.view(ctx, env, scope, scopeRefs(env, also), false)
 	if err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(s.url, "http") {
 		from = nil
 	}
-	v.Rest = func(ctx context.Context) ([]receipt.Stored, error) { return s.list(ctx, env, from) }
+	v.Rest = func(ctx context.Context) ([]receipt.Stored, error) { return s.list(ctx, env, from, envRefs(env)) }
+	v.Named = func(ctx context.Context, scopes []string) ([]receipt.Stored, error) {
+		return s.list(ctx, env, from, scopeRefs(env, scopes))
+	}
 	return v, nil
 }
 
@@ -116,17 +113,30 @@ func envRefs(env string) func(name string) bool {
 	}
 }
 
-// list is List(env) on listing from (nil: a listing of its own): one ref
+// scopeRefs matches the scope branches of env of the named scopes (in
+// canonical form); names that are no valid scope match nothing.
+func scopeRefs(env string, scopes []string) func(name string) bool {
+	named := map[string]bool{}
+	for _, sc := range scopes {
+		if t := receipt.ScopeTarget(env, sc); t.Validate() == nil {
+			named[refOf(t).String()] = true
+		}
+	}
+	return func(name string) bool { return named[name] }
+}
+
+// list is List(env) of the scope branches match names (envRefs(env): all
+// of them) on listing from (nil: a listing of its own): one ref
 // advertisement, none with from over HTTP, and at most one packfile
-// (every scope branch of env at depth 1), whatever the number of scopes.
-func (s *Store) list(ctx context.Context, env string, from *listing) ([]receipt.Stored, error) {
+// (those branches at depth 1), whatever the number of scopes.
+func (s *Store) list(ctx context.Context, env string, from *listing, match func(name string) bool) ([]receipt.Stored, error) {
 	if err := receipt.Interrupted(ctx, "list "+env); err != nil {
 		return nil, err
 	}
 	if env == "" {
 		return nil, errs.New(errs.USAGE, "list: no environment given")
 	}
-	snap, err := s.fetchListed(ctx, from, envRefs(env), fetchTips)
+	snap, err := s.fetchListed(ctx, from, match, fetchTips)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,12 @@ type View struct {
 	// demand: Others then holds only the scopes the read named
 	// (ScopeViewer). Nil when Others is every other scope.
 	Rest Lister
+	// Named, when not nil, reads the receipts of the named scopes of the
+	// environment only, as of the same read (a scope without a branch is
+	// not in the result; a damaged one is a Stored with Err): the owners of
+	// a few resources found in other scopes' places, without the whole
+	// environment. Nil when the store has no such read.
+	Named NamedLister
 }
 
 // Viewer is a store that can read a scope, its lease and its
@@ -46,6 +52,9 @@ type ScopeViewer interface {
 
 // Lister is List(env) of one environment, called when it is needed.
 type Lister func(ctx context.Context) ([]Stored, error)
+
+// NamedLister is List(env) restricted to the named scopes.
+type NamedLister func(ctx context.Context, scopes []string) ([]Stored, error)
 
 // Sessions are the optional store operations that let a run meet its
 // floor of round trips (docs/adr/0008): a store that implements them does
