@@ -27,12 +27,12 @@ import (
 // scopes it names.
 type owners struct {
 	mu    sync.Mutex
-	byID  map[string]string // identity → the other scope that manages it
-	rest  receipt.Lister    // the environment, not read yet; nil once read
+	byID  map[string]string   // identity → the other scope that manages it
+	rest  receipt.Lister      // the environment, not read yet; nil once read
 	named receipt.NamedLister // reads a few named scopes of it; nil: only rest
-	known map[string]bool   // scopes already indexed (not read again from rest)
-	over  map[string]string // what this run changed: identity → owner ("": none)
-	err   error             // reading rest failed
+	known map[string]bool     // scopes already indexed (not read again from rest)
+	over  map[string]string   // what this run changed: identity → owner ("": none)
+	err   error               // reading rest failed
 
 	// A read of rest started ahead (prefetchOwners): closed once what it
 	// read is indexed (or its error kept).
