@@ -62,6 +62,10 @@ type Fake struct {
 	usage       map[string]*usage // token → its primary rate-limit window
 	checks      []*CheckRun
 	statuses    []*CommitStatus
+	hooks       map[string][]*Hook            // repository → its webhooks
+	reactions   map[int64][]*Reaction         // comment id → its reactions
+	collabs     map[string]map[string]string  // repository → login → role
+	teams       map[string]map[string]*Member // "org/slug" → login → membership
 	faults      []*Fault
 	log         []Request
 	violations  []string
@@ -80,6 +84,8 @@ type repoState struct {
 	pulls   map[int]*PullRequest
 	issues  int               // last issue/PR number
 	renamed map[string]string // old branch name → new
+	labels  map[string]*Label // the repository's labels by lower-case name
+	onIssue map[int][]string  // issue number → its label names
 }
 
 // New makes a fake. Options.GitRoot is required.
@@ -107,6 +113,8 @@ func New(opts Options) (*Fake, error) {
 		tokens: map[string]*Token{}, repos: map[string]*repoState{}, comments: map[int64]*Comment{},
 		runs: map[string]*WorkflowRun{}, deployments: map[string][]*Deployment{},
 		apps: map[int64]*App{}, insts: map[int64]*Installation{}, usage: map[string]*usage{},
+		hooks: map[string][]*Hook{}, reactions: map[int64][]*Reaction{}, collabs: map[string]map[string]string{},
+		teams: map[string]map[string]*Member{},
 	}, nil
 }
 

@@ -49,6 +49,28 @@ func routes() []*handler {
 		{method: "POST", tmpl: "/repos/{owner}/{repo}/check-runs", perm: "checks:write", fn: createCheckRun},
 		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/check-runs/{check_run_id}", perm: "checks:write", fn: updateCheckRun},
 		{method: "POST", tmpl: "/repos/{owner}/{repo}/statuses/{sha}", perm: "statuses:write", fn: createStatus},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/commits/{ref}/check-runs", perm: "checks:read", fn: listCheckRunsForRef},
+
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/deployments", perm: "deployments:write", fn: createDeployment},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}", perm: "deployments:read", fn: getDeployment},
+		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}", perm: "deployments:write", fn: deleteDeployment},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", perm: "deployments:read", fn: listDeploymentStatuses},
+
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/hooks", perm: "repository_hooks:read", fn: listHooks},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/hooks", perm: "repository_hooks:write", fn: createHook},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/hooks/{hook_id}", perm: "repository_hooks:read", fn: getHook},
+		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/hooks/{hook_id}", perm: "repository_hooks:write", fn: updateHook},
+		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/hooks/{hook_id}", perm: "repository_hooks:write", fn: deleteHook},
+
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/labels", perm: "issues|pull_requests:read", fn: listIssueLabels},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/labels", perm: "issues|pull_requests:write", fn: addIssueLabels},
+		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", perm: "issues|pull_requests:write", fn: removeIssueLabel},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", perm: "issues|pull_requests:read", fn: listReactions},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", perm: "issues|pull_requests:write", fn: createReaction},
+
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/contents/{path}", perm: "contents:read", fn: getContent},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/collaborators/{username}/permission", perm: "metadata:read", fn: getCollaboratorPermission},
+		{method: "GET", tmpl: "/orgs/{org}/teams/{team_slug}/memberships/{username}", perm: "members:read", fn: getTeamMembership},
 	}
 }
 
@@ -600,19 +622,6 @@ func getRun(c *call) {
 	c.json(http.StatusOK, m)
 }
 
-func (f *Fake) deployment(rs *repoState, d *Deployment) map[string]any {
-	m := f.spec.Synth("deployment")
-	base := "/repos/" + rs.FullName + "/deployments/" + strconv.FormatInt(d.ID, 10)
-	m["id"], m["node_id"], m["sha"], m["ref"], m["task"], m["environment"] = d.ID, fmt.Sprintf("DE_%d", d.ID), d.SHA, d.Ref, d.Task, d.Environment
-	m["creator"] = f.user(ActionsBot)
-	m["payload"] = map[string]any{}
-	m["description"] = nil
-	m["url"], m["statuses_url"], m["repository_url"] = f.api(base), f.api(base+"/statuses"), f.api("/repos/"+rs.FullName)
-	now := ts(f.now())
-	m["created_at"], m["updated_at"] = now, now
-	return m
-}
-
 func listDeployments(c *call) {
 	rs := c.repo()
 	var sel []*Deployment
@@ -639,43 +648,6 @@ func listDeployments(c *call) {
 		out = append(out, c.f.deployment(rs, d))
 	}
 	c.json(http.StatusOK, out)
-}
-
-func createDeploymentStatus(c *call) {
-	rs := c.repo()
-	id, _ := strconv.ParseInt(c.params["deployment_id"], 10, 64)
-	var in struct {
-		State          string `json:"state"`
-		EnvironmentURL string `json:"environment_url"`
-		Description    string `json:"description"`
-		Environment    string `json:"environment"`
-	}
-	json.Unmarshal(c.body, &in) //nolint:errcheck // validated against the description
-	c.f.mu.Lock()
-	var d *Deployment
-	for _, x := range c.f.deployments[strings.ToLower(rs.FullName)] {
-		if x.ID == id {
-			d = x
-		}
-	}
-	if d == nil {
-		c.f.mu.Unlock()
-		c.error(http.StatusNotFound, "Not Found")
-		return
-	}
-	st := DeploymentStatus{ID: c.f.id(), State: in.State, Environment: in.Environment, URL: in.EnvironmentURL, Description: in.Description}
-	d.Statuses = append(d.Statuses, st)
-	c.f.mu.Unlock()
-	m := c.f.spec.Synth("deployment-status")
-	m["id"], m["node_id"], m["state"], m["description"] = st.ID, fmt.Sprintf("DES_%d", st.ID), st.State, st.Description
-	m["creator"] = c.f.user(c.token.Identity)
-	m["deployment_url"] = c.f.api("/repos/" + rs.FullName + "/deployments/" + strconv.FormatInt(id, 10))
-	m["url"] = m["deployment_url"].(string) + "/statuses/" + strconv.FormatInt(st.ID, 10)
-	m["repository_url"] = c.f.api("/repos/" + rs.FullName)
-	m["target_url"] = ""
-	now := ts(c.f.now())
-	m["created_at"], m["updated_at"] = now, now
-	c.json(http.StatusCreated, m)
 }
 
 // --- git refs --------------------------------------------------------------

@@ -300,10 +300,16 @@ func (f *Fake) AddDeployment(d Deployment) int64 {
 	if d.Task == "" {
 		d.Task = "deploy"
 	}
+	if d.Creator.Login == "" {
+		d.Creator = ActionsBot
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if d.ID == 0 {
 		d.ID = f.id()
+	}
+	if d.Created.IsZero() {
+		d.Created = f.now()
 	}
 	c := d
 	key := strings.ToLower(d.Repo)
@@ -428,6 +434,8 @@ type Seed struct {
 	Deployments   []Deployment   `json:"deployments,omitempty"`
 	Apps          []App          `json:"apps,omitempty"`
 	Installations []Installation `json:"installations,omitempty"`
+	Collaborators []Collaborator `json:"collaborators,omitempty"`
+	TeamMembers   []Member       `json:"team_members,omitempty"`
 	// Events are webhook deliveries whose repository, pull request,
 	// deployment or installation the fake should hold (SeedFromEvent).
 	Events []EventSeed `json:"events,omitempty"`
@@ -497,6 +505,16 @@ func (f *Fake) Apply(s Seed) error {
 	for _, d := range s.Deployments {
 		f.AddDeployment(d)
 	}
+	for _, cl := range s.Collaborators {
+		if err := f.SetCollaborator(cl.Repo, cl.Login, cl.Role); err != nil {
+			return err
+		}
+	}
+	for _, m := range s.TeamMembers {
+		if err := f.AddTeamMember(m); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -507,6 +525,8 @@ type State struct {
 	Deployments []Deployment   `json:"deployments"`
 	CheckRuns   []CheckRun     `json:"check_runs"`
 	Statuses    []CommitStatus `json:"statuses"`
+	Hooks       []Hook         `json:"hooks"`
+	Reactions   []Reaction     `json:"reactions"`
 	Requests    []Request      `json:"requests"`
 	Violations  []string       `json:"violations"`
 }
@@ -518,6 +538,8 @@ type RepoState struct {
 	Branches      map[string]string `json:"branches"`
 	Pulls         []PullRequest     `json:"pulls"`
 	Comments      []Comment         `json:"comments"`
+	// Labels are the label names on each issue or pull request.
+	Labels map[int][]string `json:"labels,omitempty"`
 }
 
 // State returns a snapshot of the fake.
@@ -542,6 +564,14 @@ func (f *Fake) State() State {
 				r.Comments = append(r.Comments, *c)
 			}
 		}
+		for issue, names := range rs.onIssue {
+			if len(names) > 0 {
+				if r.Labels == nil {
+					r.Labels = map[int][]string{}
+				}
+				r.Labels[issue] = append([]string(nil), names...)
+			}
+		}
 		f.mu.Unlock()
 		sort.Slice(r.Pulls, func(i, j int) bool { return r.Pulls[i].Number < r.Pulls[j].Number })
 		sort.Slice(r.Comments, func(i, j int) bool { return r.Comments[i].ID < r.Comments[j].ID })
@@ -562,9 +592,21 @@ func (f *Fake) State() State {
 	for _, c := range f.statuses {
 		st.Statuses = append(st.Statuses, *c)
 	}
+	for _, hs := range f.hooks {
+		for _, h := range hs {
+			st.Hooks = append(st.Hooks, h.copy())
+		}
+	}
+	for _, rs := range f.reactions {
+		for _, r := range rs {
+			st.Reactions = append(st.Reactions, *r)
+		}
+	}
 	st.Requests = append([]Request{}, f.log...)
 	st.Violations = append([]string{}, f.violations...)
 	f.mu.Unlock()
 	sort.Slice(st.Runs, func(i, j int) bool { return st.Runs[i].ID < st.Runs[j].ID })
+	sort.Slice(st.Hooks, func(i, j int) bool { return st.Hooks[i].ID < st.Hooks[j].ID })
+	sort.Slice(st.Reactions, func(i, j int) bool { return st.Reactions[i].ID < st.Reactions[j].ID })
 	return st
 }

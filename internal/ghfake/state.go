@@ -2,6 +2,7 @@ package ghfake
 
 import (
 	"crypto/rsa"
+	"encoding/json"
 	"time"
 )
 
@@ -119,6 +120,13 @@ type Deployment struct {
 	Environment string             `json:"environment,omitempty"`
 	Task        string             `json:"task,omitempty"`
 	Statuses    []DeploymentStatus `json:"statuses,omitempty"`
+	// Creator is who created it (default ActionsBot).
+	Creator     Identity        `json:"creator,omitzero"`
+	Description string          `json:"description,omitempty"`
+	Payload     json.RawMessage `json:"payload,omitempty"` // an object or a string
+	Transient   bool            `json:"transient_environment,omitempty"`
+	Production  bool            `json:"production_environment,omitempty"`
+	Created     time.Time       `json:"created_at,omitzero"`
 }
 
 // DeploymentStatus is one status posted to a deployment.
@@ -128,6 +136,11 @@ type DeploymentStatus struct {
 	Environment string `json:"environment,omitempty"`
 	URL         string `json:"environment_url,omitempty"`
 	Description string `json:"description,omitempty"`
+	TargetURL   string `json:"target_url,omitempty"`
+	LogURL      string `json:"log_url,omitempty"`
+	// Creator is who posted it (the zero Identity for a seeded one: ActionsBot).
+	Creator Identity  `json:"creator,omitzero"`
+	Created time.Time `json:"created_at,omitzero"`
 }
 
 // App is a GitHub App. The fake checks the JWTs of /app calls against
