@@ -36,6 +36,7 @@ func (f *Fake) SetCollaborator(full, login, role string) error {
 	if f.collabs[key] == nil {
 		f.collabs[key] = map[string]string{}
 	}
+	f.users[strings.ToLower(login)] = true
 	if role == "" {
 		delete(f.collabs[key], strings.ToLower(login))
 		return nil
@@ -67,13 +68,17 @@ func (f *Fake) AddTeamMember(m Member) error {
 	}
 	c := m
 	f.teams[key][strings.ToLower(m.Login)] = &c
+	f.users[strings.ToLower(m.Login)] = true
 	return nil
 }
 
 // knownUserLocked: a login the fake has met (a token's identity, the
-// author of a comment or pull request, a collaborator, a team member,
-// an owner of a repository). f.mu is held.
+// author of a comment or pull request, a collaborator or team member now
+// or before, an owner of a repository). f.mu is held.
 func (f *Fake) knownUserLocked(login string) bool {
+	if f.users[strings.ToLower(login)] {
+		return true
+	}
 	for _, t := range f.tokens {
 		if strings.EqualFold(t.Identity.Login, login) {
 			return true
@@ -92,16 +97,6 @@ func (f *Fake) knownUserLocked(login string) bool {
 			if strings.EqualFold(p.User, login) {
 				return true
 			}
-		}
-	}
-	for _, m := range f.collabs {
-		if _, ok := m[strings.ToLower(login)]; ok {
-			return true
-		}
-	}
-	for _, t := range f.teams {
-		if _, ok := t[strings.ToLower(login)]; ok {
-			return true
 		}
 	}
 	return false

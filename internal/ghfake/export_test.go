@@ -24,3 +24,17 @@ func (f *Fake) Served() map[string]bool {
 
 // Spec is the fake's description.
 func (f *Fake) Spec() *Spec { return f.spec }
+
+// SubsetOperations is the operationId list the description's root
+// x-subset-of object records.
+func (s *Spec) SubsetOperations() []string {
+	xs, _ := s.doc.Extensions["x-subset-of"].(map[string]any)
+	ops, _ := xs["operations"].([]any)
+	var out []string
+	for _, o := range ops {
+		if id, ok := o.(string); ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -66,6 +66,7 @@ type Fake struct {
 	reactions   map[int64][]*Reaction         // comment id → its reactions
 	collabs     map[string]map[string]string  // repository → login → role
 	teams       map[string]map[string]*Member // "org/slug" → login → membership
+	users       map[string]bool               // logins seeded as collaborators or team members
 	faults      []*Fault
 	log         []Request
 	violations  []string
@@ -114,7 +115,7 @@ func New(opts Options) (*Fake, error) {
 		runs: map[string]*WorkflowRun{}, deployments: map[string][]*Deployment{},
 		apps: map[int64]*App{}, insts: map[int64]*Installation{}, usage: map[string]*usage{},
 		hooks: map[string][]*Hook{}, reactions: map[int64][]*Reaction{}, collabs: map[string]map[string]string{},
-		teams: map[string]map[string]*Member{},
+		teams: map[string]map[string]*Member{}, users: map[string]bool{},
 	}, nil
 }
 
