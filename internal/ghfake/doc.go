@@ -34,8 +34,24 @@
 //   - pull requests (state, head ref/sha/repository including forks,
 //     base), issue comments with author and edit history (Comments: a test
 //     asserts "exactly one comment, edited in place"; an integration may
-//     edit only its own), workflow runs, deployments and their statuses,
-//     git refs;
+//     edit only its own), workflow runs, git refs;
+//   - deployments and their statuses: create resolves the ref, refuses
+//     (409) a commit whose status contexts and check runs did not all
+//     succeed unless required_contexts says otherwise, and with auto_merge
+//     merges a branch that is behind the default branch for real (202); a
+//     success status marks earlier deployments of the environment
+//     inactive (auto_inactive); only an inactive deployment is deleted
+//     while the repository has others (422);
+//   - repository webhooks (Hooks: a secret is kept, answered masked; one
+//     hook per URL), labels on issues and pull requests (created on first
+//     use, AddLabel to preset one; IssueLabels), reactions to issue
+//     comments (201 new, 200 again; Reactions), check runs listed by ref;
+//   - contents read from the real git tree (CommitFiles commits files as a
+//     push would): files base64 in lines of 60, directories, symlinks;
+//   - who may do what: SetCollaborator gives a role on a repository (the
+//     owner is admin, anyone else read on a public repository, none on a
+//     private one, 404 for a login the fake never met); AddTeamMember puts
+//     a user on an organisation's team;
 //   - GitHub Apps: GET /app and the other App endpoints check the JWT
 //     against the App's public key (RS256, iss, iat not in the future,
 //     exp in the future and at most ten minutes ahead);
