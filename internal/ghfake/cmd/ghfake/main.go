@@ -53,7 +53,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ghfake", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
-	seed := fs.String("seed", "", "JSON seed file (repos, tokens, pulls, runs, deployments, apps, installations)")
+	seed := fs.String("seed", "", "JSON seed file (repos, tokens, pulls, runs, deployments, apps, installations, collaborators, team_members)")
 	gitRoot := fs.String("git", "", "folder for the bare repositories (default: a new temporary folder)")
 	specPath := fs.String("spec", "", "OpenAPI description (default: the fixtures' openapi-subset.json)")
 	baseURL := fs.String("url", "", "the URL clients reach the server at, if not http://ADDR")
