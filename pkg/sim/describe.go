@@ -575,7 +575,7 @@ func (c *Cloud) CheckDescriptions(tb TB) {
 			}
 			if k := v.Description + " " + v.Operation; !seen[k] {
 				seen[k] = true
-				tb.Logf("sim: %s", v)
+				tb.Errorf("sim: %s", v)
 			}
 		}
 	})

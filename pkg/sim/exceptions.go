@@ -10,8 +10,9 @@ import (
 // Exception is one place where a provider's published description is
 // itself wrong: the provider's documentation (Docs) says otherwise, and
 // the sim validates against the description corrected by Fix. Sample is a
-// request the documentation describes and the uncorrected description
-// rejects; a test checks that each row is still needed.
+// request (or, with Status, the answer to one) the documentation describes
+// and the uncorrected description rejects; a test checks that each row is
+// still needed.
 type Exception struct {
 	Description string // the description's file name: "launchdarkly"
 	Operation   string // the operationId it corrects
@@ -21,9 +22,12 @@ type Exception struct {
 	fix         func(op *openapi3.Operation) error
 }
 
-// ExceptionSample is a request beneath the provider's base path.
+// ExceptionSample is a request beneath the provider's base path; with a
+// Status, Response is the answer to it that the row is about.
 type ExceptionSample struct {
 	Method, Path, ContentType, Body string
+	Status                          int
+	Response                        string
 }
 
 func (x Exception) apply(op *openapi3.Operation) error { return x.fix(op) }
@@ -100,6 +104,57 @@ var Exceptions = []Exception{
 			return nil
 		},
 	},
+	{
+		Description: "vercel", Operation: "filterProjectEnvs",
+		Docs: "https://vercel.com/docs/rest-api/reference/endpoints/projects/retrieve-the-environment-variables-of-a-project-by-id-or-name " +
+			"(the answer is {envs: [...], pagination: {...}}; with decrypt and a single variable, the variable)",
+		Why: "the answer is a oneOf of the variable, {envs, pagination} and {envs}, none closed to other fields: every listing " +
+			"Vercel sends, {envs, pagination}, matches the last two, so no answer can satisfy the oneOf; the row reads it as the anyOf it means",
+		Sample: ExceptionSample{Method: "GET", Path: "/v10/projects/web/env", Status: 200,
+			Response: `{"envs":[` + vercelEnv + `],"pagination":{"count":1,"next":null,"prev":null}}`},
+		fix: anyOfResponse("200"),
+	},
+	{
+		Description: "vercel", Operation: "editProjectEnv",
+		Docs: "https://vercel.com/docs/rest-api/reference/endpoints/projects/edit-an-environment-variable " +
+			"(the answer is the edited variable)",
+		Why: "the answer is a oneOf of the variable and an empty object schema, which every object matches: the variable Vercel " +
+			"sends matches both, so no answer can satisfy the oneOf; the row reads it as the anyOf it means",
+		Sample: ExceptionSample{Method: "PATCH", Path: "/v9/projects/web/env/e1", ContentType: "application/json",
+			Body: `{"value":"v2"}`, Status: 200, Response: vercelEnv},
+		fix: anyOfResponse("200"),
+	},
+}
+
+// vercelEnv is a variable as Vercel answers it.
+const vercelEnv = `{"id":"e1","key":"K","value":"v","type":"encrypted","target":["preview"],"gitBranch":"feat","createdAt":1,"updatedAt":1}`
+
+// anyOfResponse makes the oneOf at the top of op's JSON answer of status
+// an anyOf: for a description whose alternatives overlap, so that what the
+// provider sends matches several of them and no oneOf can hold.
+func anyOfResponse(status string) func(op *openapi3.Operation) error {
+	return func(op *openapi3.Operation) error {
+		r := op.Responses.Value(status)
+		if r == nil || r.Value == nil {
+			return fmt.Errorf("no %s answer", status)
+		}
+		mt := r.Value.Content.Get("application/json")
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Schema.Value.OneOf) == 0 {
+			return fmt.Errorf("the %s answer is not a oneOf", status)
+		}
+		sc := *mt.Schema.Value
+		sc.AnyOf, sc.OneOf = sc.OneOf, nil
+		m := *mt
+		m.Schema = &openapi3.SchemaRef{Value: &sc}
+		resp := *r.Value
+		resp.Content = openapi3.Content{}
+		for k, v := range r.Value.Content {
+			resp.Content[k] = v
+		}
+		resp.Content["application/json"] = &m
+		op.Responses.Set(status, &openapi3.ResponseRef{Value: &resp})
+		return nil
+	}
 }
 
 // rewriteBody replaces the JSON request body schema of op with f of it,
