@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/sponson/apply/pkg/adapter"
-	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/clerk"
 	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/errs"
