@@ -93,10 +93,10 @@ func ReadInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	duration("wait_timeout", "10m", &in.WaitTimeout)
 	duration("lock_wait", "10s", &in.LockWait)
-	p := get("parallelism", "4")
+	p := get("parallelism", "0")
 	n, err := strconv.Atoi(p)
-	if err != nil || n < 1 {
-		bad("parallelism", p, "it must be a whole number of at least 1")
+	if err != nil || n < 0 {
+		bad("parallelism", p, "it must be a whole number: 0 (4 writes at once, 16 reads for plan) or more")
 	}
 	in.Parallelism = n
 	return in, list.Err()

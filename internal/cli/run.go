@@ -39,7 +39,7 @@ type runFlags struct {
 func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.approvedBy, "approved-by", "", "who approved a run that may write production (default SPONSON_APPROVED_BY)")
-	fl.IntVar(&f.parallelism, "parallelism", 4, "how many independent lines run at once (plan: are read at once)")
+	fl.IntVar(&f.parallelism, "parallelism", 0, "how many independent lines run at once (plan: are read at once); 0: 4 for apply and destroy, 16 for plan")
 	if !apply {
 		return
 	}

@@ -159,19 +159,23 @@ func newFence(b *testing.B, w *world, like string) func() time.Duration {
 
 // BenchmarkPlan20Latency plans the 20-line plan, applied, with 100 ms on
 // every provider request (the fake cloud's chaos latency), at
-// parallelism 1 (one line at a time, as plan used to read), 4 (the
-// default) and 20. Each line reads with one request and the four list
-// items share one read of their parent, so the plan's critical path is
-// two requests: a resource, then the list its item depends on. It
-// reports x-critical: the plan's time over that path, 2 × 100 ms plus
-// the floor, the same plan without the latency (the store's reads and
-// the work in this process), timed beside it.
+// parallelism 1 (one line at a time, as plan used to read), 4 (apply's
+// default) and the default (no --parallelism: plan's own,
+// engine.DefaultPlanParallelism). Each line reads with one request and
+// the four list items share one read of their parent, so the plan's
+// critical path is two requests: a resource, then the list its item
+// depends on. It reports x-critical: the plan's time over that path,
+// 2 × 100 ms plus the floor, the same plan without the latency (the
+// store's reads and the work in this process), timed beside it.
 func BenchmarkPlan20Latency(b *testing.B) {
-	for _, par := range []int{1, 4, 20} {
-		b.Run(fmt.Sprint("parallelism=", par), func(b *testing.B) {
+	for _, par := range []string{"1", "4", "default"} {
+		b.Run("parallelism="+par, func(b *testing.B) {
 			w := newWorld(b, plan20)
 			w.run("apply", "--pr", "1")
-			args := []string{"plan", "--pr", "1", "--parallelism", fmt.Sprint(par)}
+			args := []string{"plan", "--pr", "1"}
+			if par != "default" {
+				args = append(args, "--parallelism", par)
+			}
 			b.ResetTimer()
 			var planned, floor time.Duration
 			for i := 0; i < b.N; i++ {

@@ -2,13 +2,11 @@ package adapters_test
 
 import "testing"
 
-// TestEveryOpNamesItsAPI: every op that calls a provider, and every
-// recipe, says in its documentation which API and version it speaks.
+// TestEveryOpNamesItsAPI: every op, and every recipe, says in its
+// documentation which API and version it speaks (the manual step, that it
+// speaks none of a provider's).
 func TestEveryOpNamesItsAPI(t *testing.T) {
 	for _, s := range registry().Specs() {
-		if s.Manual {
-			continue
-		}
 		if s.API == "" {
 			t.Errorf("%s names no API version (Spec.API)", s.Name())
 		}

@@ -22,6 +22,14 @@ import (
 const (
 	DefaultWaitTimeout = 10 * time.Minute
 	DefaultParallelism = 4
+	// DefaultPlanParallelism is how many lines plan reads at once when
+	// Options.Parallelism is 0. Reads change nothing, so plan need not
+	// keep apply's pace of four writes; sixteen is the connections the
+	// shared HTTP transport keeps open to one provider host
+	// (httpclient.IdleConnsPerHost), so every read of a wave reuses one
+	// instead of opening its own, and a plan never has more than sixteen
+	// requests in flight to a provider (ADR 0011).
+	DefaultPlanParallelism = 16
 )
 
 // Engine plans, applies and destroys one scope's side effects. It knows no
@@ -120,8 +128,10 @@ type Options struct {
 	// SCOPE_CLOSED.
 	Reopen bool
 	// Parallelism is how many lines whose dependencies are done run at
-	// once; 0 is DefaultParallelism. 1 runs them one at a time in the
-	// plan's order (dependencies first, ties by file order).
+	// once (apply, destroy) or are read at once (plan); 0 is
+	// DefaultParallelism, for plan DefaultPlanParallelism. 1 runs them one
+	// at a time in the plan's order (dependencies first, ties by file
+	// order).
 	Parallelism int
 	// Owner describes who runs (kind, host, pid, GitHub run); RunID is
 	// generated when empty.
@@ -136,6 +146,15 @@ func (o Options) parallelism() int {
 		return o.Parallelism
 	}
 	return DefaultParallelism
+}
+
+// readParallelism is plan's: Parallelism when set, else
+// DefaultPlanParallelism.
+func (o Options) readParallelism() int {
+	if o.Parallelism > 0 {
+		return o.Parallelism
+	}
+	return DefaultPlanParallelism
 }
 
 func (o Options) waitTimeout() time.Duration {

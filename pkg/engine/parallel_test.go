@@ -240,3 +240,45 @@ changes:
 		}
 	})
 }
+
+// readTraced is tracedObject counting the reads in flight.
+type readTraced struct{ *tracedObject }
+
+func (o readTraced) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
+	o.mu.Lock()
+	o.running++
+	o.most = max(o.most, o.running)
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.running--
+		o.mu.Unlock()
+	}()
+	time.Sleep(5 * time.Millisecond)
+	return o.ObjectOp.Read(ctx, req)
+}
+
+// Plan reads its lines in waves of DefaultPlanParallelism when no
+// parallelism is given (reads change nothing), of the parallelism given
+// otherwise; apply's default stays DefaultParallelism.
+func TestPlanReadsWiderThanApplyWrites(t *testing.T) {
+	for _, par := range []int{0, 3} {
+		t.Run(fmt.Sprintf("parallelism %d", par), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t)
+				o := readTraced{&tracedObject{ObjectOp: w.cloud.ObjectOp(), delay: map[string]time.Duration{}}}
+				w.eng.Ops = adapter.NewRegistry(o, w.cloud.ItemOp())
+				if _, err := w.eng.Plan(context.Background(), mustPlan(t, widePlan(20, 0)), prCtx(1), Options{Parallelism: par}); err != nil {
+					t.Fatal(err)
+				}
+				want := par
+				if par == 0 {
+					want = DefaultPlanParallelism
+				}
+				if o.most != want {
+					t.Errorf("%d reads at once, want %d", o.most, want)
+				}
+			})
+		})
+	}
+}

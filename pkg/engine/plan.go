@@ -268,7 +268,8 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 
 // inspectAll inspects the plan's lines in dependency waves, as apply runs
 // them (runLines): a line starts once every line it depends on has been
-// inspected, at most Options.Parallelism at once, earliest in run order
+// inspected, at most Options.Parallelism (DefaultPlanParallelism when 0)
+// at once, earliest in run order
 // first. A 20-line plan against a provider answering in 100–300 ms takes
 // about its longest chain of reads, not the sum of them. Results stay in
 // run order, whatever the interleaving: each line writes only its own
@@ -276,7 +277,7 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 // at once.
 func (r *run) inspectAll(ctx context.Context) {
 	n := len(r.lines)
-	par := r.o.parallelism()
+	par := r.o.readParallelism()
 	index := make(map[string]int, n)
 	for i, ls := range r.lines {
 		index[ls.pl.id] = i

@@ -28,7 +28,8 @@ package sim
 // (Svix ignores "filterTypes", so the endpoint would get every event),
 // and a request that means something the API does not is as wrong as one
 // it refuses. An answer of the sim that breaks the description is recorded
-// and sent as it is: the adapter is not at fault. The generic API's
+// and sent as it is (the adapter is not at fault) and fails the test that
+// caused it all the same (CheckDescriptions). The generic API's
 // answers are its own shapes (HTTPShape stands in for a provider's
 // envelope, not for every field of its objects), so under /http only the
 // requests are checked.
@@ -559,23 +560,17 @@ type TB interface {
 }
 
 // CheckDescriptions makes tb fail, when it ends, for every request the
-// cloud received that a provider's description does not allow. Answers of
-// the sim's own models that break a description are logged, once per
-// operation and kind of fault: the models do not yet carry every field the
-// descriptions require (see Violations). Every test helper that makes a
-// cloud calls it.
+// cloud received that a provider's description does not allow and every
+// answer of the sim's models that breaks one (once per operation). Every
+// test helper that makes a cloud calls it.
 func (c *Cloud) CheckDescriptions(tb TB) {
 	tb.Helper()
 	tb.Cleanup(func() {
 		seen := map[string]bool{}
 		for _, v := range c.TakeViolations() {
-			if v.Kind != "response" {
-				tb.Errorf("sim: %s", v)
-				continue
-			}
-			if k := v.Description + " " + v.Operation; !seen[k] {
+			if k := v.Kind + " " + v.Description + " " + v.Operation; v.Kind != "response" || !seen[k] {
 				seen[k] = true
-				tb.Logf("sim: %s", v)
+				tb.Errorf("sim: %s", v)
 			}
 		}
 	})

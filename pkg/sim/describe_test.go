@@ -46,12 +46,21 @@ func TestExceptionsAreNeeded(t *testing.T) {
 			descCache[x.Description] = d
 			descMu.Unlock()
 			c := New(Options{})
-			prov := map[string]string{"launchdarkly": ProviderLaunchDarkly, "cloudflare": ProviderHTTP}[x.Description]
+			prov := map[string]string{"launchdarkly": ProviderLaunchDarkly, "cloudflare": ProviderCloudflare, "vercel": ProviderVercel, "clerk": ProviderClerk}[x.Description]
 			r := httptest.NewRequest(x.Sample.Method, "/"+prov+x.Sample.Path, bytes.NewReader([]byte(x.Sample.Body)))
 			if x.Sample.ContentType != "" {
 				r.Header.Set("Content-Type", x.Sample.ContentType)
 			}
-			_, v := c.checkRequest(prov, r, x.Sample.Path, []byte(x.Sample.Body))
+			ck, v := c.checkRequest(prov, r, strings.SplitN(x.Sample.Path, "?", 2)[0], []byte(x.Sample.Body))
+			if x.Sample.Status != 0 {
+				if v != nil {
+					t.Errorf("%s %s: the sample's request is refused: %s", x.Description, x.Operation, v)
+				}
+				v = nil
+				if ck != nil {
+					v = ck.checkResponse(prov, x.Sample.Status, http.Header{"Content-Type": {"application/json"}}, []byte(x.Sample.Response))
+				}
+			}
 			descMu.Lock()
 			descCache[x.Description] = old
 			if old == nil {

@@ -10,8 +10,9 @@ import (
 // Exception is one place where a provider's published description is
 // itself wrong: the provider's documentation (Docs) says otherwise, and
 // the sim validates against the description corrected by Fix. Sample is a
-// request the documentation describes and the uncorrected description
-// rejects; a test checks that each row is still needed.
+// request (or, with Status, the answer to one) the documentation describes
+// and the uncorrected description rejects; a test checks that each row is
+// still needed.
 type Exception struct {
 	Description string // the description's file name: "launchdarkly"
 	Operation   string // the operationId it corrects
@@ -21,9 +22,12 @@ type Exception struct {
 	fix         func(op *openapi3.Operation) error
 }
 
-// ExceptionSample is a request beneath the provider's base path.
+// ExceptionSample is a request beneath the provider's base path; with a
+// Status, Response is the answer to it that the row is about.
 type ExceptionSample struct {
 	Method, Path, ContentType, Body string
+	Status                          int
+	Response                        string
 }
 
 func (x Exception) apply(op *openapi3.Operation) error { return x.fix(op) }
@@ -100,6 +104,160 @@ var Exceptions = []Exception{
 			return nil
 		},
 	},
+	{
+		Description: "vercel", Operation: "filterProjectEnvs",
+		Docs: "https://vercel.com/docs/rest-api/reference/endpoints/projects/retrieve-the-environment-variables-of-a-project-by-id-or-name " +
+			"(the answer is {envs: [...], pagination: {...}}; with decrypt and a single variable, the variable)",
+		Why: "the answer is a oneOf of the variable, {envs, pagination} and {envs}, none closed to other fields: every listing " +
+			"Vercel sends, {envs, pagination}, matches the last two, so no answer can satisfy the oneOf; the row reads it as the anyOf it means",
+		Sample: ExceptionSample{Method: "GET", Path: "/v10/projects/web/env", Status: 200,
+			Response: `{"envs":[` + vercelEnv + `],"pagination":{"count":1,"next":null,"prev":null}}`},
+		fix: anyOfResponse("200"),
+	},
+	{
+		Description: "vercel", Operation: "editProjectEnv",
+		Docs: "https://vercel.com/docs/rest-api/reference/endpoints/projects/edit-an-environment-variable " +
+			"(the answer is the edited variable)",
+		Why: "the answer is a oneOf of the variable and an empty object schema, which every object matches: the variable Vercel " +
+			"sends matches both, so no answer can satisfy the oneOf; the row reads it as the anyOf it means",
+		Sample: ExceptionSample{Method: "PATCH", Path: "/v9/projects/web/env/e1", ContentType: "application/json",
+			Body: `{"value":"v2"}`, Status: 200, Response: vercelEnv},
+		fix: anyOfResponse("200"),
+	},
+	{
+		Description: "clerk", Operation: "ListRedirectURLs",
+		Docs: "https://clerk.com/docs/reference/backend/redirect-urls/get-redirect-url-list (the list is a paginated resource " +
+			"response, data and the total count) and the operation's own paginated parameter (\"If true, the results will be paginated\")",
+		Why: "the description declares paginated but documents only the bare array; with paginated=true Clerk answers as its other " +
+			"paginated lists do, {data, total_count}; the row adds that shape beside the array",
+		Sample: ExceptionSample{Method: "GET", Path: "/v1/redirect_urls?paginated=true&limit=10&offset=0", Status: 200,
+			Response: `{"data":[{"object":"redirect_url","id":"ru_1","url":"https://a.example/cb","created_at":1,"updated_at":1}],"total_count":1}`},
+		fix: func(op *openapi3.Operation) error {
+			r := op.Responses.Value("200")
+			if r == nil || r.Value == nil {
+				return fmt.Errorf("no 200 answer")
+			}
+			mt := r.Value.Content.Get("application/json")
+			if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || mt.Schema.Value.Items == nil {
+				return fmt.Errorf("the 200 answer is not an array")
+			}
+			page := openapi3.NewObjectSchema().
+				WithPropertyRef("data", mt.Schema).
+				WithProperty("total_count", openapi3.NewInt64Schema())
+			page.Required = []string{"data", "total_count"}
+			m := *mt
+			m.Schema = &openapi3.SchemaRef{Value: openapi3.NewAnyOfSchema(mt.Schema.Value, page)}
+			resp := *r.Value
+			resp.Content = openapi3.Content{"application/json": &m}
+			op.Responses.Set("200", &openapi3.ResponseRef{Value: &resp})
+			return nil
+		},
+	},
+	{
+		Description: "cloudflare", Operation: "pages-project-get-project",
+		Docs: cloudflareErrors,
+		Why:  cloudflareErrorsWhy,
+		Sample: ExceptionSample{Method: "GET", Path: "/accounts/a1/pages/projects/gone", ContentType: "", Body: ``,
+			Status: 404, Response: cloudflareNotFound},
+		fix: failureOnly("4XX"),
+	},
+	{
+		Description: "cloudflare", Operation: "pages-project-update-project",
+		Docs: cloudflareErrors,
+		Why:  cloudflareErrorsWhy,
+		Sample: ExceptionSample{Method: "PATCH", Path: "/accounts/a1/pages/projects/gone", ContentType: "application/json", Body: `{"deployment_configs":{"preview":{"env_vars":{"K":{"type":"plain_text","value":"v"}}}}}`,
+			Status: 404, Response: cloudflareNotFound},
+		fix: failureOnly("4XX"),
+	},
+	{
+		Description: "vercel", Operation: "getDeployment",
+		Docs: "https://vercel.com/docs/rest-api/reference/endpoints/deployments/get-a-deployment-by-id-or-url " +
+			"(the answer is the deployment, with its build, environment names, queues, plan and routes)",
+		Why: "the answer is a oneOf of the whole deployment and a lighter one whose required fields are a subset of it, neither " +
+			"closed to other fields: the whole deployment Vercel sends matches both, so no answer can satisfy the oneOf; the row reads it as the anyOf it means",
+		Sample: ExceptionSample{Method: "GET", Path: "/v13/deployments/dpl_1", Status: 200, Response: `{"id":"dpl_1","name":"web",` +
+			`"url":"web-1.vercel.app","createdAt":1,"buildingAt":1,"bootedAt":1,"readyState":"READY","status":"READY","type":"LAMBDAS",` +
+			`"creator":{"uid":"u1"},"meta":{},"projectId":"prj_1","inspectorUrl":null,"build":{"env":[]},"env":[],` +
+			`"isInConcurrentBuildsQueue":false,"isInSystemBuildsQueue":false,"projectSettings":{},"aliasAssigned":true,` +
+			`"buildSkipped":false,"public":false,"regions":["iad1"],"version":2,"plan":"hobby","createdIn":"sfo1","ownerId":"team_1","routes":null}`},
+		fix: anyOfResponse("200"),
+	},
+}
+
+// Cloudflare's error answers, which its descriptions of 2024 type as both
+// a success and a failure at once.
+const (
+	cloudflareErrors = "https://developers.cloudflare.com/fundamentals/api/how-to/make-api-calls/ (an answer that fails is " +
+		"{success: false, errors: [{code, message}], messages: [], result: null})"
+	cloudflareErrorsWhy = "the 4XX answer is the allOf of the success envelope (success: true, a result) and the failure " +
+		"envelope (success: false, result null): no answer can be both; the row keeps the failure envelope"
+	cloudflareNotFound = `{"success":false,"errors":[{"code":8000007,"message":"Project not found."}],"messages":[],"result":null}`
+)
+
+// failureOnly keeps, of the allOf that op's JSON answer of status is, the
+// parts that describe a failure (success: false).
+func failureOnly(status string) func(op *openapi3.Operation) error {
+	return func(op *openapi3.Operation) error {
+		r := op.Responses.Value(status)
+		if r == nil || r.Value == nil {
+			return fmt.Errorf("no %s answer", status)
+		}
+		mt := r.Value.Content.Get("application/json")
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Schema.Value.AllOf) == 0 {
+			return fmt.Errorf("the %s answer is not an allOf", status)
+		}
+		var keep openapi3.SchemaRefs
+		for _, part := range mt.Schema.Value.AllOf {
+			if part.Value == nil {
+				continue
+			}
+			if sp := part.Value.Properties["success"]; sp != nil && sp.Value != nil && len(sp.Value.Enum) == 1 && sp.Value.Enum[0] == false {
+				keep = append(keep, part)
+			}
+		}
+		if len(keep) == 0 {
+			return fmt.Errorf("the %s answer has no failure part", status)
+		}
+		sc := *mt.Schema.Value
+		sc.AllOf = keep
+		m := *mt
+		m.Schema = &openapi3.SchemaRef{Value: &sc}
+		resp := *r.Value
+		resp.Content = openapi3.Content{"application/json": &m}
+		op.Responses.Set(status, &openapi3.ResponseRef{Value: &resp})
+		return nil
+	}
+}
+
+// vercelEnv is a variable as Vercel answers it.
+const vercelEnv = `{"id":"e1","key":"K","value":"v","type":"encrypted","target":["preview"],"gitBranch":"feat","createdAt":1,"updatedAt":1}`
+
+// anyOfResponse makes the oneOf at the top of op's JSON answer of status
+// an anyOf: for a description whose alternatives overlap, so that what the
+// provider sends matches several of them and no oneOf can hold.
+func anyOfResponse(status string) func(op *openapi3.Operation) error {
+	return func(op *openapi3.Operation) error {
+		r := op.Responses.Value(status)
+		if r == nil || r.Value == nil {
+			return fmt.Errorf("no %s answer", status)
+		}
+		mt := r.Value.Content.Get("application/json")
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Schema.Value.OneOf) == 0 {
+			return fmt.Errorf("the %s answer is not a oneOf", status)
+		}
+		sc := *mt.Schema.Value
+		sc.AnyOf, sc.OneOf = sc.OneOf, nil
+		m := *mt
+		m.Schema = &openapi3.SchemaRef{Value: &sc}
+		resp := *r.Value
+		resp.Content = openapi3.Content{}
+		for k, v := range r.Value.Content {
+			resp.Content[k] = v
+		}
+		resp.Content["application/json"] = &m
+		op.Responses.Set(status, &openapi3.ResponseRef{Value: &resp})
+		return nil
+	}
 }
 
 // rewriteBody replaces the JSON request body schema of op with f of it,

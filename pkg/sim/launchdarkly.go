@@ -143,7 +143,13 @@ func ldView(f *LaunchDarklyFlag, only string) map[string]any {
 				contextTargets = append(contextTargets, m)
 			}
 		}
-		envs[k] = map[string]any{"on": e.On, "targets": targets, "contextTargets": contextTargets, "_version": e.Version, "archived": false}
+		// The fields FeatureFlagConfig requires beside the targets: the
+		// environment's name and site, the flag's salt and selector, the
+		// event tracking switches, the version.
+		envs[k] = map[string]any{"on": e.On, "targets": targets, "contextTargets": contextTargets, "_version": e.Version, "archived": false,
+			"_environmentName": k, "_site": map[string]any{"href": "/" + f.Project + "/" + k + "/features/" + f.Key, "type": "text/html"},
+			"lastModified": 0, "salt": "sim-salt-" + f.Key, "sel": "sim-sel-" + k, "trackEvents": false, "trackEventsFallthrough": false,
+			"version": e.Version}
 	}
 	kind := "multivariate"
 	if len(f.Variations) == 2 {
@@ -151,7 +157,11 @@ func ldView(f *LaunchDarklyFlag, only string) map[string]any {
 			kind = "boolean"
 		}
 	}
-	return map[string]any{"key": f.Key, "name": f.Key, "kind": kind, "variations": vars, "environments": envs, "archived": false}
+	self := "/api/v2/flags/" + f.Project + "/" + f.Key
+	return map[string]any{"key": f.Key, "name": f.Key, "kind": kind, "variations": vars, "environments": envs, "archived": false,
+		"_links": map[string]any{"self": map[string]any{"href": self, "type": "application/json"}}, "_version": 1, "creationDate": 0,
+		"customProperties": map[string]any{}, "experiments": map[string]any{"baselineIdx": 0, "items": []any{}}, "tags": []string{},
+		"temporary": false}
 }
 
 func (c *Cloud) ldGet(w http.ResponseWriter, r *http.Request) {

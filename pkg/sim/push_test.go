@@ -25,6 +25,7 @@ func (tc *tcloud) vercelDeployment(uid string) VercelDeployment {
 // variable. Timestamps never tie, even on a frozen clock.
 func TestPushThenRedeployVercel(t *testing.T) {
 	tc := newCloud(t, Options{Now: newClock().Now})
+	tc.sendsForbidden() // a redeploy without the name its description requires
 	tc.c.SeedVercelProject(VercelProject{Name: "web", Link: &VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 7, ProductionBranch: "main"}})
 	tc.c.SeedVercelProject(VercelProject{Name: "cli-only"})
 	got, err := tc.c.Push(Push{SHA: "s1", Branch: "feat", PullRequest: 7})

@@ -47,7 +47,9 @@ package sim
 import (
 	"encoding/json"
 	"net/http"
+	"sort"
 	"strings"
+	"time"
 )
 
 // VercelGitLink is a project's git connection.
@@ -79,35 +81,65 @@ func (c *Cloud) vercelGetProject(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
-	v := map[string]any{"id": p.ID, "name": p.Name, "accountId": p.TeamID, "framework": "nextjs"}
-	if p.Link != nil {
-		l := map[string]any{"type": p.Link.Type, "productionBranch": p.Link.ProductionBranch}
-		if p.Link.Org != "" {
-			l["org"] = p.Link.Org
-		}
-		if p.Link.Repo != "" {
-			l["repo"] = p.Link.Repo
-		}
-		if p.Link.RepoID != 0 {
-			l["repoId"] = p.Link.RepoID
-		}
-		for k, x := range map[string]string{"uuid": p.Link.UUID, "workspaceUuid": p.Link.WorkspaceUUID, "owner": p.Link.Owner, "slug": p.Link.Slug} {
+	v := vercelProjectView(p)
+	writeJSON(w, http.StatusOK, v)
+}
+
+// vercelProjectView is getProject's answer: the fields its description
+// requires (accountId, directoryListing, nodeVersion, the resource
+// configurations) and the Git link in the shape of its type, with the
+// credential and deploy hooks every link carries.
+func vercelProjectView(p *vercelProject) map[string]any {
+	account := p.TeamID
+	if account == "" {
+		account = "sim-user"
+	}
+	resources := map[string]any{"functionDefaultRegions": []string{"iad1"}}
+	v := map[string]any{"id": p.ID, "name": p.Name, "accountId": account, "framework": "nextjs",
+		"directoryListing": false, "nodeVersion": "22.x", "resourceConfig": resources, "defaultResourceConfig": resources}
+	l := p.Link
+	if l == nil {
+		return v
+	}
+	link := map[string]any{"type": l.Type, "productionBranch": l.ProductionBranch,
+		"gitCredentialId": "cred_sim", "deployHooks": []any{}, "createdAt": 0, "updatedAt": 0}
+	set := func(k string, x any) {
+		switch x := x.(type) {
+		case string:
 			if x != "" {
-				l[k] = x
+				link[k] = x
+			}
+		case int64:
+			if x != 0 {
+				link[k] = x
 			}
 		}
-		if p.Link.Type == "bitbucket" {
-			l["name"] = p.Link.Slug
-		}
-		v["link"] = l
 	}
-	writeJSON(w, http.StatusOK, v)
+	switch l.Type {
+	case "gitlab":
+		// GitLab's link names the project: its numeric id and path.
+		link["projectId"] = jsonInt(l.RepoID)
+		link["projectName"], link["projectNamespace"] = l.Repo, l.Org
+		link["projectNameWithNamespace"] = l.Org + " / " + l.Repo
+		link["projectUrl"] = "https://gitlab.com/" + l.Org + "/" + l.Repo
+	case "bitbucket":
+		for k, x := range map[string]string{"uuid": l.UUID, "workspaceUuid": l.WorkspaceUUID, "owner": l.Owner, "slug": l.Slug, "name": l.Slug} {
+			link[k] = x
+		}
+	default:
+		set("org", l.Org)
+		set("repo", l.Repo)
+		set("repoId", l.RepoID)
+	}
+	v["link"] = link
+	return v
 }
 
 func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 	type gitSource struct {
 		Type          string      `json:"type"`
 		RepoID        json.Number `json:"repoId"`
+		ProjectID     json.Number `json:"projectId"` // gitlab
 		Org           string      `json:"org"`
 		Repo          string      `json:"repo"`
 		RepoUUID      string      `json:"repoUuid"`
@@ -161,7 +193,8 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 	if gs != nil {
 		l := p.Link
 		matches := l != nil && gs.Type == l.Type && gs.Ref != "" &&
-			((gs.RepoID != "" && gs.RepoID.String() == jsonInt(l.RepoID)) || (gs.Org != "" && gs.Org == l.Org && gs.Repo == l.Repo) ||
+			((gs.RepoID != "" && gs.RepoID.String() == jsonInt(l.RepoID)) ||
+				(gs.ProjectID != "" && gs.ProjectID.String() == jsonInt(l.RepoID)) || (gs.Org != "" && gs.Org == l.Org && gs.Repo == l.Repo) ||
 				(gs.RepoUUID != "" && gs.RepoUUID == l.UUID && (gs.WorkspaceUUID == "" || gs.WorkspaceUUID == l.WorkspaceUUID)) ||
 				(gs.Owner != "" && gs.Owner == l.Owner && gs.Slug == l.Slug))
 		if !matches {
@@ -198,9 +231,34 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 	}
 	d.URL = p.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
 	p.deps = append(p.deps, d)
-	v := deploymentView(d, p, c.now())
-	v["id"] = d.UID
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, deploymentFull(d, p, c.now()))
+}
+
+// deploymentFull is the answer of createDeployment and getDeployment: the
+// list's view with the fields their description requires of a whole
+// deployment (the build's environment names, the queues, the plan, the
+// regions, the routes).
+func deploymentFull(d *vercelDeployment, p *vercelProject, now time.Time) map[string]any {
+	v := deploymentView(d, p, now)
+	owner := p.TeamID
+	if owner == "" {
+		owner = "sim-user"
+	}
+	names := []string{}
+	for k := range d.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for k, x := range map[string]any{
+		"id": d.UID, "status": v["readyState"], "build": map[string]any{"env": names}, "env": names,
+		"isInConcurrentBuildsQueue": false, "isInSystemBuildsQueue": false, "projectSettings": map[string]any{},
+		"aliasAssigned": v["readyState"] == "READY", "bootedAt": d.Created, "buildSkipped": false, "public": false,
+		"regions": []string{"iad1"}, "version": 2, "plan": "hobby", "createdIn": "sfo1", "ownerId": owner, "routes": nil,
+		"alias": []string{},
+	} {
+		v[k] = x
+	}
+	return v
 }
 
 func firstNonEmpty(s ...string) string {
@@ -229,9 +287,7 @@ func (c *Cloud) vercelGetDeployment(w http.ResponseWriter, r *http.Request) {
 		for _, d := range p.deps {
 			if d.UID == key || d.URL == key {
 				d.Polls++
-				v := deploymentView(d, p, c.now())
-				v["id"] = d.UID
-				writeJSON(w, http.StatusOK, v)
+				writeJSON(w, http.StatusOK, deploymentFull(d, p, c.now()))
 				return
 			}
 		}

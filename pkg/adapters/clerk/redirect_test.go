@@ -3,10 +3,14 @@ package clerk_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/adaptertest"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/clerk"
 	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/errs"
@@ -96,5 +100,34 @@ func TestParams(t *testing.T) {
 		if _, err := op.Defaults(map[string]any{"url": u}, nil, adapter.RunCtx{}); err != nil {
 			t.Errorf("url %q: %v", u, err)
 		}
+	}
+}
+
+// The description documents the list's answer as a bare array, paginated
+// or not; an API that answers so (ignoring paginated) is read whole in one
+// request, and the URL on it is found.
+func TestBareArrayListing(t *testing.T) {
+	var gets int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/v1/redirect_urls" {
+			http.NotFound(w, r)
+			return
+		}
+		gets++
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `[{"object":"redirect_url","id":"ru_1","url":"https://a.example.dev/cb","created_at":1,"updated_at":1},`+
+			`{"object":"redirect_url","id":"ru_2","url":"https://b.example.dev/cb","created_at":2,"updated_at":2}]`)
+	}))
+	t.Cleanup(srv.Close)
+	env := func(k string) (string, bool) {
+		return map[string]string{clerk.TokenVar: "sk_test_x", clerk.URLVar: srv.URL}[k], k == clerk.TokenVar || k == clerk.URLVar
+	}
+	op := clerk.NewRedirect(env, httpclient.New(httpclient.Config{}))
+	live, err := op.Read(context.Background(), request("https://b.example.dev/cb"))
+	if err != nil || live == nil || len(live.Resources) != 1 || live.Resources[0].ID != "ru_2" {
+		t.Fatalf("read = %+v, %v; want ru_2", live, err)
+	}
+	if gets != 1 {
+		t.Errorf("%d list requests, want 1 (a bare array is the whole list)", gets)
 	}
 }

@@ -41,6 +41,7 @@ const opName = "manual.step"
 var stepSpec = adapter.Spec{
 	Adapter: "manual", Op: "step", Manual: true,
 	Summary: "a step a person does, shown as a todo until apply --confirm <line> records who did it",
+	API:     "none of a provider's: only verify, when given, sends one GET or HEAD to the URL the line names",
 	Params: []adapter.ParamSpec{
 		{Name: "title", Type: adapter.TypeString, Required: true, Doc: "what to do, in a few words"},
 		{Name: "instructions", Type: adapter.TypeString, Required: true, Doc: "how to do it (Markdown)"},

@@ -25,7 +25,7 @@ var envSpec = adapter.Spec{
 	},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
-	API: "Netlify API v1: /api/v1/accounts/{account_id}/env[/{key}[/value/{id}]], GET /api/v1/sites/{site_id} and /deploys",
+	API: "Netlify API v1: /api/v1/accounts/{account_id}/env[/{key}[/value/{id}]], GET /api/v1/sites/{site_id} and /deploys, POST /api/v1/sites/{site_id}/builds (the redeploy)",
 	Sources: []string{
 		"https://open-api.netlify.com/#tag/environmentVariables",
 		"https://open-api.netlify.com/#tag/deploy",

@@ -21,7 +21,7 @@ var envSpec = adapter.Spec{
 	Provider:    []adapter.ParamSpec{{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the project id or name"}, {Name: "team", Type: adapter.TypeString, Doc: "the team id (sent as teamId)"}},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
-	API: "Vercel REST API: GET and POST /v10/projects/{idOrName}/env, PATCH and DELETE /v9/projects/{idOrName}/env/{id}, deployments by GET /v6/deployments",
+	API: "Vercel REST API: GET and POST /v10/projects/{idOrName}/env, PATCH and DELETE /v9/projects/{idOrName}/env/{id}, deployments by GET /v6/deployments, the redeploy by GET /v9/projects/{idOrName} and POST /v13/deployments",
 	Sources: []string{
 		"https://vercel.com/docs/rest-api/projects/create-one-or-more-environment-variables",
 		"https://vercel.com/docs/rest-api/projects/retrieve-the-environment-variables-of-a-project-by-id-or-name",
