@@ -21,13 +21,19 @@ COPY cmd ./cmd
 COPY internal ./internal
 COPY pkg ./pkg
 COPY schema ./schema
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/action ./cmd/action \
+# The version and commit every program reports (internal/version): the
+# release workflow passes them (--build-arg VERSION=v1.2.3 --build-arg
+# COMMIT=<sha>); without them the image says "devel", as -trimpath leaves
+# no VCS stamp.
+ARG VERSION="" COMMIT=""
+ENV SPONSON_LDFLAGS="-s -w -X github.com/sponson/apply/internal/version.Version=${VERSION} -X github.com/sponson/apply/internal/version.Commit=${COMMIT}"
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "$SPONSON_LDFLAGS" -o /out/action ./cmd/action \
  && mkdir -p /out/tmp && chmod 1777 /out/tmp
 
 # The bot (cmd/bot): docker build --target bot -t sponson-bot .
 # Its own build stage, so building the Action's image never compiles it.
 FROM build AS build-bot
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/bot ./cmd/bot
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "$SPONSON_LDFLAGS" -o /out/bot ./cmd/bot
 
 FROM scratch AS bot
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt

@@ -16,6 +16,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/internal/version"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
@@ -144,7 +145,16 @@ func (a *act) main(ctx context.Context) int {
 	a.mask()
 	a.out = progress
 	a.links = a.linksFromEnv()
+	// The first line the log shows (::add-mask:: lines are not shown) says
+	// which build this is, as `sponson --version` does.
+	fmt.Fprintf(progress, "sponson-action %s\n", version.Get())
 
+	if err := a.runnerMissing(); err != nil {
+		// Not in a GitHub Actions job: no event to read, nowhere to write
+		// outputs. One coded error, nothing else.
+		a.annotate(report.FromError(commandName(in.Command), in.Env, "", err, a.links))
+		return errs.CodeOf(err).Exit()
+	}
 	if inErr != nil {
 		return a.finish(report.FromError(commandName(in.Command), in.Env, "", inErr, a.links), nil)
 	}
@@ -153,6 +163,33 @@ func (a *act) main(ctx context.Context) int {
 	a.gh, a.ghErr = a.newGitHub(token)
 	r, hasPR := a.run(ctx, token)
 	return a.finish(r, hasPR)
+}
+
+// runnerVariables are what the GitHub Actions runner gives every job's
+// step and the Action cannot run without: the event and the outputs file.
+var runnerVariables = []string{"GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_OUTPUT"}
+
+// runnerMissing is CONFIG_INVALID naming the runner's variables that are
+// not set (all of them at once), nil inside a job.
+func (a *act) runnerMissing() error {
+	var missing []string
+	for _, k := range runnerVariables {
+		if a.env.getenv(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return errs.New(errs.CONFIG_INVALID, "not in a GitHub Actions job: %s %s not set", strings.Join(missing, ", "), isAre(len(missing))).
+		WithHint("Run the Action as a step of a workflow (`uses: sponson/apply@v1`); outside GitHub Actions use the sponson CLI (`sponson plan --pr N`).")
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // run decides and runs the command, returning its report and, when it

@@ -10,7 +10,11 @@
 // since (a sensitive output resolved mid-run), so a workflow command
 // always starts a line and the runner masks a value before any line that
 // could hold it, whatever progress (a lease wait, a takeover) is printed
-// meanwhile. Then the event: pkg/scope computes the scope, Decide picks the
+// meanwhile. The first line after the masks (the first the log shows) is
+// the build's version, as `sponson --version` prints it. Outside a job
+// (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH or GITHUB_OUTPUT unset: `docker
+// run` of the image) the run ends there with one CONFIG_INVALID error
+// naming what is missing, exit 2. Then the event: pkg/scope computes the scope, Decide picks the
 // command (or a skip that touches nothing), internal/wire builds the run on
 // the git-branch store of the run's own repository
 // (${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}.git, authenticated with the

@@ -2,10 +2,8 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/receipt"
@@ -24,8 +22,7 @@ func LocalHolderGone(host string) engine.HolderGone {
 		if host == "" || o.Host != host || o.PID <= 0 || o.PID == os.Getpid() || o.GitHubRunID != 0 {
 			return "", nil
 		}
-		err := syscall.Kill(o.PID, 0)
-		if errors.Is(err, syscall.ESRCH) {
+		if processGone(o.PID) {
 			return fmt.Sprintf("process %d on %s, which held it, is gone", o.PID, o.Host), nil
 		}
 		return "", nil
