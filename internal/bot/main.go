@@ -109,12 +109,19 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	app, err := github.NewApp(github.Config{APIURL: cfg.APIURL, ServerURL: cfg.ServerURL}, cfg.AppID, cfg.PrivateKey)
+	q := &Queue{Cap: cfg.QueueSize}
+	var app *github.App
+	metrics := NewMetrics(q, func() GitHubCounters {
+		if app == nil {
+			return nil
+		}
+		return app
+	})
+	app, err = github.NewApp(github.Config{APIURL: cfg.APIURL, ServerURL: cfg.ServerURL, Observer: metrics}, cfg.AppID, cfg.PrivateKey)
 	if err != nil {
 		return fail(err)
 	}
 	host, _ := os.Hostname()
-	q := &Queue{Cap: cfg.QueueSize}
 	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv,
 		Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid()}}
 	b := &Bot{
@@ -122,7 +129,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		Workspace: ws,
 		Installed: AppInstallations{App: app},
 		Log:       log,
-		Metrics:   NewMetrics(q, func() GitHubCounters { return app }),
+		Metrics:   metrics,
 		Queue:     q,
 		Dedup:     &Dedup{},
 		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention},

@@ -103,6 +103,25 @@ func TestMainServesUntilStopped(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("/readyz: %d", resp.StatusCode)
 	}
+	// /metrics: the build, the ping counted once, and the bot's calls to
+	// GitHub (GET /app to connect and for each /readyz, the installations
+	// for the sweep) by route and code.
+	series := scrape(t, base)
+	if got := series[buildInfoSeries()]; got != 1 {
+		t.Errorf("%s = %v; build_info series: %v", buildInfoSeries(), got, withPrefix(series, "sponson_build_info"))
+	}
+	if got := withPrefix(series, "sponson_bot_deliveries_total"); len(got) != 1 || got[`sponson_bot_deliveries_total{event="ping",outcome="ping"}`] != 1 {
+		t.Errorf("deliveries: %v", got)
+	}
+	calls := withPrefix(series, "sponson_github_requests_total")
+	if calls[`sponson_github_requests_total{code="200",method="GET",route="/app"}`] < 1 {
+		t.Errorf("GitHub requests: %v", calls)
+	}
+	for s := range calls {
+		if !strings.Contains(s, `route="/app"`) && !strings.Contains(s, `route="/app/installations"`) {
+			t.Errorf("a GitHub request of an unexpected route: %s", s)
+		}
+	}
 	cancel()
 	select {
 	case c := <-done:
