@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -157,7 +158,15 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	}
 	ln, err := listen("tcp", cfg.Addr)
 	if err != nil {
-		return fail(errs.Wrap(err, errs.CONFIG_INVALID, "SPONSON_ADDR=%s cannot be listened on", cfg.Addr))
+		// The message (the log's error field) says why, naming the
+		// address once: the listener's error ("listen tcp ADDR: bind:
+		// ...") would repeat it.
+		cause := err
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			cause = op.Err
+		}
+		return fail(errs.Wrap(err, errs.CONFIG_INVALID, "SPONSON_ADDR=%s cannot be listened on: %v", cfg.Addr, cause))
 	}
 	v := version.Get()
 	log.Info("the bot started", "version", v.Version, "commit", v.Commit, "go", v.Go, "addr", ln.Addr().String(),

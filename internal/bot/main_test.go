@@ -255,3 +255,27 @@ func TestMainLogsTextOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// An address already in use is named once, in one CONFIG_INVALID line.
+func TestMainNamesABusyAddressOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var stderr syncBuffer
+	code := Main(nil, mapEnv(map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": testKeyPEM(t),
+		"SPONSON_WEBHOOK_SECRET": string(testSecret), "SPONSON_ADDR": addr, "GITHUB_API_URL": "http://127.0.0.1:1"}), &bytes.Buffer{}, &stderr)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", code, stderr.String())
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr.String())), &line); err != nil {
+		t.Fatalf("the log is not one JSON line: %v\n%s", err, stderr.String())
+	}
+	msg, _ := line["error"].(string)
+	if line["code"] != "CONFIG_INVALID" || strings.Count(msg, addr) != 1 || !strings.Contains(msg, "address already in use") {
+		t.Errorf("log line: %v", line)
+	}
+}
