@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -109,12 +110,19 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	app, err := github.NewApp(github.Config{APIURL: cfg.APIURL, ServerURL: cfg.ServerURL}, cfg.AppID, cfg.PrivateKey)
+	q := &Queue{Cap: cfg.QueueSize}
+	var app *github.App
+	metrics := NewMetrics(q, func() GitHubCounters {
+		if app == nil {
+			return nil
+		}
+		return app
+	})
+	app, err = github.NewApp(github.Config{APIURL: cfg.APIURL, ServerURL: cfg.ServerURL, Observer: metrics}, cfg.AppID, cfg.PrivateKey)
 	if err != nil {
 		return fail(err)
 	}
 	host, _ := os.Hostname()
-	q := &Queue{Cap: cfg.QueueSize}
 	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv,
 		Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid()}}
 	b := &Bot{
@@ -122,7 +130,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		Workspace: ws,
 		Installed: AppInstallations{App: app},
 		Log:       log,
-		Metrics:   NewMetrics(q, func() GitHubCounters { return app }),
+		Metrics:   metrics,
 		Queue:     q,
 		Dedup:     &Dedup{},
 		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention},
@@ -150,7 +158,15 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	}
 	ln, err := listen("tcp", cfg.Addr)
 	if err != nil {
-		return fail(errs.Wrap(err, errs.CONFIG_INVALID, "SPONSON_ADDR=%s cannot be listened on", cfg.Addr))
+		// The message (the log's error field) says why, naming the
+		// address once: the listener's error ("listen tcp ADDR: bind:
+		// ...") would repeat it.
+		cause := err
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			cause = op.Err
+		}
+		return fail(errs.Wrap(err, errs.CONFIG_INVALID, "SPONSON_ADDR=%s cannot be listened on: %v", cfg.Addr, cause))
 	}
 	v := version.Get()
 	log.Info("the bot started", "version", v.Version, "commit", v.Commit, "go", v.Go, "addr", ln.Addr().String(),

@@ -103,6 +103,25 @@ func TestMainServesUntilStopped(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("/readyz: %d", resp.StatusCode)
 	}
+	// /metrics: the build, the ping counted once, and the bot's calls to
+	// GitHub (GET /app to connect and for each /readyz, the installations
+	// for the sweep) by route and code.
+	series := scrape(t, base)
+	if got := series[buildInfoSeries()]; got != 1 {
+		t.Errorf("%s = %v; build_info series: %v", buildInfoSeries(), got, withPrefix(series, "sponson_build_info"))
+	}
+	if got := withPrefix(series, "sponson_bot_deliveries_total"); len(got) != 1 || got[`sponson_bot_deliveries_total{event="ping",outcome="ping"}`] != 1 {
+		t.Errorf("deliveries: %v", got)
+	}
+	calls := withPrefix(series, "sponson_github_requests_total")
+	if calls[`sponson_github_requests_total{code="200",method="GET",route="/app"}`] < 1 {
+		t.Errorf("GitHub requests: %v", calls)
+	}
+	for s := range calls {
+		if !strings.Contains(s, `route="/app"`) && !strings.Contains(s, `route="/app/installations"`) {
+			t.Errorf("a GitHub request of an unexpected route: %s", s)
+		}
+	}
 	cancel()
 	select {
 	case c := <-done:
@@ -234,5 +253,29 @@ func TestMainLogsTextOnATerminal(t *testing.T) {
 		if isJSON == terminal || (terminal && !strings.Contains(stderr.String(), "level=ERROR")) {
 			t.Errorf("terminal=%v: %q", terminal, stderr.String())
 		}
+	}
+}
+
+// An address already in use is named once, in one CONFIG_INVALID line.
+func TestMainNamesABusyAddressOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var stderr syncBuffer
+	code := Main(nil, mapEnv(map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": testKeyPEM(t),
+		"SPONSON_WEBHOOK_SECRET": string(testSecret), "SPONSON_ADDR": addr, "GITHUB_API_URL": "http://127.0.0.1:1"}), &bytes.Buffer{}, &stderr)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", code, stderr.String())
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr.String())), &line); err != nil {
+		t.Fatalf("the log is not one JSON line: %v\n%s", err, stderr.String())
+	}
+	msg, _ := line["error"].(string)
+	if line["code"] != "CONFIG_INVALID" || strings.Count(msg, addr) != 1 || !strings.Contains(msg, "address already in use") {
+		t.Errorf("log line: %v", line)
 	}
 }

@@ -2,15 +2,22 @@ package bot
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/internal/version"
 )
 
-// Delivery outcomes (the outcome label of sponson_bot_deliveries_total).
+// Delivery outcomes: the outcome label of sponson_bot_deliveries_total
+// (what the webhook answered, counted once per delivery, from accepted to
+// unready) and of sponson_bot_handler_duration_seconds (what the worker
+// made of an accepted one: handled or failed).
 const (
 	OutcomeAccepted  = "accepted"  // verified, decoded, queued (202)
 	OutcomeDuplicate = "duplicate" // seen before (200)
@@ -27,15 +34,17 @@ const (
 )
 
 // GitHubCounters is what the GitHub layer counts (its rate-limit
-// governor): calls made and time spent throttled. nil reports zero.
+// governor): time spent throttled. nil reports zero. (Calls are counted
+// one by one, labelled, through Metrics' github.Observer methods.)
 type GitHubCounters interface {
-	Calls() int64
 	ThrottledSeconds() float64
 }
 
 // Metrics are the bot's Prometheus metrics, on a registry of their own.
 type Metrics struct {
 	Registry           *prometheus.Registry
+	BuildInfo          *prometheus.GaugeVec
+	GitHubCalls        *prometheus.CounterVec
 	Deliveries         *prometheus.CounterVec
 	HandlerLatency     *prometheus.HistogramVec
 	AckLatency         prometheus.Histogram
@@ -51,6 +60,18 @@ type Metrics struct {
 // read at scrape time (either may be nil).
 func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 	m := &Metrics{Registry: prometheus.NewRegistry()}
+	// The build as a constant 1 labelled with what it is, Prometheus'
+	// own form (prometheus_build_info): joins and alerts read the labels.
+	m.BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sponson_build_info", Help: "The running build: always 1, labelled with its version, commit and Go version.",
+	}, []string{"version", "commit", "goversion"})
+	v := version.Get()
+	m.BuildInfo.WithLabelValues(v.Version, v.Commit, v.Go).Set(1)
+	// Labelled by route template (never the concrete path) and method,
+	// so the series are bounded by the operations the bot calls.
+	m.GitHubCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_github_requests_total", Help: "HTTP requests sent to GitHub's REST API, by method, route template and status code (\"error\": no answer).",
+	}, []string{"method", "route", "code"})
 	m.Deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sponson_bot_deliveries_total", Help: "Webhook deliveries by event and outcome.",
 	}, []string{"event", "outcome"})
@@ -80,7 +101,7 @@ func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 	m.Sweeps = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sponson_bot_sweeps_total", Help: "Repository sweeps, by outcome (ok, failed).",
 	}, []string{"outcome"})
-	m.Registry.MustRegister(m.Deliveries, m.HandlerLatency, m.AckLatency, m.Teardowns, m.ResourcesDestroyed,
+	m.Registry.MustRegister(m.BuildInfo, m.GitHubCalls, m.Deliveries, m.HandlerLatency, m.AckLatency, m.Teardowns, m.ResourcesDestroyed,
 		m.Successions, m.ResourcesInherited, m.SweepFindings, m.Sweeps,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if queue != nil {
@@ -95,13 +116,6 @@ func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 	}
 	if gh != nil {
 		m.Registry.MustRegister(
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sponson_github_calls_total", Help: "GitHub API calls made."},
-				func() float64 {
-					if c := gh(); c != nil {
-						return float64(c.Calls())
-					}
-					return 0
-				}),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sponson_github_throttled_seconds_total", Help: "Time spent waiting on GitHub's rate limits."},
 				func() float64 {
 					if c := gh(); c != nil {
@@ -113,6 +127,28 @@ func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 	}
 	return m
 }
+
+var _ github.Observer = (*Metrics)(nil)
+
+// Call counts one request sent to GitHub (github.Observer): op is
+// GitHub's operationId, turned into its method and path template; a call
+// of no known operation is counted under method and route "other".
+func (m *Metrics) Call(op string, status int, err error) {
+	method, route := "other", "other"
+	if r, ok := github.RouteOf(op); ok {
+		method, route = r.Method, r.Path
+	}
+	code := "error"
+	if status != 0 {
+		code = strconv.Itoa(status)
+	}
+	m.GitHubCalls.WithLabelValues(method, route, code).Inc()
+}
+
+// Throttled is a wait before a call is sent again (github.Observer); the
+// time is read from the governor at scrape time
+// (sponson_github_throttled_seconds_total).
+func (m *Metrics) Throttled(string, time.Duration, string) {}
 
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {

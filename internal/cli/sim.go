@@ -23,8 +23,10 @@ Cloudflare, Clerk, PlanetScale, LaunchDarkly and a generic HTTP API), seeded wit
 Neon, Supabase and Auth0 project and one HTTP object, and prints the environment a shell needs
 and the seeded ids (a plan run against it names those in its providers block):
 
-  sponson sim --addr 127.0.0.1:8787 > sim.env &   # serves until interrupted
-  sleep 1; . ./sim.env                             # or copy the export lines
+  sim_env=$(mktemp)                                    # outside the checkout
+  sponson sim --addr 127.0.0.1:8787 > "$sim_env" &     # serves until interrupted
+  until grep -q '^# also seeded' "$sim_env"; do sleep 0.2; done
+  . "$sim_env"                                         # or copy the export lines
 
 With SPONSON_CTX_SHA and SPONSON_CTX_BRANCH set (and SPONSON_CTX_PR for a pull request), it
 starts as a push of that commit would: every linked Vercel project and every Netlify site is

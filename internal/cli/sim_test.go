@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"github.com/sponson/apply/pkg/sim"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -203,4 +205,61 @@ func TestSimStartsAsAPushOfTheContextCommit(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d: %s", code, errb.String())
 	}
+}
+
+// A port already in use is named once, with what to do.
+func TestSimOnAPortInUseNamesTheAddressOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	r := runCLI(t, testEnv(t, map[string]string{}, nil), "sim", "--addr", addr)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.err)
+	}
+	if n := strings.Count(r.err, addr); n != 1 || !strings.Contains(r.err, "address already in use") || !strings.Contains(r.err, "--addr") {
+		t.Errorf("the address appears %d times, want once:\n%s", n, r.err)
+	}
+}
+
+// The README's recipe writes what sim prints outside the checkout and
+// waits for the line sim prints last before it sources it.
+func TestSimRecipeOfTheREADME(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recipe []string
+	for _, l := range strings.Split(string(readme), "\n") {
+		if strings.Contains(l, "sponson sim --addr") || strings.HasPrefix(l, "until grep") || strings.HasPrefix(l, "sim_env=") {
+			recipe = append(recipe, l)
+		}
+	}
+	if len(recipe) != 3 || !strings.HasPrefix(recipe[0], "sim_env=$(mktemp)") || !strings.Contains(recipe[1], `> "$sim_env" &`) {
+		t.Fatalf("the README's sim recipe does not write to a temporary file:\n%s", strings.Join(recipe, "\n"))
+	}
+	_, marker, _ := strings.Cut(recipe[2], "'^")
+	marker, _, _ = strings.Cut(marker, "'")
+
+	env := testEnv(t, map[string]string{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	env.Context = ctx
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main([]string{"sim"}, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+	}()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if last := lines[len(lines)-1]; strings.HasPrefix(last, marker) {
+			if !strings.Contains(out.String(), "export AUTH0_MANAGEMENT_TOKEN=") {
+				t.Errorf("the exports are not before %q:\n%s", marker, out.String())
+			}
+			return
+		}
+	}
+	t.Fatalf("sim never printed a last line starting %q:\n%s\n%s", marker, out.String(), errb.String())
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -195,8 +196,16 @@ func (a *app) loadPlan() (*plan.Plan, error) {
 	if err != nil {
 		e := errs.Wrap(err, errs.PLAN_PARSE, "cannot read the plan file %s", a.g.plan)
 		if errors.Is(err, fs.ErrNotExist) {
-			e = errs.New(errs.PLAN_PARSE, "there is no plan file at %s", a.g.plan).
-				WithHint("Write release.plan.yaml in the repository's root (see examples/), or pass --plan FILE.")
+			e = errs.New(errs.PLAN_PARSE, "there is no plan file at %s", a.g.plan)
+			if a.cmd != nil && a.cmd.Flags().Changed("plan") {
+				dir := a.env.Dir
+				if dir == "" {
+					dir, _ = os.Getwd()
+				}
+				e = e.WithHint("Check the path given to --plan (a relative path is read from %s).", dir)
+			} else {
+				e = e.WithHint("Write release.plan.yaml in the repository's root (see examples/), or pass --plan FILE.")
+			}
 		}
 		e.File = a.g.plan
 		return nil, e

@@ -119,3 +119,37 @@ func TestValidateRefusesWhatPlanRefuses(t *testing.T) {
 		t.Errorf("validate with everything set: exit %d\n%s", r.code, r.err)
 	}
 }
+
+// A misspelt key of a provider block is named where it is written, with
+// the closest setting, before the setting it misses is reported.
+func TestValidateNamesAnUnknownProviderSetting(t *testing.T) {
+	env := testEnv(t, map[string]string{}, map[string]string{"release.plan.yaml": `version: 1
+providers:
+  neon:
+    projet: proj_abc
+  vercel: { project: prj_123, teem: team_9 }
+  clerk: { instance: x }
+changes:
+  - id: db
+    adapter: neon
+    op: branch
+`})
+	r := runCLI(t, env, "validate", "--no-credentials")
+	if r.code != 2 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	for _, want := range []string{
+		`release.plan.yaml:4:5: PARAM_INVALID: providers.neon has no setting "projet"; neon takes project, database, role`,
+		`Did you mean "project"?`,
+		`release.plan.yaml:5:31: PARAM_INVALID: providers.vercel has no setting "teem"; vercel takes project, team`,
+		`Did you mean "team"?`,
+		`release.plan.yaml:6:12: PARAM_INVALID: providers.clerk has no setting "instance"; clerk takes no settings`,
+	} {
+		if !strings.Contains(r.err, want) {
+			t.Errorf("stderr lacks\n%s\ngot\n%s", want, r.err)
+		}
+	}
+	if strings.Contains(r.err, "is required") {
+		t.Errorf("the missing setting is reported, not the typo:\n%s", r.err)
+	}
+}

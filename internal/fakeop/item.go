@@ -38,7 +38,8 @@ func (op *ItemOp) Spec() adapter.Spec { return itemSpec }
 
 var itemSpec = adapter.Spec{
 	Adapter: "fake", Op: "item", ListItem: true,
-	Summary: "an entry in a list of the in-memory fake cloud, read-modify-write (engine tests only)",
+	Summary:  "an entry in a list of the in-memory fake cloud, read-modify-write (engine tests only)",
+	Provider: providerSpec,
 	Params: []adapter.ParamSpec{
 		{Name: "list", Type: adapter.TypeString, Required: true, Doc: "the parent object's name (no ':')"},
 		{Name: "item", Type: adapter.TypeString, Required: true, Doc: "the entry"},

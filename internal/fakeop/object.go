@@ -43,7 +43,8 @@ func (op *ObjectOp) Spec() adapter.Spec { return objectSpec }
 
 var objectSpec = adapter.Spec{
 	Adapter: "fake", Op: "object",
-	Summary: "an object of the in-memory fake cloud (engine tests only)",
+	Summary:  "an object of the in-memory fake cloud (engine tests only)",
+	Provider: providerSpec,
 	Params: []adapter.ParamSpec{
 		{Name: "name", Type: adapter.TypeString, Required: true, Doc: "the object's name"},
 		{Name: "fields", Type: adapter.TypeMap, Doc: "the desired state, all of it"},

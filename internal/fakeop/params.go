@@ -9,6 +9,9 @@ import (
 )
 
 // project is the provider block's project, DefaultProject when unset.
+// providerSpec is the providers.fake block: its project alone.
+var providerSpec = []adapter.ParamSpec{{Name: "project", Type: adapter.TypeString, Doc: "the fake project (default " + DefaultProject + ")"}}
+
 func project(p adapter.Provider) (string, error) {
 	v, ok := p["project"]
 	if !ok || v == nil {

@@ -93,7 +93,9 @@
 // App and Client also have Calls and ThrottledSeconds; Config.Observer
 // hears each call and each wait, labelled with GitHub's operationId
 // (bounded cardinality, for Prometheus labels; this package does not
-// import Prometheus).
+// import Prometheus); RouteOf gives an operation's method and path
+// template ("/repos/{owner}/{repo}/pulls/{pull_number}"), as GitHub's
+// description names them.
 //
 // # Errors
 //

@@ -1,7 +1,9 @@
 package adapter
 
 import (
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Catalog is a set of op specs. It satisfies plan.Catalog.
@@ -58,6 +60,30 @@ func (c *Catalog) Outputs(adapter, op string) []string {
 		out[i] = o.Name
 	}
 	return out
+}
+
+// ProviderSettings lists the settings of adapter's providers: block, the
+// union of its ops' Provider specs in declaration order (plan.Check
+// refuses any other key); ok is false for an unknown adapter and for one
+// whose block is keyed by the plan's own names (a "<name>" spec, as
+// http's APIs).
+func (c *Catalog) ProviderSettings(adapter string) (names []string, ok bool) {
+	ops, found := c.specs[adapter]
+	if !found {
+		return nil, false
+	}
+	names = []string{}
+	for _, o := range c.Ops(adapter) {
+		for _, p := range ops[o].Provider {
+			if strings.HasPrefix(p.Name, "<") {
+				return nil, false
+			}
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names, true
 }
 
 // Lookup returns the spec of adapter.op.

@@ -36,7 +36,8 @@ var (
 
 func (fileItem) Spec() adapter.Spec {
 	return adapter.Spec{Adapter: "filelist", Op: "item", ListItem: true, Lock: "filelist:<dir>:<list>", Summary: "an entry of a list in a JSON file (tests only)",
-		Outputs: []adapter.OutputSpec{{Name: "item", When: adapter.Immediate}}}
+		Provider: []adapter.ParamSpec{{Name: "dir", Type: adapter.TypeString, Doc: "the folder of the list files"}},
+		Outputs:  []adapter.OutputSpec{{Name: "item", When: adapter.Immediate}}}
 }
 
 type fileReq struct{ dir, list, item, key string }

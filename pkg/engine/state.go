@@ -578,7 +578,9 @@ func (ls *lineState) diffsOf() []Diff {
 			fd.Before, fd.BeforeState, _ = displayValue(f.Before)
 			fd.After, fd.AfterState, fd.AfterRef = displayValue(f.After)
 			if ref, ok := secretRef(f.Path); ok {
-				if f.Before != nil {
+				// Both sides hidden: what is live was written from the
+				// secret too, whether or not the adapter read it.
+				if f.Before != nil || d.Action != adapter.Create {
 					fd.Before, fd.BeforeState = nil, StateSecret
 				}
 				fd.After, fd.AfterState, fd.AfterRef = nil, StateSecret, ref

@@ -28,10 +28,22 @@ type LineOutputs interface {
 	OutputsOf(adapter, op string, params *Value) []string
 }
 
+// ProviderSettings is implemented by a Catalog that knows the settings of
+// each adapter's providers: block; Check then refuses a key no op of the
+// adapter takes.
+type ProviderSettings interface {
+	// ProviderSettings returns the settings adapter's block may hold, and
+	// ok false when its keys are the plan's own names (http's APIs) or
+	// the adapter is unknown.
+	ProviderSettings(adapter string) (names []string, ok bool)
+}
+
 // Check validates the plan against a catalogue of ops, for every line
 // whatever its environments: ADAPTER_UNKNOWN for a line or provider block
 // naming an adapter the catalogue lacks (the message lists the adapters),
 // OP_UNKNOWN for an op its adapter lacks (listing the adapter's ops), and
+// PARAM_INVALID for a provider block's key the adapter does not take
+// (at the key, with the closest setting; when cat is a ProviderSettings),
 // REF_OUTPUT_UNKNOWN for a from naming an output the referenced line's op
 // lacks (listing the outputs that exist). All errors are returned together
 // as an errs.List, sorted by position; nil when there are none.
@@ -48,6 +60,26 @@ func (p *Plan) Check(cat Catalog) error {
 		if !slices.Contains(adapters, name) {
 			l = append(l, suggest(errs.At(pos, errs.ADAPTER_UNKNOWN,
 				"providers names adapter %q, which does not exist; the adapters are: %s", clip(name), list(adapters)), name, adapters))
+		}
+	}
+	if ps, ok := cat.(ProviderSettings); ok {
+		for name, block := range p.Providers {
+			settings, ok := ps.ProviderSettings(name)
+			if !ok || block == nil {
+				continue
+			}
+			for _, f := range block.Fields {
+				if slices.Contains(settings, f.Key) {
+					continue
+				}
+				takes, hint := "takes no settings", "Remove it."
+				if len(settings) > 0 {
+					takes, hint = "takes "+strings.Join(settings, ", "), "Remove it, or use one of the settings listed (docs/adapters.md describes them)."
+				}
+				e := errs.At(f.KeyPos, errs.PARAM_INVALID, "providers.%s has no setting %q; %s %s", name, clip(f.Key), name, takes).
+					With("param", "providers."+name+"."+f.Key).WithHint("%s", hint)
+				l = append(l, suggest(e, f.Key, settings))
+			}
 		}
 	}
 	known := make(map[*Line]bool, len(p.Lines))

@@ -74,8 +74,12 @@ func parseTemplate(s string) ([]segment, []templateProblem) {
 				"Use one of " + ctxList() + ", or write $${ for a literal ${."})
 			continue
 		case !knownCtx(name):
+			hint := ""
+			if s := errs.Suggest(name, ctxNames); s != "" {
+				hint = "Did you mean ${ctx." + s + "}? Use one of the names listed."
+			}
 			probs = append(probs, templateProblem{errs.CTX_NULL,
-				"unknown variable ${ctx." + name + "}; the names that exist: " + ctxList(), ""})
+				"unknown variable ${ctx." + name + "}; the names that exist: " + ctxList(), hint})
 			continue
 		}
 		if lit.Len() > 0 {

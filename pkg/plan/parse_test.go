@@ -629,3 +629,24 @@ func TestTooManyValuesSaysWhy(t *testing.T) {
 		t.Errorf("aliases: %v", err)
 	}
 }
+
+// A misspelt ${ctx.*} name is answered with the closest one.
+func TestUnknownCtxNameSuggestsTheClosest(t *testing.T) {
+	cases := []struct{ name, hint string }{
+		{"scop", "Did you mean ${ctx.scope}?"},
+		{"pr.numbr", "Did you mean ${ctx.pr.number}?"},
+		{"git.shortsha", "Did you mean ${ctx.git.short_sha}?"},
+		{"weather", ""},
+	}
+	for _, c := range cases {
+		_, err := plan.Parse("p.yaml", []byte(base+"  - {id: a, adapter: x, op: y, v: \"https://${ctx."+c.name+"}.x\"}\n"))
+		e := errs.Coded(err)
+		if e == nil || e.Code != errs.CTX_NULL {
+			t.Errorf("%s: got %v, want CTX_NULL", c.name, err)
+			continue
+		}
+		if c.hint == "" && strings.Contains(e.HintText(), "Did you mean") || !strings.Contains(e.HintText(), c.hint) {
+			t.Errorf("%s: hint %q, want %q", c.name, e.HintText(), c.hint)
+		}
+	}
+}

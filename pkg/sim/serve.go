@@ -26,7 +26,14 @@ func (c *Cloud) Start(addr string) (*Server, error) {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("sim: listen on %s: %w", addr, err)
+		// The caller names the address; the listener's own error repeats
+		// it ("listen tcp ADDR: bind: ..."), so only its cause is returned
+		// ("bind: address already in use", still errors.Is EADDRINUSE).
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			return nil, op.Err
+		}
+		return nil, err
 	}
 	s := &Server{
 		URL:   "http://" + ln.Addr().String(),

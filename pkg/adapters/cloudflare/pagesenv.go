@@ -331,7 +331,19 @@ func (op *PagesEnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 			d.Action, d.Desired = adapter.Update, want
 		}
 		if d.Action != adapter.Unchanged {
-			d.Fields = []adapter.FieldDiff{{Path: group + name}}
+			f := adapter.FieldDiff{Path: group + name}
+			if !secret && !isMarker {
+				// A plain variable's known value is shown on both sides
+				// (the engine hides both when it comes from a sensitive
+				// output); a secret_text one never.
+				f.After = want
+				if lr != nil {
+					if before, ok := lr.Value.(string); ok {
+						f.Before = before
+					}
+				}
+			}
+			d.Fields = []adapter.FieldDiff{f}
 		}
 		out = append(out, d)
 	}

@@ -352,7 +352,9 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 	return live, nil
 }
 
-// Diff compares each declared value with live; values are never shown.
+// Diff compares each declared value with live. A known value is in the
+// field diff, before and after (the engine hides both when it comes from a
+// secret or a sensitive output); a pending or secret one is not.
 func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
 	r, err := parse(req.Params, req.Provider, req.Run)
 	if err != nil {
@@ -379,12 +381,14 @@ func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Resour
 			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
 		case lr == nil:
 			d.Action, d.Desired = adapter.Create, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
+			d.Fields = []adapter.FieldDiff{{Path: "values." + name, After: want}}
 		case adapter.Equal(lr.Value, want):
 			d.Action, d.Desired = adapter.Unchanged, want
 		default:
+			// A known value is shown on both sides; the engine hides both
+			// when it comes from a secret or a sensitive output.
 			d.Action, d.Desired = adapter.Update, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
+			d.Fields = []adapter.FieldDiff{{Path: "values." + name, Before: lr.Value, After: want}}
 		}
 		out = append(out, d)
 	}

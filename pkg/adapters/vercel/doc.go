@@ -21,7 +21,9 @@
 // canonical value is the variable's value alone (ids, timestamps and the
 // type are the provider's); a variable whose value cannot be read back
 // (type "sensitive") reads as null and is rewritten (as encrypted) when the
-// plan gives a value. Diffs never show values: variables hold secrets.
+// plan gives a value. Diffs show a known value before and after; the
+// engine hides both sides of one that comes from a secret or a sensitive
+// output, and a pending value is not known.
 //
 // External outputs (event deploy): preview_url and deployment_id, from the
 // newest deployment of the run's commit for the target

@@ -347,7 +347,9 @@ func sortedNames(m map[string]any) []string {
 
 // Diff compares each declared variable with live. A pending or secret value
 // differs from anything live (it is not known here) and has no Desired.
-// Values are never shown in the field diffs.
+// A known value is in the field diff, before and after (the engine hides
+// both when it comes from a secret or a sensitive output); a pending or
+// secret one is not.
 func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
 	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
@@ -374,12 +376,14 @@ func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Resour
 			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
 		case lr == nil:
 			d.Action, d.Desired = adapter.Create, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
+			d.Fields = []adapter.FieldDiff{{Path: "values." + name, After: want}}
 		case adapter.Equal(lr.Value, want):
 			d.Action, d.Desired = adapter.Unchanged, want
 		default:
+			// A known value is shown on both sides; the engine hides both
+			// when it comes from a secret or a sensitive output.
 			d.Action, d.Desired = adapter.Update, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
+			d.Fields = []adapter.FieldDiff{{Path: "values." + name, Before: lr.Value, After: want}}
 		}
 		out = append(out, d)
 	}
