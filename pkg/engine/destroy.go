@@ -203,6 +203,10 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			}
 			a.setID(ref, found.ID)
 		}
+		if err := a.checkMark(ctx, op, ref, prev); err != nil {
+			fail(en, err)
+			continue
+		}
 		if err := a.destroyEntry(ctx, op, ref, true); err != nil {
 			code := errs.DESTROY_FAILED
 			if errs.CodeOf(err) == errs.LOCK_LOST && a.lostErr() != nil {
@@ -320,6 +324,41 @@ func (a *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy
 			WithHint("Destroy the scope with --approved-by NAME (approved_by in the Action), or `sponson gc --approved-by NAME`.")
 	}
 	return nil
+}
+
+// checkMark asks an op whose resources carry their scope's mark
+// (adapter.Marked) whether the resource of ref, as the provider has it
+// now, carries this scope's, just before it is deleted: one that does not
+// (another scope's, a person's) is refused RESOURCE_UNMARKED, naming the
+// receipt's branch and the entry; a provider that cannot be read is
+// DESTROY_FAILED. The scope's git branch is the one its receipt recorded
+// (the run's when it recorded none): a destroy by pull request number
+// may run from any checkout.
+func (a *destroyer) checkMark(ctx context.Context, op adapter.Op, ref receipt.ResourceRef, prev *receipt.Receipt) error {
+	mk, ok := op.(adapter.Marked)
+	if !ok {
+		return nil
+	}
+	_, en := a.entry(ref)
+	if en == nil {
+		return nil
+	}
+	env, sc := a.pr.env, a.pr.scope
+	where := branchOf(env, sc)
+	run := a.pr.run
+	if prev != nil && prev.Branch != "" {
+		run.Branch = prev.Branch
+	}
+	err := mk.CheckMark(ctx, adapter.Provider(en.Provider), run, adapter.Resource{Key: en.Key, ID: en.ID, Outputs: en.Outputs})
+	switch {
+	case err == nil:
+		return nil
+	case errs.CodeOf(err) == errs.RESOURCE_UNMARKED:
+		return errs.New(errs.RESOURCE_UNMARKED, "the ledger of %s/%s (%s) names %s (%s.%s), which does not carry the mark of %s/%s at the provider (%s); destroy leaves it alone",
+			env, sc, where, en.Key, en.Adapter, en.Op, env, sc, a.e.redactor().String(errs.Coded(err).Message)).With("key", en.Key).With("branch", where)
+	default:
+		return errs.Wrap(a.e.redactor().Error(err), errs.DESTROY_FAILED, "destroy %s (%s.%s): its mark could not be read", en.Key, en.Adapter, en.Op).With("key", en.Key)
+	}
 }
 
 // claim is one other scope's ledger holding a resource: the scope whose
