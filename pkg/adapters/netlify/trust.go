@@ -38,9 +38,10 @@ var _ adapter.Marked = (*EnvOp)(nil)
 // read, not who wrote it; what does tie a value to one scope is a value of
 // context branch, whose context_parameter is a git branch. So a
 // branch-context value (env:branch:<branch>:<NAME>) is marked for run
-// when its branch is the scope's: the branch a branch-<name> scope is made
-// from (scope.BranchScope), or the branch the receipt of a pull request's
-// scope (or main) recorded. A value for another branch is
+// when its branch is the scope's: the branch the scope's receipt recorded
+// (run.Branch), else, for a branch-<name> scope, any branch that scope is
+// made from (scope.BranchScope); a pull request's scope whose receipt
+// recorded no branch cannot tell. A value for another branch is
 // RESOURCE_UNMARKED. The other contexts (deploy-preview, branch-deploy,
 // dev, production) are one value for every scope by Netlify's design:
 // they carry no scope's mark, and rest on the other checks. Pure: the
@@ -58,9 +59,9 @@ func (op *EnvOp) CheckMark(_ context.Context, _ adapter.Provider, run adapter.Ru
 		return err
 	}
 	switch {
-	case kind == scope.KindBranch && scope.BranchScope(br) != run.Scope:
+	case run.Branch == "" && kind == scope.KindBranch && scope.BranchScope(br) != run.Scope:
 		return errs.New(errs.RESOURCE_UNMARKED, "netlify: the value of %s is for branch %q, which is not the branch of scope %s", r.Key, br, run.Scope)
-	case kind != scope.KindBranch && run.Branch != "" && br != run.Branch:
+	case run.Branch != "" && br != run.Branch:
 		return errs.New(errs.RESOURCE_UNMARKED, "netlify: the value of %s is for branch %q, not %q, the branch of scope %s", r.Key, br, run.Branch, run.Scope)
 	}
 	return nil
