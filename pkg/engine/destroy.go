@@ -333,7 +333,9 @@ func (a *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy
 // receipt's branch and the entry; a provider that cannot be read is
 // DESTROY_FAILED. The scope's git branch is the one its receipt recorded
 // (the run's when it recorded none): a destroy by pull request number
-// may run from any checkout.
+// may run from any checkout. A pull request's scope also accepts the mark
+// of its branch's scope (branch-<name>), the only scope that hands over
+// to it (succession).
 func (a *destroyer) checkMark(ctx context.Context, op adapter.Op, ref receipt.ResourceRef, prev *receipt.Receipt) error {
 	mk, ok := op.(adapter.Marked)
 	if !ok {
@@ -349,7 +351,25 @@ func (a *destroyer) checkMark(ctx context.Context, op adapter.Op, ref receipt.Re
 	if prev != nil && prev.Branch != "" {
 		run.Branch = prev.Branch
 	}
-	err := mk.CheckMark(ctx, adapter.Provider(en.Provider), run, adapter.Resource{Key: en.Key, ID: en.ID, Outputs: en.Outputs})
+	runs := []adapter.RunCtx{run}
+	if kind, _, _ := scope.Parse(sc); kind == scope.KindPR && run.Branch != "" {
+		// What the branch's own scope made and handed over (succession)
+		// carries that scope's mark.
+		pred := run
+		pred.Scope = scope.BranchScope(run.Branch)
+		runs = append(runs, pred)
+	}
+	var err error
+	for _, r := range runs {
+		e := mk.CheckMark(ctx, adapter.Provider(en.Provider), r, adapter.Resource{Key: en.Key, ID: en.ID, Outputs: en.Outputs})
+		if e == nil || errs.CodeOf(e) != errs.RESOURCE_UNMARKED {
+			err = e
+			break
+		}
+		if err == nil {
+			err = e
+		}
+	}
 	switch {
 	case err == nil:
 		return nil
