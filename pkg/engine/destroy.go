@@ -24,7 +24,10 @@ import (
 // Errors: ENV_NOT_APPROVED (exit 2) for production without an approver;
 // LOCK_HELD (exit 3) / WAIT_TIMEOUT; RECEIPT_CORRUPT, RECEIPT_VERSION,
 // STORE_* with a nil result; DESTROY_FAILED or INTENT_UNRESOLVED with the
-// result; LOCK_LOST (exit 3) when the lease was lost part-way.
+// result; LOCK_LOST (exit 3) when the lease was lost part-way. Refusals
+// of single entries (LEDGER_UNPROVEN, LEDGER_IMPLAUSIBLE, ENV_NOT_APPROVED,
+// OWNED_BY_OTHER_SCOPE, RESOURCE_UNMARKED: the resource does not carry the
+// scope's mark, adapter.Marked) leave the entry and let the rest go on.
 func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (*RunResult, error) {
 	ctx = e.events(ctx)
 	if err := e.check(); err != nil {
