@@ -39,6 +39,9 @@ func Markdown(specs []Spec) []byte {
 		if s.Unmanaged != "" {
 			fmt.Fprintf(&b, "- **Unmanaged drift:** %s\n", s.Unmanaged)
 		}
+		if s.Mark != "" {
+			fmt.Fprintf(&b, "- **Scope mark (checked by destroy):** %s\n", s.Mark)
+		}
 		fmt.Fprintf(&b, "- **Credentials:** %s\n", vars(s.Credentials, s))
 		fmt.Fprintf(&b, "- **Base URL:** %s\n", baseURL(s))
 		if s.API != "" {

@@ -97,6 +97,10 @@ type Spec struct {
 	// op (ScopeLister): what it lists, and so what it never reports. ""
 	// when the op does not list.
 	Unmanaged string `json:"unmanaged,omitempty"`
+	// Mark says what, at the provider, marks a resource as its scope's,
+	// which destroy checks before it deletes one (Marked), and what the
+	// mark cannot tell. "" when the op's resources carry none.
+	Mark string `json:"mark,omitempty"`
 	// Sources are the provider documentation pages the op follows.
 	Sources []string `json:"sources,omitempty"`
 	// Recipes are the named expansions an Expander offers (http.recipe).

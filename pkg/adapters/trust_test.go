@@ -79,3 +79,55 @@ func cut(name string) (string, string, bool) {
 	}
 	return name, "", false
 }
+
+// An op whose resources carry their scope's mark says what the mark is in
+// its docs, and only such an op does.
+func TestMarkedOpsDocumentTheirMark(t *testing.T) {
+	n := 0
+	for _, op := range registry().Ops() {
+		_, marked := op.(adapter.Marked)
+		if marked {
+			n++
+		}
+		if doc := op.Spec().Mark; marked != (doc != "") {
+			t.Errorf("%s: Marked %v, Spec.Mark %q", op.Spec().Name(), marked, doc)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d ops check a mark, want neon.branch, vercel.env and netlify.env at least", n)
+	}
+}
+
+// The marks the ops judge from the key alone: a Neon branch named for
+// another scope, a Netlify value of another branch, refused; the scope's
+// own, and what carries no mark, accepted.
+func TestMarksOfKeys(t *testing.T) {
+	pr := adapter.RunCtx{Env: "preview", Scope: "pr-7", Branch: "feat/a"}
+	br := adapter.RunCtx{Env: "preview", Scope: "branch-feat-a", Branch: "feat/a"}
+	for _, tc := range []struct {
+		op, key string
+		run     adapter.RunCtx
+		ok      bool
+	}{
+		{"neon.branch", "branch:sponson/preview/pr-7", pr, true},
+		{"neon.branch", "branch:sponson/preview/pr-8", pr, false},
+		{"neon.branch", "branch:sponson/production/pr-7", pr, false},
+		{"neon.branch", "branch:sponson/preview/pr-7/x", pr, false},
+		{"neon.branch", "branch:my-db-pr-7", pr, true},
+		{"netlify.env", "env:branch:feat/a:API_URL", pr, true},
+		{"netlify.env", "env:branch:main:API_URL", pr, false},
+		{"netlify.env", "env:branch:feat/a:API_URL", br, true},
+		{"netlify.env", "env:branch:feat-a:API_URL", br, false},
+		{"netlify.env", "env:branch:feat-a:API_URL", adapter.RunCtx{Env: "preview", Scope: "branch-feat-a"}, true},
+		{"netlify.env", "env:branch:feat-b:API_URL", adapter.RunCtx{Env: "preview", Scope: "branch-feat-a"}, false},
+		{"netlify.env", "env:branch:feat/b:API_URL", br, false},
+		{"netlify.env", "env:deploy-preview:API_URL", pr, true},
+	} {
+		a, o, _ := cut(tc.op)
+		op, _ := registry().Lookup(a, o)
+		err := op.(adapter.Marked).CheckMark(t.Context(), adapter.Provider{"project": "p", "site": "s"}, tc.run, adapter.Resource{Key: tc.key})
+		if (err == nil) != tc.ok || (err != nil && errs.CodeOf(err) != errs.RESOURCE_UNMARKED) {
+			t.Errorf("%s %q in %s: %v, want marked %v", tc.op, tc.key, tc.run.Scope, err, tc.ok)
+		}
+	}
+}

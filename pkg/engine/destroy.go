@@ -24,7 +24,10 @@ import (
 // Errors: ENV_NOT_APPROVED (exit 2) for production without an approver;
 // LOCK_HELD (exit 3) / WAIT_TIMEOUT; RECEIPT_CORRUPT, RECEIPT_VERSION,
 // STORE_* with a nil result; DESTROY_FAILED or INTENT_UNRESOLVED with the
-// result; LOCK_LOST (exit 3) when the lease was lost part-way.
+// result; LOCK_LOST (exit 3) when the lease was lost part-way. Refusals
+// of single entries (LEDGER_UNPROVEN, LEDGER_IMPLAUSIBLE, ENV_NOT_APPROVED,
+// OWNED_BY_OTHER_SCOPE, RESOURCE_UNMARKED: the resource does not carry the
+// scope's mark, adapter.Marked) leave the entry and let the rest go on.
 func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (*RunResult, error) {
 	ctx = e.events(ctx)
 	if err := e.check(); err != nil {
@@ -203,6 +206,10 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			}
 			a.setID(ref, found.ID)
 		}
+		if err := a.checkMark(ctx, op, ref, prev); err != nil {
+			fail(en, err)
+			continue
+		}
 		if err := a.destroyEntry(ctx, op, ref, true); err != nil {
 			code := errs.DESTROY_FAILED
 			if errs.CodeOf(err) == errs.LOCK_LOST && a.lostErr() != nil {
@@ -320,6 +327,61 @@ func (a *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy
 			WithHint("Destroy the scope with --approved-by NAME (approved_by in the Action), or `sponson gc --approved-by NAME`.")
 	}
 	return nil
+}
+
+// checkMark asks an op whose resources carry their scope's mark
+// (adapter.Marked) whether the resource of ref, as the provider has it
+// now, carries this scope's, just before it is deleted: one that does not
+// (another scope's, a person's) is refused RESOURCE_UNMARKED, naming the
+// receipt's branch and the entry; a provider that cannot be read is
+// DESTROY_FAILED. The scope's git branch is the one its receipt recorded
+// (the run's when it recorded none): a destroy by pull request number
+// may run from any checkout. A pull request's scope also accepts the mark
+// of its branch's scope (branch-<name>), the only scope that hands over
+// to it (succession).
+func (a *destroyer) checkMark(ctx context.Context, op adapter.Op, ref receipt.ResourceRef, prev *receipt.Receipt) error {
+	mk, ok := op.(adapter.Marked)
+	if !ok {
+		return nil
+	}
+	_, en := a.entry(ref)
+	if en == nil {
+		return nil
+	}
+	env, sc := a.pr.env, a.pr.scope
+	where := branchOf(env, sc)
+	run := a.pr.run
+	if prev != nil && prev.Branch != "" {
+		run.Branch = prev.Branch
+	}
+	runs := []adapter.RunCtx{run}
+	if kind, _, _ := scope.Parse(sc); kind == scope.KindPR && run.Branch != "" {
+		// What the branch's own scope made and handed over (succession)
+		// carries that scope's mark.
+		pred := run
+		pred.Scope = scope.BranchScope(run.Branch)
+		runs = append(runs, pred)
+	}
+	var err error
+	for _, r := range runs {
+		e := mk.CheckMark(ctx, adapter.Provider(en.Provider), r, adapter.Resource{Key: en.Key, ID: en.ID, Outputs: en.Outputs})
+		if e == nil || errs.CodeOf(e) != errs.RESOURCE_UNMARKED {
+			err = e
+			break
+		}
+		if err == nil {
+			err = e
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errs.CodeOf(err) == errs.RESOURCE_UNMARKED:
+		return errs.New(errs.RESOURCE_UNMARKED, "the ledger of %s/%s (%s) names %s (%s.%s), which does not carry the mark of %s/%s at the provider (%s); destroy leaves it alone",
+			env, sc, where, en.Key, en.Adapter, en.Op, env, sc, a.e.redactor().String(errs.Coded(err).Message)).With("key", en.Key).With("branch", where)
+	default:
+		return errs.Wrap(a.e.redactor().Error(err), errs.DESTROY_FAILED, "destroy %s (%s.%s): its mark could not be read", en.Key, en.Adapter, en.Op).With("key", en.Key)
+	}
 }
 
 // claim is one other scope's ledger holding a resource: the scope whose

@@ -21,6 +21,14 @@
 // from the connection URI), connection_string (sensitive). A branch without
 // a read-write compute (made outside Sponson) has only branch_id.
 //
+// Scope mark: Neon keeps nothing Sponson writes on a branch but its name,
+// so the name is the mark (CheckMark). A name under sponson/, where the
+// default names live, must be the scope's own (sponson/<env>/<scope>):
+// any other is RESOURCE_UNMARKED and destroy leaves the branch alone. A
+// name a line gives outside sponson/ is the plan's to say, and destroy
+// works from the ledger without the plan: such a branch is not refused by
+// its name, and rests on the store's record, the key and the id.
+//
 // Asynchronous creation: a create answers at once with operations
 // (create_branch, start_compute) still running; Apply polls each operation
 // (GET /projects/{id}/operations/{op}) until it is finished, skipped or

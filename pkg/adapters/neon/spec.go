@@ -16,6 +16,9 @@ var branchSpec = adapter.Spec{
 		{Name: "connection_string", When: adapter.Immediate, Sensitive: true, Doc: "postgres:// URI for the provider block's database and role"},
 	},
 	Key: "branch:<name>",
+	Mark: "the branch's name, Neon keeping nothing else Sponson writes on a branch: a name under `sponson/` (where Sponson's default names live) " +
+		"must be the scope's own, `sponson/<env>/<scope>`, or destroy leaves the branch alone (RESOURCE_UNMARKED). A name a line gives outside " +
+		"`sponson/` cannot be checked without the plan (destroy works from the ledger): it rests on the store's record, the key and the id.",
 	Unmanaged: "the project's branches that are the line's branch in another scope (its name with the scope replaced by another scope's name: " +
 		"`sponson/preview/pr-12` beside this line's `sponson/preview/pr-7`) and, for a line with the default name, any other branch under " +
 		"`sponson/<env>/` (made there by hand), that no scope's receipt holds. The project's other branches (main, anyone's own) are never reported.",

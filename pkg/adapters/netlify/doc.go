@@ -34,6 +34,15 @@
 // context. LockOn netlify:<site>:env: the scopes share a variable (and the
 // deploy-preview value), and a create races with a value set.
 //
+// Scope mark: Netlify keeps no comment on a variable, and its scopes
+// (builds, functions, runtime, post-processing) say where a value is
+// read, not who wrote it. What ties a value to one scope is context branch
+// with context_parameter the scope's git branch: destroy (CheckMark)
+// leaves alone a branch-context value of another branch than the scope's
+// (the one a branch-<name> scope is made from; the one a pull request's
+// scope recorded in its receipt), RESOURCE_UNMARKED. The other contexts
+// are one value for every scope, so they carry no mark.
+//
 // External outputs (event deploy): preview_url (the deploy's permalink,
 // deploy_ssl_url), deploy_id and deploy_preview_url (links.alias: the
 // deploy-preview-N or branch URL), from the newest deploy of the run's

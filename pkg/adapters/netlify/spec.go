@@ -19,6 +19,10 @@ var envSpec = adapter.Spec{
 	Key:      "env:<context>[:<branch>]:<NAME>",
 	ListItem: true,
 	Lock:     "netlify:<site>:env",
+	Mark: "Netlify keeps no comment on a variable, and its `scopes` (builds, functions, runtime, post-processing) say where a value is read, " +
+		"not who wrote it: the mark is a value's branch context, `context: branch` with `context_parameter` the scope's git branch. Destroy leaves " +
+		"alone a branch-context value for another branch than the scope's (RESOURCE_UNMARKED). Values of the other contexts are one value for " +
+		"every scope and carry no scope's mark.",
 	Provider: []adapter.ParamSpec{
 		{Name: "site", Type: adapter.TypeString, Required: true, Doc: "the site id (or name)"},
 		{Name: "account", Type: adapter.TypeString, Default: "the site's account", Doc: "the team's account id or slug"},

@@ -25,6 +25,17 @@
 // engine hides both sides of one that comes from a secret or a sensitive
 // output, and a pending value is not known.
 //
+// Scope mark: every variable a line creates carries the comment
+// "sponson <env>/<scope>" (Mark), and an update writes it on a variable
+// with no comment (a person's comment is kept: the variable is theirs to
+// describe, and one the line only adopted is never destroyed). Before it
+// deletes an entry, destroy reads the variable (CheckMark): another
+// scope's mark, or a person's comment, is RESOURCE_UNMARKED, and the entry
+// stays. A variable with no comment is destroyed: one made before Sponson
+// wrote marks has none, and destroy reaches the check only for an entry
+// the store proves Sponson created in the scope, so the absence
+// contradicts nothing (refusing it would strand every existing scope).
+//
 // External outputs (event deploy): preview_url and deployment_id, from the
 // newest deployment of the run's commit for the target
 // (GET /v6/deployments?projectId&target&sha), once it was created after the

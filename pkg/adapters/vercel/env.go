@@ -197,6 +197,7 @@ type envVar struct {
 	Type      string  `json:"type"`
 	Target    targets `json:"target"`
 	GitBranch string  `json:"gitBranch"`
+	Comment   string  `json:"comment"`
 	Decrypted *bool   `json:"decrypted"`
 	// CreatedAt and UpdatedAt are the provider's milliseconds.
 	CreatedAt json.Number `json:"createdAt"`
@@ -441,14 +442,20 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
+	mark := Mark(req.Run)
 	for _, name := range updates {
 		body := map[string]any{"value": r.values[name], "type": "encrypted"}
+		if c := vars[name].Comment; c == "" || c == mark {
+			// A person's comment stays: the variable is theirs to
+			// describe (and an adopted one is never destroyed).
+			body["comment"] = mark
+		}
 		if err := a.Send(ctx, http.MethodPatch, "/v9"+projectPath(r.project, vars[name].ID), teamQuery(r.team), body, true, nil); err != nil {
 			return nil, err
 		}
 	}
 	for _, name := range creates {
-		body := map[string]any{"key": name, "value": r.values[name], "type": "encrypted", "target": []string{r.target}}
+		body := map[string]any{"key": name, "value": r.values[name], "type": "encrypted", "target": []string{r.target}, "comment": mark}
 		if r.target == Preview && r.branch != AllBranches {
 			body["gitBranch"] = r.branch
 		}

@@ -413,3 +413,58 @@ func TestEnvListingSendsDeclaredParameters(t *testing.T) {
 		}
 	}
 }
+
+// The variables a line creates carry the scope's mark in their comment;
+// an update writes it on a variable with no comment and keeps a person's;
+// CheckMark accepts the scope's mark and no comment, and refuses another
+// scope's mark and a person's comment.
+func TestScopeMarkInTheComment(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	for _, e := range []sim.VercelEnv{
+		{Key: "BARE", Value: "old", Target: []string{"preview"}, GitBranch: "feat/login"},
+		{Key: "NOTED", Value: "old", Target: []string{"preview"}, GitBranch: "feat/login", Comment: "rotated by ops"},
+	} {
+		if _, err := w.Cloud.SeedVercelEnv("web", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op := w.op()
+	req := request("web", map[string]any{"values": map[string]any{"NEW": "1", "BARE": "2", "NOTED": "3"}})
+	live, err := op.Read(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Apply(ctx, req, live, func(...string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	comments := map[string]string{}
+	for _, p := range w.Cloud.State().Vercel {
+		for _, e := range p.Envs {
+			comments[e.Key] = e.Comment
+		}
+	}
+	want := map[string]string{"NEW": "sponson preview/pr-7", "BARE": "sponson preview/pr-7", "NOTED": "rotated by ops"}
+	for k, v := range want {
+		if comments[k] != v {
+			t.Errorf("%s is commented %q, want %q", k, comments[k], v)
+		}
+	}
+	p := adapter.Provider{"project": "web"}
+	for _, tc := range []struct {
+		key string
+		run adapter.RunCtx
+		ok  bool
+	}{
+		{"env:preview:feat/login:NEW", run, true},
+		{"env:preview:feat/login:NEW", adapter.RunCtx{Env: "preview", Scope: "pr-8", Branch: "feat/login"}, false},
+		{"env:preview:feat/login:NOTED", run, false},
+		{"env:preview:feat/login:GONE", run, true},
+	} {
+		err := op.CheckMark(ctx, p, tc.run, adapter.Resource{Key: tc.key})
+		if (err == nil) != tc.ok || (err != nil && errs.CodeOf(err) != errs.RESOURCE_UNMARKED) {
+			t.Errorf("%s in %s: %v, want marked %v", tc.key, tc.run.Scope, err, tc.ok)
+		}
+	}
+}

@@ -17,7 +17,10 @@ var envSpec = adapter.Spec{
 		{Name: "preview_url", When: adapter.External, Event: "deploy", Doc: "URL of the newest READY deployment of this commit for the target, created after the line's variables last changed: a write rebuilds the commit's deployment that started before it (recorded on the variables' ledger entries as output redeploy)"},
 		{Name: "deployment_id", When: adapter.External, Event: "deploy", Doc: "that deployment's id"},
 	},
-	Key:         "env:<target>:<branch or *>:<NAME>",
+	Key: "env:<target>:<branch or *>:<NAME>",
+	Mark: "the variable's comment, `sponson <env>/<scope>`, written when a line creates the variable and when it updates one that has no comment " +
+		"(a person's comment is kept). Destroy leaves alone a variable whose comment is another scope's mark or a person's text (RESOURCE_UNMARKED); " +
+		"one with no comment at all, as variables made before Sponson wrote marks are, is destroyed when the store proves Sponson made it in the scope.",
 	Provider:    []adapter.ParamSpec{{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the project id or name"}, {Name: "team", Type: adapter.TypeString, Doc: "the team id (sent as teamId)"}},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,

@@ -1,6 +1,9 @@
 package vercel
 
 import (
+	"context"
+	"strings"
+
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -56,4 +59,38 @@ func (op *DeployOp) CheckKey(key string, _ adapter.Provider, run adapter.RunCtx)
 		return errs.New(errs.PARAM_INVALID, "%s: %q is a %s deployment, which a run of %s does not make", deployOpName, key, t, run.Env)
 	}
 	return nil
+}
+
+var _ adapter.Marked = (*EnvOp)(nil)
+
+// markPrefix starts every mark Sponson writes in a variable's comment.
+const markPrefix = "sponson "
+
+// Mark is the comment Sponson writes on the variables a run of run's
+// environment and scope creates or updates: "sponson <env>/<scope>".
+func Mark(run adapter.RunCtx) string {
+	return markPrefix + run.Env + "/" + run.Scope
+}
+
+// CheckMark reads the variable of r.Key and accepts it when its comment is
+// run's mark, or when it has no comment at all: a variable created before
+// Sponson wrote marks has none, and destroy reaches this check only for an
+// entry the store proves Sponson created in this scope, so an empty
+// comment contradicts nothing. A comment that is another scope's mark, or
+// any other text (a person wrote it, or changed the variable), is
+// RESOURCE_UNMARKED. A variable that is gone, or that has another id than
+// the ledger's (Destroy leaves it alone), is nil.
+func (op *EnvOp) CheckMark(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
+	_, project, _, v, err := op.lookup(ctx, p, r.Key)
+	if err != nil || v == nil || (r.ID != "" && v.ID != r.ID) {
+		return err
+	}
+	want := Mark(run)
+	switch {
+	case v.Comment == want || v.Comment == "":
+		return nil
+	case strings.HasPrefix(v.Comment, markPrefix):
+		return errs.New(errs.RESOURCE_UNMARKED, "vercel: variable %s (%s) of project %s is marked %q, another scope's, not %q", v.Key, v.ID, project, v.Comment, want)
+	}
+	return errs.New(errs.RESOURCE_UNMARKED, "vercel: variable %s (%s) of project %s has the comment %q, not Sponson's mark %q: someone else wrote it", v.Key, v.ID, project, v.Comment, want)
 }
