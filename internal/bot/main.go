@@ -115,7 +115,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	}
 	host, _ := os.Hostname()
 	q := &Queue{Cap: cfg.QueueSize}
-	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv,
+	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv, ReceiptKeys: cfg.ReceiptKeys,
 		Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid()}}
 	b := &Bot{
 		Secret:    cfg.WebhookSecret,
