@@ -76,17 +76,6 @@ func NewKeys(current, previous string) (*Keys, error) {
 	return k, nil
 }
 
-// KeysFromEnv is NewKeys of SPONSON_RECEIPT_KEY and
-// SPONSON_RECEIPT_KEY_PREVIOUS as lookup gives them.
-func KeysFromEnv(lookup func(string) (string, bool)) (*Keys, error) {
-	if lookup == nil {
-		return nil, nil
-	}
-	cur, _ := lookup(ReceiptKeyVar)
-	prev, _ := lookup(PreviousReceiptKeyVar)
-	return NewKeys(cur, prev)
-}
-
 // derive makes the MAC key and the key id of a raw key, each an
 // HMAC-SHA256 keyed by the raw key over its own label, so neither is
 // the raw key and the id says nothing about the MAC key.
@@ -143,16 +132,6 @@ func (k *Keys) Verify(msg []byte, tag string) bool {
 		}
 	}
 	return false
-}
-
-// TagKeyID is the key id a tag names ("" when it is malformed), for
-// messages that say which key signed what.
-func TagKeyID(tag string) string {
-	f := strings.Fields(tag)
-	if len(f) != 3 || f[0] != macScheme {
-		return ""
-	}
-	return f[1]
 }
 
 func sum(key, msg []byte) []byte {
