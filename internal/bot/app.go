@@ -38,7 +38,9 @@ type AppWorkspaces struct {
 	ServerURL string
 	Identity  wire.Identity
 	LookupEnv func(string) (string, bool)
-	Clock     receipt.Clock
+	// ReceiptKeys sign every store's receipts (Config.ReceiptKeys).
+	ReceiptKeys *receipt.Keys
+	Clock       receipt.Clock
 	// Ops are the runnable ops; nil is the built-in adapters (tests
 	// inject a fake cloud's).
 	Ops *adapter.Registry
@@ -91,7 +93,9 @@ func (a *AppWorkspaces) store(ctx context.Context, r Repository, client *github.
 	if st := a.stores[r.FullName()]; st != nil {
 		return st, nil
 	}
-	st, err := wire.OpenStore(ctx, wire.GitHubStore(a.ServerURL, r.FullName(), wire.TokenFunc(client.Token)), "", a.Clock)
+	cfg := wire.GitHubStore(a.ServerURL, r.FullName(), wire.TokenFunc(client.Token))
+	cfg.Keys = a.ReceiptKeys
+	st, err := wire.OpenStore(ctx, cfg, "", a.Clock)
 	if err != nil {
 		return nil, errs.Wrap(err, errs.CodeOf(err), "open the receipts of %s", r.FullName())
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
 )
 
 // Defaults of the configuration (action-and-bot.md, "The bot").
@@ -42,6 +43,11 @@ type Config struct {
 	// credential variables (VERCEL_TOKEN, NEON_API_KEY, ...), which the
 	// adapters read when a teardown needs them.
 	LookupEnv func(string) (string, bool)
+	// ReceiptKeys sign the receipt branches the bot writes, and only what
+	// signed writes recorded is torn down (SPONSON_RECEIPT_KEY, the key the
+	// Action has too; SPONSON_RECEIPT_KEY_PREVIOUS during a rotation); nil
+	// when unset.
+	ReceiptKeys *receipt.Keys
 }
 
 // Source is where the configuration comes from: the environment and the
@@ -119,6 +125,13 @@ func ConfigFromEnv(src Source) (Config, error) {
 		if !has(names, "SPONSON_WEBHOOK_SECRET") && !has(names, "SPONSON_WEBHOOK_SECRET_FILE") {
 			bad("SPONSON_WEBHOOK_SECRET", "is not set: the bot refuses to start without a webhook secret (or SPONSON_WEBHOOK_SECRET_FILE)")
 		}
+	}
+
+	cur, prev := secret(receipt.ReceiptKeyVar), secret(receipt.PreviousReceiptKeyVar)
+	if k, err := receipt.NewKeys(string(cur), string(prev)); err != nil {
+		bad(receipt.ReceiptKeyVar, "%s", errs.Coded(err).Message)
+	} else {
+		c.ReceiptKeys = k
 	}
 
 	c.APIURL = DefaultAPIURL

@@ -34,22 +34,23 @@ func TestConfigFromEnv(t *testing.T) {
 	keyFile, secretFile := filepath.Join(dir, "key.pem"), filepath.Join(dir, "secret")
 	os.WriteFile(keyFile, []byte(key), 0o600)
 	os.WriteFile(secretFile, []byte("s3cret-from-a-file\n"), 0o600)
+	os.WriteFile(secretFile+".receipt", []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
 
 	c, err := ConfigFromEnv(source(map[string]string{
 		"SPONSON_APP_ID": "12345", "SPONSON_APP_PRIVATE_KEY_FILE": keyFile, "SPONSON_WEBHOOK_SECRET_FILE": secretFile,
 		"GITHUB_API_URL": "https://ghe.example.com/api/v3", "GITHUB_SERVER_URL": "https://ghe.example.com/",
-		"SPONSON_SWEEP_INTERVAL": "5m", "SPONSON_RETENTION": "7d", "SPONSON_WORKERS": "8",
+		"SPONSON_SWEEP_INTERVAL": "5m", "SPONSON_RETENTION": "7d", "SPONSON_WORKERS": "8", "SPONSON_RECEIPT_KEY_FILE": secretFile + ".receipt",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.AppID != 12345 || string(c.WebhookSecret) != "s3cret-from-a-file" || c.APIURL != "https://ghe.example.com/api/v3/" ||
-		c.ServerURL != "https://ghe.example.com" || c.SweepInterval != 5*time.Minute || c.Retention != 7*24*time.Hour || c.Workers != 8 || c.Addr != DefaultAddr {
+		c.ServerURL != "https://ghe.example.com" || c.ReceiptKeys == nil || c.SweepInterval != 5*time.Minute || c.Retention != 7*24*time.Hour || c.Workers != 8 || c.Addr != DefaultAddr {
 		t.Errorf("config: %+v", c)
 	}
 
 	c, err = ConfigFromEnv(source(map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": key, "SPONSON_WEBHOOK_SECRET": "x"}))
-	if err != nil || c.SweepInterval != DefaultSweepInterval || c.Retention != DefaultRetention || c.Workers != DefaultWorkers || c.APIURL != DefaultAPIURL {
+	if err != nil || c.SweepInterval != DefaultSweepInterval || c.Retention != DefaultRetention || c.Workers != DefaultWorkers || c.APIURL != DefaultAPIURL || c.ReceiptKeys != nil {
 		t.Errorf("defaults: %+v %v", c, err)
 	}
 }
@@ -67,6 +68,7 @@ func TestConfigErrorsNameTheVariables(t *testing.T) {
 			"SPONSON_SWEEP_INTERVAL": "soon", "SPONSON_RETENTION": "-1h", "SPONSON_WORKERS": "0", "GITHUB_API_URL": "ftp://x"},
 			[]string{"SPONSON_APP_ID", "SPONSON_APP_PRIVATE_KEY", "SPONSON_SWEEP_INTERVAL", "SPONSON_RETENTION", "SPONSON_WORKERS", "GITHUB_API_URL"}},
 		{"both inline and file", map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": key, "SPONSON_WEBHOOK_SECRET": "x", "SPONSON_WEBHOOK_SECRET_FILE": "/x"}, []string{"SPONSON_WEBHOOK_SECRET"}},
+		{"receipt key too short", map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": key, "SPONSON_WEBHOOK_SECRET": "x", "SPONSON_RECEIPT_KEY": "short"}, []string{"SPONSON_RECEIPT_KEY"}},
 		{"unreadable file", map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": key, "SPONSON_WEBHOOK_SECRET_FILE": "/nonexistent/secret"}, []string{"SPONSON_WEBHOOK_SECRET_FILE"}},
 	}
 	for _, c := range cases {

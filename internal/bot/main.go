@@ -123,7 +123,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	host, _ := os.Hostname()
-	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv,
+	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv, ReceiptKeys: cfg.ReceiptKeys,
 		Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid()}}
 	b := &Bot{
 		Secret:    cfg.WebhookSecret,

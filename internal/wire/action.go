@@ -18,7 +18,8 @@ const DefaultActionLockWait = 10 * time.Second
 // (${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}.git) authenticated with token
 // (the github_token input), a lease owner of kind action recording the
 // repository, GITHUB_RUN_ID and GITHUB_RUN_ATTEMPT, and
-// DefaultActionLockWait. SPONSON_STORE_BUDGET is honoured. The caller adds
+// DefaultActionLockWait. SPONSON_STORE_BUDGET is honoured, and
+// SPONSON_RECEIPT_KEY (with SPONSON_RECEIPT_KEY_PREVIOUS) signs receipts. The caller adds
 // the environment, the redactor, progress and hooks. USAGE when
 // GITHUB_REPOSITORY is not set (not inside a workflow run).
 func ActionConfig(getenv func(string) string, token string) (Config, error) {
@@ -34,6 +35,9 @@ func ActionConfig(getenv func(string) string, token string) (Config, error) {
 		return Config{}, err
 	}
 	st.Budget = budget
+	if st.Keys, err = ReceiptKeys(getenv); err != nil {
+		return Config{}, err
+	}
 	id := IdentityFromEnv(receipt.KindAction, getenv)
 	if id.Repository == "" {
 		id.Repository = repo

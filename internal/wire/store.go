@@ -40,6 +40,11 @@ type StoreConfig struct {
 	// Budget bounds a contended compare-and-swap's retries (0: the git
 	// store's default, 60 s).
 	Budget time.Duration
+	// Keys sign the git store's receipt commits, and only what signed
+	// commits recorded is destroyed (SPONSON_RECEIPT_KEY,
+	// SPONSON_RECEIPT_KEY_PREVIOUS: ReceiptKeys); nil for none. Every run
+	// built on the store registers them with its redactor.
+	Keys *receipt.Keys
 	// Why says how the store was chosen ("the receipts remote comes from
 	// GITHUB_REPOSITORY"), for `sponson locks` and the Action's summary.
 	Why string
@@ -60,8 +65,9 @@ type Store struct {
 	Warnings []*errs.Error `json:"-"`
 
 	git   *gitstore.Store
-	auth  *tokenAuth // nil unless a changing token authenticates the remote
-	token string     // the fixed token that authenticates the remote, if any
+	auth  *tokenAuth    // nil unless a changing token authenticates the remote
+	token string        // the fixed token that authenticates the remote, if any
+	keys  *receipt.Keys // the receipt signing keys, if any: secrets of every run
 }
 
 // Git is the git-branch store, or nil for the local store.
@@ -94,7 +100,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig, dir string, clock receipt.C
 		if d == "" {
 			d = DefaultReceiptsDir
 		}
-		return &Store{Store: localstore.New(joinDir(dir, d), clock), Kind: StoreLocal, Location: d, Why: cfg.Why, Warnings: cfg.Warnings}, nil
+		return &Store{Store: localstore.New(joinDir(dir, d), clock), Kind: StoreLocal, Location: d, Why: cfg.Why, Warnings: cfg.Warnings, keys: cfg.Keys}, nil
 	case StoreGit:
 	default:
 		return nil, errs.New(errs.USAGE, "--receipts must be %s or %s, not %q", StoreLocal, StoreGit, cfg.Kind)
@@ -103,7 +109,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig, dir string, clock receipt.C
 		return nil, errs.New(errs.USAGE, "the git-branch store needs a remote, and none is known").
 			WithHint("Pass --receipts-remote URL (or set SPONSON_RECEIPTS_REMOTE), or run in a checkout whose origin is a file://, http(s) or local-path remote.")
 	}
-	opts := gitstore.Options{URL: cfg.Remote, Clock: clock, Budget: cfg.Budget}
+	opts := gitstore.Options{URL: cfg.Remote, Clock: clock, Budget: cfg.Budget, Keys: cfg.Keys}
 	var auth *tokenAuth
 	var token string
 	if cfg.Token != nil && (strings.HasPrefix(cfg.Remote, "https://") || strings.HasPrefix(cfg.Remote, "http://")) {
@@ -123,7 +129,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig, dir string, clock receipt.C
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: st, Kind: StoreGit, Location: st.URL(), Why: cfg.Why, Warnings: cfg.Warnings, git: st, auth: auth, token: token}, nil
+	return &Store{Store: st, Kind: StoreGit, Location: st.URL(), Why: cfg.Why, Warnings: cfg.Warnings, git: st, auth: auth, token: token, keys: cfg.Keys}, nil
 }
 
 func joinDir(dir, p string) string {
@@ -140,7 +146,8 @@ type Choice struct {
 	Kind, Remote, Dir string
 	// PlanReceipts is the plan's receipts: setting ("" when no plan).
 	PlanReceipts string
-	// Getenv reads SPONSON_RECEIPTS, SPONSON_RECEIPTS_REMOTE,
+	// Getenv reads SPONSON_RECEIPT_KEY, SPONSON_RECEIPT_KEY_PREVIOUS,
+	// SPONSON_RECEIPTS, SPONSON_RECEIPTS_REMOTE,
 	// SPONSON_RECEIPTS_DIR, SPONSON_STORE_BUDGET, SPONSON_GIT_TOKEN,
 	// GITHUB_TOKEN, GITHUB_ACTIONS, GITHUB_REPOSITORY, GITHUB_SERVER_URL.
 	Getenv func(string) string
@@ -164,6 +171,11 @@ func Choose(c Choice) (StoreConfig, error) {
 		getenv = func(string) string { return "" }
 	}
 	cfg := StoreConfig{Dir: c.Dir}
+	keys, err := ReceiptKeys(getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Keys = keys
 	if cfg.Dir == "" {
 		cfg.Dir = getenv("SPONSON_RECEIPTS_DIR")
 	}
@@ -290,6 +302,17 @@ func NormaliseRemote(remote, from, workDir, token string) (string, error) {
 			WithHint("Set SPONSON_GIT_TOKEN (or GITHUB_TOKEN), or pass --receipts-remote https://%s/%s.", host, path)
 	}
 	return "https://" + host + "/" + strings.TrimPrefix(path, "/"), nil
+}
+
+// ReceiptKeys are the receipt signing keys getenv holds
+// (SPONSON_RECEIPT_KEY, and SPONSON_RECEIPT_KEY_PREVIOUS during a
+// rotation: it verifies, never signs); nil when neither is set. USAGE for
+// a key too short, or a previous key without a current one.
+func ReceiptKeys(getenv func(string) string) (*receipt.Keys, error) {
+	if getenv == nil {
+		return nil, nil
+	}
+	return receipt.NewKeys(getenv(receipt.ReceiptKeyVar), getenv(receipt.PreviousReceiptKeyVar))
 }
 
 // GitHubStore is the git-branch store of a GitHub repository ("owner/name")

@@ -149,6 +149,10 @@ func Build(st *Store, cfg Config) (*Run, error) {
 	if st.token != "" {
 		r.Register(st.token, "the receipts remote's token")
 	}
+	for _, k := range st.keys.Secrets() {
+		// At least MinReceiptKeyLen bytes: never too short to mask.
+		r.Register(k, receipt.ReceiptKeyVar)
+	}
 	run.Engine = &engine.Engine{
 		Store:      st.Store,
 		Ops:        ops,

@@ -97,6 +97,8 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	// a hand edit made never stops a destroy. A store that keeps no record
 	// proves nothing (unknown is unproven).
 	pv, _ := e.Store.(receipt.Provenance)
+	sg, _ := e.Store.(receipt.Signing)
+	signs := sg != nil && sg.Signs()
 	proofs := &provenance{pv: pv, env: c.Env, ids: map[string]map[string]bool{}, errs: map[string]error{}}
 	var recorded map[string]bool
 	if prev != nil {
@@ -180,8 +182,20 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 			if proofs.unknown[c.Scope] {
 				why = "the store holds no receipt Sponson wrote for this scope (a branch made or rewritten by hand, or a store that keeps no record)"
 			}
-			fail(en, errs.New(errs.LEDGER_UNPROVEN, "the ledger of %s/%s (%s) claims Sponson created %s (%s.%s), but %s; destroy leaves it alone",
-				c.Env, c.Scope, branchOf(c.Env, c.Scope), en.Key, en.Adapter, en.Op, why).With("key", en.Key).With("branch", branchOf(c.Env, c.Scope)))
+			if signs {
+				why = "no receipt write of this scope under a valid signature (" + receipt.ReceiptKeyVar + ") recorded creating it (a write made before the key was set, under another key, or by hand)"
+			}
+			unproven := errs.New(errs.LEDGER_UNPROVEN, "the ledger of %s/%s (%s) claims Sponson created %s (%s.%s), but %s; destroy leaves it alone",
+				c.Env, c.Scope, branchOf(c.Env, c.Scope), en.Key, en.Adapter, en.Op, why).With("key", en.Key).With("branch", branchOf(c.Env, c.Scope))
+			if signs {
+				// Signing refuses with the same code: the fact is the
+				// same (the store does not prove Sponson created it),
+				// and every caller already reports it per entry and goes
+				// on; the detail and the hint say what differs.
+				unproven = unproven.With("proof", "signature").
+					WithHint("Only receipt writes under a valid MAC of %s (or %s) count: an entry recorded before the key was set, under another key, or by a forged commit is left. Inspect the branch's history; to let go of an entry you trust, destroy the scope once with the key that signed it, or delete the resource by hand.", receipt.ReceiptKeyVar, receipt.PreviousReceiptKeyVar)
+			}
+			fail(en, unproven)
 			continue
 		}
 		op, ok := e.Ops.Lookup(en.Adapter, en.Op)

@@ -216,8 +216,9 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 		}
 		sig := author
 		sig.When = now
+		msg := message(squashSubject(base, ed.run, squashed), append(trailers, nonce)...)
 		sq := &object.Commit{Author: sig, Committer: sig, TreeHash: treeHash,
-			Message: message(squashSubject(base, ed.run, squashed), append(trailers, nonce)...)}
+			Message: s.signed(ps, base.ref, nil, treeHash, entries, msg)}
 		if parent, err = putObject(ps, sq); err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -260,10 +261,11 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 	trailers = append(trailers, nonce)
 	sig := author
 	sig.When = now
-	c := &object.Commit{Author: sig, Committer: sig, Message: message(ed.subject, trailers...), TreeHash: treeHash}
+	c := &object.Commit{Author: sig, Committer: sig, TreeHash: treeHash}
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
+	c.Message = s.signed(ps, base.ref, c.ParentHashes, treeHash, entries, message(ed.subject, trailers...))
 	return putObject(ps, c)
 }
 

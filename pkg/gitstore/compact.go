@@ -151,7 +151,7 @@ func (s *Store) lineageOf(ctx context.Context, base *tipState) lineage {
 	if len(chain) < s.maxDepth {
 		return lineage{depth: len(chain) + 1}
 	}
-	sum, err := summarize(chain, base)
+	sum, err := s.summarize(chain, base)
 	if err != nil {
 		return next
 	}
@@ -178,7 +178,7 @@ func firstParents(st *opStorage, ref plumbing.ReferenceName, h plumbing.Hash, ma
 
 // summarize makes the compacted.json of a squash of chain (newest first,
 // chain[0] the base).
-func summarize(chain []*tipState, base *tipState) ([]byte, error) {
+func (s *Store) summarize(chain []*tipState, base *tipState) ([]byte, error) {
 	root := chain[len(chain)-1]
 	prev, err := summaryOf(root)
 	if err != nil {
@@ -203,7 +203,7 @@ func summarize(chain []*tipState, base *tipState) ([]byte, error) {
 		c.Events = []receipt.Event{}
 	}
 	if kind, target, _ := parseRef(base.ref.String()); kind == refScope {
-		ids, proven, err := provenance(chain, target)
+		ids, proven, err := provenance(chain, target, s.authentic)
 		if err != nil {
 			return nil, err
 		}
@@ -275,8 +275,10 @@ func chainEvents(chain []*object.Commit, carried []receipt.Event, target *receip
 // first, what every Sponson receipt write introduced over the commit before
 // it (receipt.RecordIntroduced). A commit made by hand records nothing. A
 // root squash whose record cannot be read makes the answer unknown
-// (proven false), never an empty record.
-func provenance(chain []*tipState, target receipt.Target) (map[string]bool, bool, error) {
+// (proven false), never an empty record. Only commits authentic accepts
+// count (Store.authentic: with receipt keys, those under a valid MAC): a
+// receipt write or a root squash it refuses is taken as made by hand.
+func provenance(chain []*tipState, target receipt.Target, authentic func(*tipState) bool) (map[string]bool, bool, error) {
 	ids := map[string]bool{}
 	found := false
 	var before *receipt.Receipt
@@ -286,7 +288,7 @@ func provenance(chain []*tipState, target receipt.Target) (map[string]bool, bool
 		if err != nil {
 			r = nil // a damaged state introduces nothing
 		}
-		if i == len(chain)-1 {
+		if i == len(chain)-1 && authentic(t) {
 			sum, err := summaryOf(t)
 			if err != nil {
 				return nil, false, nil
@@ -300,7 +302,7 @@ func provenance(chain []*tipState, target receipt.Target) (map[string]bool, bool
 				continue
 			}
 		}
-		if ev, ok := commitEvent(t.commit); ok && ev.Operation != receipt.OpUnlock && ev.Target == target && r != nil {
+		if ev, ok := commitEvent(t.commit); ok && ev.Operation != receipt.OpUnlock && ev.Target == target && r != nil && authentic(t) {
 			receipt.RecordIntroduced(ids, before, r)
 			found = true
 		}

@@ -20,7 +20,8 @@
 // receipt writes and force-releases), Sponson-Receipt (on lease commits, the
 // commit that wrote the receipt: a receipt's Version), Sponson-Depth (the
 // commit's first-parent depth), Sponson-Squash (on a squash: the tip it
-// replaced), Sponson-Nonce.
+// replaced), Sponson-Nonce, and last, with Options.Keys (SPONSON_RECEIPT_KEY),
+// Sponson-MAC (sign.go, docs/adr/0011).
 //
 // Invariants:
 //   - Every mutation is ONE compare-and-swap on one ref, or one atomic push
@@ -61,6 +62,12 @@
 //     userinfo, the token and the password.
 //   - go-git's push outcomes are strings; classify (classify.go) is the one
 //     place that reads them.
+//   - Signed receipts (sign.go, docs/adr/0011): with Options.Keys every
+//     commit carries an HMAC-SHA256 over its branch, parents, tree, message
+//     and receipt/compacted bytes, and Recorded counts only commits whose
+//     MAC verifies under the current or the previous key; a forged,
+//     copied or differently keyed commit records nothing. Without keys,
+//     nothing is signed or verified.
 //   - Bounded branches (compact.go, docs/adr/0009): no tip reaches more than
 //     Options.MaxDepth commits (default 200). A write whose base is at the
 //     bound is made on a squash of the base (no parent, the base's tree plus

@@ -292,5 +292,5 @@ func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string
 	if err != nil {
 		return nil, false, err
 	}
-	return provenance(chain, target)
+	return provenance(chain, target, s.authentic)
 }

@@ -74,6 +74,10 @@ type Options struct {
 	// DefaultMaxDepth): a write that would pass it is made on a squash of
 	// the branch's history instead (compact.go, docs/adr/0009).
 	MaxDepth int
+	// Keys sign every commit the store makes and are the only ones whose
+	// commits Recorded counts (sign.go, docs/adr/0011); nil: no signing,
+	// and the history checks alone decide, as before signing.
+	Keys *receipt.Keys
 }
 
 // Store is the git-branch receipt.Store. It keeps nothing on disk: every
@@ -112,6 +116,7 @@ type Store struct {
 	filter atomic.Int32
 
 	maxDepth int
+	keys     *receipt.Keys // nil: commits are neither signed nor verified
 	// noRewrite: the remote refused a compaction's non-fast-forward push;
 	// for the rest of the store's life it writes the ordinary way.
 	noRewrite atomic.Bool
@@ -154,6 +159,8 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		rand:    opts.Rand,
 		tips:    map[plumbing.ReferenceName]plumbing.Hash{},
 		objects: newObjectCache(opts.CacheBytes),
+		keys:    opts.Keys,
+		secrets: opts.Keys.Secrets(), // never in a message, whatever happens
 	}
 	if opts.CacheBytes <= 0 {
 		s.objects = newObjectCache(DefaultCacheBytes)
