@@ -124,7 +124,7 @@ func TestSweepClosedGrowsWithClosed(t *testing.T) {
 // x-plan, its time over a steady plan's of one scope at the same number of
 // branches, timed beside it.
 //
-//	go test ./internal/costs -run '^$' -bench SweepAtScopes -benchtime 3x -count 3
+//	go test ./internal/costs -run '^$' -bench SweepAtScopes -benchtime 2x -count 1 -timeout 60m
 func BenchmarkSweepAtScopes(b *testing.B) {
 	for _, n := range []int{500, 2000, 10000} {
 		b.Run(fmt.Sprintf("scopes=%d", n), func(b *testing.B) {
