@@ -103,6 +103,12 @@ func TestPlanAtManyBranches(t *testing.T) {
 // refs as a hosting service keeps them.
 func seedScopes(tb testing.TB, w *world, n int) {
 	tb.Helper()
+	seedScopesFrom(tb, w, 1001, n)
+}
+
+// seedScopesFrom is seedScopes of pr-<first>, pr-<first+1>, ...
+func seedScopesFrom(tb testing.TB, w *world, first, n int) {
+	tb.Helper()
 	if n == 0 {
 		return
 	}
@@ -126,7 +132,7 @@ func seedScopes(tb testing.TB, w *world, n int) {
 		in.WriteString("\n")
 	}
 	for i := 0; i < n; i++ {
-		sc := fmt.Sprintf("pr-%d", 1001+i)
+		sc := fmt.Sprintf("pr-%d", first+i)
 		r, err := base.Clone()
 		if err != nil {
 			tb.Fatal(err)

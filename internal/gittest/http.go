@@ -19,6 +19,7 @@ type Server struct {
 	URL string
 
 	requests atomic.Int64
+	sent     atomic.Int64 // response body bytes written to clients
 	mu       sync.Mutex
 	log      []string
 	lose     int // pushes whose answer is lost
@@ -75,8 +76,9 @@ func Serve(t TB, dir string, opts ...Option) *Server {
 	if err != nil {
 		t.Fatalf("serve %s: %v", dir, err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		w := &countingWriter{ResponseWriter: rw, n: &s.sent}
 		s.mu.Lock()
 		s.log = append(s.log, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
 		s.mu.Unlock()
@@ -129,6 +131,30 @@ func ServeHTTP(t TB, dir string, opts ...Option) string {
 // Requests is the number of HTTP requests the server has received: the
 // ground truth for a client's round-trip count.
 func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// BytesSent is the number of response body bytes the server has sent
+// (ref advertisements, packfiles, push reports), before any transport
+// compression: what a client downloads from git.
+func (s *Server) BytesSent() int64 { return s.sent.Load() }
+
+// countingWriter adds the body bytes written through it to n.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	k, err := c.ResponseWriter.Write(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+// Flush passes a flush on (the CGI handler streams packfiles).
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
 
 // LoseNextAnswers makes the next n pushes (receive-pack requests) take
 // effect on the server while the client receives 502 Bad Gateway instead of

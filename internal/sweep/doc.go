@@ -29,4 +29,24 @@
 //   - GitHub is asked once per sweep for the open pull requests (when it
 //     can list them, OpenLister); a pull request among them is left alone
 //     for this sweep, and only the others are asked about one by one.
+//
+// Cost at the receipts remote (a git-branch store, Surveyor): a sweep
+// reads the ref listing once. Over it, one packfile request fetches every
+// scope branch's tip commit and tree without a blob (blob:none, where the
+// remote serves partial clones: a few hundred bytes a scope): the tree
+// says whether lock.json (a lease) and receipt.json are there, the
+// commit's time how long ago the branch was last written. From that and
+// GitHub's open pull requests alone the sweep decides which receipts it
+// must read (mustRead): a scope holding a lease (to report it, and to
+// leave it alone while live); a pull request's that is not open; a
+// branch scope's (its receipt names the branch to ask about); a scope
+// last written at least the retention ago and not an open pull
+// request's (a tombstone to prune is one of those). It reads them, with
+// their leases, in packfile requests of up to 500 tips on the same
+// listing, judges those scopes alone, and prunes from what it read (one
+// compare-and-swap push per 100 deletes). With nothing to do that is two
+// requests (the listing being the store's opening one) whatever the
+// number of scopes; each teardown then costs what a destroy costs
+// (docs/performance.md, "The sweep at many scopes"). Any other store is
+// swept scope by scope (Scopes, then a Read per scope judged).
 package sweep

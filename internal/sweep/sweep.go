@@ -177,6 +177,11 @@ func (s *Sweeper) log() *slog.Logger {
 // the error is the store's when its scopes cannot be listed at all.
 func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 	rep := Report{Repo: r.Name, Findings: []Finding{}}
+	if sv, ok := surveyorOf(r.Store); ok {
+		err := s.sweepSurveyed(ctx, r, sv, &rep)
+		sortFindings(rep.Findings)
+		return rep, err
+	}
 	refs, err := r.Store.Scopes(ctx)
 	if err != nil {
 		f := Finding{Repo: r.Name, Kind: StoreFailed, Why: "the receipt store's scopes cannot be listed", Error: errs.Coded(err).Message, Code: string(errs.CodeOf(err))}
@@ -201,7 +206,7 @@ func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 		go func(ref receipt.ScopeRef) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			for _, f := range s.judge(ctx, r, ref, open) {
+			for _, f := range s.judge(ctx, r, ref, open, nil) {
 				mu.Lock()
 				s.note(&rep, f)
 				mu.Unlock()
@@ -222,14 +227,20 @@ func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 			s.note(&rep, Finding{Repo: r.Name, Kind: StoreFailed, Why: "pruning tombstoned receipt branches failed", Error: errs.Coded(err).Message, Code: string(errs.CodeOf(err))})
 		}
 	}
-	sort.SliceStable(rep.Findings, func(i, j int) bool {
-		a, b := rep.Findings[i], rep.Findings[j]
+	sortFindings(rep.Findings)
+	return rep, nil
+}
+
+// sortFindings orders findings by environment and scope, keeping the
+// order of each scope's own.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
 		if a.Env != b.Env {
 			return a.Env < b.Env
 		}
 		return a.Scope < b.Scope
 	})
-	return rep, nil
 }
 
 func (s *Sweeper) note(rep *Report, f Finding) {
@@ -278,8 +289,10 @@ func (s *Sweeper) openPullRequests(ctx context.Context, r Repo, refs []receipt.S
 }
 
 // judge decides one scope: the findings it produced. open, when not nil,
-// holds the pull requests known to be open (openPullRequests).
-func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open map[int]bool) []Finding {
+// holds the pull requests known to be open (openPullRequests). read, when
+// not nil, is the scope's receipt as a batch read it (sweepSurveyed);
+// otherwise the store is asked.
+func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open map[int]bool, read *preRead) []Finding {
 	base := Finding{Repo: r.Name, Env: ref.Env, Scope: ref.Scope}
 	kind, id, err := scope.Parse(ref.Scope)
 	if err != nil || (kind != scope.KindPR && kind != scope.KindBranch) {
@@ -308,7 +321,12 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open 
 	if !ref.HasReceipt {
 		return out
 	}
-	rec, _, err := r.Store.Read(ctx, ref.Env, ref.Scope)
+	var rec *receipt.Receipt
+	if read != nil {
+		rec, err = read.rec, read.err
+	} else {
+		rec, _, err = r.Store.Read(ctx, ref.Env, ref.Scope)
+	}
 	if err != nil {
 		f := base
 		f.Kind, f.Why, f.Error, f.Code = StoreFailed, "the receipt cannot be read", errs.Coded(err).Message, string(errs.CodeOf(err))
@@ -319,13 +337,16 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open 
 	}
 	switch kind {
 	case scope.KindPR:
-		return append(out, s.judgePR(ctx, r, base, rec, id, open)...)
+		return append(out, s.judgePR(ctx, r, base, rec, id, open, rec)...)
 	default:
 		return append(out, s.judgeBranch(ctx, r, base, rec, open)...)
 	}
 }
 
-func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, id string, open map[int]bool) []Finding {
+// judgePR judges pull request id's scope from receipt rec (which, for a
+// branch scope in transit, is the branch scope's); own is the receipt of
+// base's scope when it was read (nil: the teardown reads it).
+func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, id string, open map[int]bool, own *receipt.Receipt) []Finding {
 	n := 0
 	for _, c := range id {
 		n = n*10 + int(c-'0')
@@ -377,7 +398,7 @@ func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receip
 		}
 		ts = &receipt.Tombstone{By: r.Actor, At: at.UTC(), HeadSHA: pr.HeadSHA}
 	}
-	res := TeardownEnv(ctx, r, base.Env, base.Scope, ts, pr.HeadSHA)
+	res := teardownEnv(ctx, r, base.Env, base.Scope, ts, pr.HeadSHA, own)
 	return []Finding{res.finding(base, k, why)}
 }
 
@@ -392,7 +413,7 @@ func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *re
 		}
 		pb := base
 		pb.Scope = rec.SupersededBy
-		out := s.judgePR(ctx, r, pb, rec, id, open)
+		out := s.judgePR(ctx, r, pb, rec, id, open, nil)
 		for i := range out {
 			if out[i].Kind == ClosedPR || out[i].Kind == RetryTeardown {
 				out[i].Kind = InTransit
@@ -427,7 +448,7 @@ func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *re
 		}
 		return nil
 	}
-	res := TeardownEnv(ctx, r, base.Env, base.Scope, nil, "")
+	res := teardownEnv(ctx, r, base.Env, base.Scope, nil, "", rec)
 	return []Finding{res.finding(base, BranchGone, "branch "+rec.Branch+" is gone and its scope still has "+plural(len(rec.Ledger), "resource"))}
 }
 

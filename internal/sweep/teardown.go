@@ -60,11 +60,20 @@ func Teardown(ctx context.Context, r Repo, sc string, ts *receipt.Tombstone, hea
 
 // TeardownEnv is Teardown in one environment.
 func TeardownEnv(ctx context.Context, r Repo, env, sc string, ts *receipt.Tombstone, headSHA string) EnvTeardown {
+	return teardownEnv(ctx, r, env, sc, ts, headSHA, nil)
+}
+
+// teardownEnv is TeardownEnv from receipt rec of the scope when the caller
+// has just read it (nil: it is read here). The destroy itself reads the
+// scope again under its lease.
+func teardownEnv(ctx context.Context, r Repo, env, sc string, ts *receipt.Tombstone, headSHA string, rec *receipt.Receipt) EnvTeardown {
 	res := EnvTeardown{Env: env, Scope: sc, Destroyed: []string{}, Forgotten: []string{}, Failed: []string{}}
-	rec, _, err := r.Store.Read(ctx, env, sc)
-	if err != nil {
-		res.Err = err
-		return res
+	if rec == nil {
+		var err error
+		if rec, _, err = r.Store.Read(ctx, env, sc); err != nil {
+			res.Err = err
+			return res
+		}
 	}
 	if rec != nil && len(rec.Ledger) == 0 && (ts == nil || rec.Closed != nil) && !pendingHandOver(ctx, r.Store, env, sc) {
 		res.Done = true

@@ -106,6 +106,12 @@
 // one commit, WriteRelease is
 // the final receipt and the release in one commit, and WriteAt records a
 // run that wrote nothing to a provider with one push and no lease.
+// A sweep (internal/sweep) starts from Survey: one listing and one
+// packfile of every scope tip's commit and tree without blobs (blob:none;
+// which store files each tip holds, and when it was written), reads the
+// scopes it must decide on with ReadSurveyed (one packfile request per 500
+// tips, on the survey's listing over HTTP), and prunes from those reads
+// with PruneSurveyed (no fetch of its own).
 // docs/performance.md has the measurements.
 //
 // Concurrency: a Store is safe for concurrent use; operations share only the

@@ -55,12 +55,7 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) ([]receipt.S
 		return nil, err
 	}
 	now := s.clock.Now()
-	type candidate struct {
-		ref   plumbing.ReferenceName
-		hash  plumbing.Hash
-		scope receipt.ScopeRef
-	}
-	var cands []candidate
+	var cands []pruneCandidate
 	for ref, h := range snap.refs {
 		_, target, _ := parseRef(ref.String())
 		t, err := stateAt(snap.st, ref, h, true)
@@ -78,8 +73,22 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) ([]receipt.S
 		if now.Sub(t.commit.Committer.When) < olderThan {
 			continue
 		}
-		cands = append(cands, candidate{ref: ref, hash: h, scope: receipt.ScopeRef{Env: target.Env, Scope: target.Scope, HasReceipt: true, Lease: l}})
+		cands = append(cands, pruneCandidate{ref: ref, hash: h, scope: receipt.ScopeRef{Env: target.Env, Scope: target.Scope, HasReceipt: true, Lease: l}})
 	}
+	return s.deleteBranches(ctx, cands)
+}
+
+// pruneCandidate is a scope branch judged prunable at tip hash.
+type pruneCandidate struct {
+	ref   plumbing.ReferenceName
+	hash  plumbing.Hash
+	scope receipt.ScopeRef
+}
+
+// deleteBranches deletes the candidates' branches, each only if still at
+// the tip it was judged at, up to pruneBatch per push, and returns the
+// scopes deleted, sorted.
+func (s *Store) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]receipt.ScopeRef, error) {
 	sort.Slice(cands, func(i, j int) bool { return cands[i].ref < cands[j].ref })
 
 	var pruned []receipt.ScopeRef

@@ -42,6 +42,7 @@ const (
 	fetchTips    fetchMode = iota // each matching tip's commit and tree (depth 1)
 	fetchHistory                  // each matching tip's whole history
 	fetchNone                     // nothing: the listing only
+	fetchShapes                   // each matching tip's commit and tree, no blob (depth 1, blob:none)
 )
 
 // fetch is one upload-pack session: the ref advertisement (one round trip),
@@ -142,15 +143,20 @@ func (s *Store) fetchAt(ctx context.Context, from *listing, match func(name stri
 			continue
 		}
 		seen[h] = true
-		if mode == fetchHistory || mode == fetchTips && !complete(snap.st, h) {
+		switch {
+		case mode == fetchHistory, mode == fetchTips && !complete(snap.st, h):
 			wants = append(wants, h)
+		case mode == fetchShapes:
+			if _, ok := treeOf(snap.st, h); !ok {
+				wants = append(wants, h)
+			}
 		}
 	}
 	if len(wants) == 0 {
 		return snap, nil
 	}
 	req.Wants = wants
-	if mode == fetchTips || depth > 0 {
+	if mode == fetchTips || mode == fetchShapes || depth > 0 {
 		req.Depth = packp.DepthCommits(max(depth, 1))
 		if err := req.Capabilities.Set(capability.Shallow); err != nil {
 			return nil, errs.Wrap(err, errs.INTERNAL, "request a shallow fetch")
@@ -163,6 +169,11 @@ func (s *Store) fetchAt(ctx context.Context, from *listing, match func(name stri
 		// downloaded (file then says the store file it stood for is
 		// too large). docs/adr/0010.
 		req.Filter = packp.FilterBlobLimit(receipt.MaxBytes+1, packp.BlobLimitPrefixNone)
+		if mode == fetchShapes {
+			// The shapes of the tips only: which store files each
+			// tree holds, and the commits (their times, trailers).
+			req.Filter = packp.FilterBlobNone()
+		}
 		if err := req.Capabilities.Set(capability.Filter); err != nil {
 			return nil, errs.Wrap(err, errs.INTERNAL, "request a filtered fetch")
 		}
