@@ -479,7 +479,7 @@ func (a *act) loadPlan() {
 			WithHint("Check the plan input (default release.plan.yaml) and working_directory, and that the workflow checks the repository out (actions/checkout) before this step.")
 		return
 	}
-	p, err := plan.Parse(a.in.Plan, src)
+	p, err := plan.ParseContext(a.ctx, a.in.Plan, src)
 	if err != nil {
 		a.planErr = err
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -205,13 +206,18 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 	}
 	for _, ls := range r.lines {
 		sl, ok := ls.pl.op.(adapter.ScopeLister)
-		if !ok || ls.req.Params == nil || len(ls.pending) > 0 {
-			// A line waiting on another's output has no scope to list yet.
+		if !ok || ls.req.Params == nil || len(ls.pending) > 0 || ls.err != nil {
+			// A line waiting on another's output has no scope to list yet;
+			// a line whose read failed says why in its own error (a wrong
+			// provider id answers the listing with the same 404).
 			continue
 		}
 		listed, err := sl.ListScope(adapter.WithReadCache(ctx, r.reads, ls.parent), ls.req)
 		if err != nil {
-			r.warn(errs.CodeOf(err), "line %q: could not list what exists for unmanaged drift: %v", ls.pl.id, r.e.redactor().Error(err))
+			code := errs.CodeOf(err)
+			// The warning carries the code; its text does not repeat it.
+			text := strings.TrimPrefix(r.e.redactor().Error(err).Error(), string(code)+": ")
+			r.warn(code, "line %q: could not list what exists for unmanaged drift: %s", ls.pl.id, text)
 			continue
 		}
 		keys := ls.declared()

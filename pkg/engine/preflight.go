@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"sort"
 
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/redact"
 	"github.com/sponson/apply/pkg/scope"
 )
 
@@ -47,6 +51,7 @@ func (e *Engine) preflight(ctx context.Context, p *plan.Plan, c scope.Ctx, o Opt
 		bad = e.validateAll(pr)
 	} else {
 		rs, bad = e.resolveAll(ctx, pr)
+		bad = append(bad, refuseStructural(pr, rs)...)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, errs.Wrap(err, errs.INTERRUPTED, "the run was interrupted while its secrets were read; nothing was written")
@@ -131,4 +136,121 @@ func (e *Engine) Check(p *plan.Plan, c scope.Ctx, env string) error {
 func (e *Engine) CheckForm(p *plan.Plan, c scope.Ctx, env string) error {
 	_, err := e.preflight(context.Background(), p, c, Options{Env: env}, true)
 	return err
+}
+
+// structural is one name the run records as it is (see redactHeader in
+// recorder.go): what it is, for messages that must not print it, the line
+// it belongs to, if any, and its text.
+type structural struct {
+	what, line, text string
+}
+
+// structuralNames are the names pr's run will record before any output is
+// known: the env, the scope, the branch, the repository, every line id,
+// every string of the lines' provider blocks and literal parameters (the
+// ledger's keys are made of these), and the parent identities the ops can
+// tell from them.
+func structuralNames(pr *prepared) []structural {
+	out := []structural{
+		{what: "the environment's name", text: pr.env},
+		{what: "the scope's name", text: pr.scope},
+		{what: "the branch's name", text: pr.run.Branch},
+		{what: "the repository's name", text: pr.run.Repo},
+	}
+	for _, pl := range pr.lines {
+		out = append(out, structural{what: "a line id", line: pl.id, text: pl.id})
+		walkStrings(map[string]any(pl.provider), "providers."+pl.spec.Adapter, func(path, s string) {
+			out = append(out, structural{what: "the provider block's " + path, line: pl.id, text: s})
+		})
+		walkStrings(pl.params, "with", func(path, s string) {
+			out = append(out, structural{what: "the literal parameter " + path, line: pl.id, text: s})
+		})
+		if id := parentOf(pl); id != "" {
+			out = append(out, structural{what: "the identity of the parent object the line locks", line: pl.id, text: id})
+		}
+	}
+	return out
+}
+
+// parentOf is the identity of the shared object pl's op locks (LockOn),
+// when the op can tell it from the line's literal parameters and its
+// provider block, as most do (a list, an application); "" when it
+// cannot before the run resolves the line. LockOn is pure; one that
+// does not expect unresolved parameters gives nothing here.
+func parentOf(pl *pline) (id string) {
+	lk, ok := pl.op.(adapter.ParentLocker)
+	if !ok {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			id = ""
+		}
+	}()
+	return lk.LockOn(pl.params, pl.provider)
+}
+
+// walkStrings calls f with every string leaf of v and its dotted path;
+// markers (pending outputs, secrets, keep) are not literals.
+func walkStrings(v any, path string, f func(path, s string)) {
+	switch x := v.(type) {
+	case string:
+		f(path, x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkStrings(x[k], path+"."+k, f)
+		}
+	case []any:
+		for i, e := range x {
+			walkStrings(e, fmt.Sprintf("%s[%d]", path, i), f)
+		}
+	}
+}
+
+// refuseStructural refuses every resolved secret whose value is, or
+// occurs in (in any form the redactor masks), a name the run records as
+// it is. Names are structure, never masked (a masked scope files the
+// receipt under "***"; a masked key loses the resource it names), so such
+// a secret would reach receipts and logs in clear. The refusal comes with
+// the preflight's others, before the first lease, read or write. A value
+// too short or too common to be masked (SHORT_SECRET) masks nothing and is
+// not refused. The messages name what collides, never its text.
+func refuseStructural(pr *prepared, rs *resolvedSecrets) errs.List {
+	if rs == nil || len(rs.values) == 0 {
+		return nil
+	}
+	names := structuralNames(pr)
+	var list errs.List
+	for _, ref := range pr.secretRefs {
+		v, ok := rs.values[ref]
+		if !ok {
+			continue
+		}
+		one := redact.New()
+		if ws := one.Register(v, ref); len(ws) > 0 || one.Len() == 0 {
+			continue
+		}
+		for _, n := range names {
+			if n.text == "" || one.String(n.text) == n.text {
+				continue
+			}
+			x := errs.New(errs.SECRET_IN_STRUCTURE, "the secret %s is, or occurs in, %s, which Sponson records as it is in receipts, file names and output; nothing was written", ref, n.what).
+				WithHint("Give %s a value of its own (and rotate it), or rename what it collides with; a value that is public in the plan or the event is not a secret.", ref).
+				With("secret", ref)
+			if n.line != "" {
+				x = x.With("line", n.line)
+			}
+			if use := pr.secretAt[ref]; !use.pos.IsZero() {
+				x.Pos = use.pos
+			}
+			list = append(list, x)
+			break
+		}
+	}
+	return list
 }

@@ -277,13 +277,13 @@ func (c *recorder) redacted(w *receipt.Receipt) (*receipt.Receipt, error) {
 // parts is the cache of a receipt's redacted parts, each kept under the
 // JSON of the part it was redacted from: a part whose JSON is unchanged
 // and was redacted under the redactor's current generation is redacted
-// already. The redactor masks JSON string by string (keys included), so
-// each member of the receipt redacts alone as it does within the whole;
-// the names of the lines' object are redacted together (Redactor.Keys),
-// as JSON names the members of one object. When the redactor learns a
-// secret, a part is kept only if Redactor.Since says the new forms cannot
-// occur in it. Each assembly keeps only the parts it used, so the cache
-// holds one receipt's worth.
+// already. Redaction touches a receipt's values only (see redactHeader):
+// its structure — env, scope, run ids, line ids, keys, ids, codes — is
+// stored as it is, whatever secret is registered, so each member redacts
+// alone as it does within the whole. When the redactor learns a secret, a
+// part is kept only if Redactor.Since says the new forms cannot occur in
+// it. Each assembly keeps only the parts it used, so the cache holds one
+// receipt's worth.
 type parts struct {
 	gen     uint64
 	header  map[string]receipt.Receipt
@@ -307,7 +307,7 @@ func (p *parts) assemble(rd *redact.Redactor, w *receipt.Receipt) (*receipt.Rece
 
 	head := *w
 	head.Lines, head.Ledger, head.History = nil, nil, nil
-	out, err := redactPart(c, p.header, &next.header, head)
+	out, err := redactPart(c, p.header, &next.header, head, redactHeader)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (p *parts) assemble(rd *redact.Redactor, w *receipt.Receipt) (*receipt.Rece
 	if out.Ledger != nil {
 		out.Ledger = make(receipt.Ledger, 0, len(w.Ledger))
 		for _, en := range w.Ledger {
-			red, err := redactPart(c, p.entries, &next.entries, en)
+			red, err := redactPart(c, p.entries, &next.entries, en, redactEntry)
 			if err != nil {
 				return nil, err
 			}
@@ -330,18 +330,17 @@ func (p *parts) assemble(rd *redact.Redactor, w *receipt.Receipt) (*receipt.Rece
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
-		names := rd.Keys(ids)
 		out.Lines = make(map[string]receipt.LineResult, len(ids)) // not the cached header's
-		for i, id := range ids {
-			red, err := redactPart(c, p.lines, &next.lines, w.Lines[id])
+		for _, id := range ids {
+			red, err := redactPart(c, p.lines, &next.lines, w.Lines[id], redactLine)
 			if err != nil {
 				return nil, err
 			}
-			out.Lines[names[i]] = red
+			out.Lines[id] = red
 		}
 	}
 	if out.History != nil && len(w.History) > 0 {
-		red, err := redactPart(c, p.history, &next.history, w.History)
+		red, err := redactPart(c, p.history, &next.history, w.History, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -360,10 +359,12 @@ type partCache struct {
 	clean *redact.Since
 }
 
-// redactPart is v redacted, from cache when v's JSON is there and still
-// redacts the same; what it returns is kept in *next. Errors: INTERNAL
-// when v does not encode.
-func redactPart[T any](c partCache, cache map[string]T, next *map[string]T, v any) (T, error) {
+// redactPart is v redacted by values, from cache when v's JSON is there
+// and still redacts the same; what it returns is kept in *next. v goes
+// through its JSON and back either way, so a part reads the same whether
+// redaction changed it or not. values (nil: the part is all structure)
+// redacts the decoded part. Errors: INTERNAL when v does not encode.
+func redactPart[T any](c partCache, cache map[string]T, next *map[string]T, v any, values func(*redact.Redactor, *T) error) (T, error) {
 	var out T
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -377,15 +378,78 @@ func redactPart[T any](c partCache, cache map[string]T, next *map[string]T, v an
 		(*next)[key] = red
 		return red, nil
 	}
-	b := raw
-	if !c.clean.Unchanged(raw) {
-		if b, err = c.rd.RawJSON(raw); err != nil {
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, errs.Wrap(err, errs.INTERNAL, "a receipt part does not decode")
+	}
+	if values != nil && !c.clean.Unchanged(raw) {
+		if err := values(c.rd, &out); err != nil {
 			return out, err
 		}
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return out, errs.Wrap(err, errs.INTERNAL, "a redacted receipt does not decode")
-	}
 	(*next)[key] = out
 	return out, nil
+}
+
+// The receipt's values, which redaction masks, are its free text (line
+// errors, warnings, the names of who approved, closed or held a lease)
+// and its outputs. Everything else is structure, stored as it is: the
+// env, the scope, the branch, run ids, line ids, ledger keys, ids,
+// provider blocks, hashes, fingerprints, statuses and codes. A secret that
+// is, or occurs in, a name the run knows before it starts is refused then
+// (SECRET_IN_STRUCTURE, see refuseStructural), so no secret reaches the
+// structure through a name; rewriting a name instead would file the
+// receipt under another scope or lose the resource it identifies.
+
+func redactHeader(rd *redact.Redactor, r *receipt.Receipt) error {
+	r.ApprovedBy = rd.String(r.ApprovedBy)
+	if r.Closed != nil {
+		t := *r.Closed
+		t.By = rd.String(t.By)
+		r.Closed = &t
+	}
+	if r.LockPreempted != nil {
+		l := *r.LockPreempted
+		if err := redactLease(rd, &l); err != nil {
+			return err
+		}
+		r.LockPreempted = &l
+	}
+	for i := range r.Warnings {
+		r.Warnings[i].Message = rd.String(r.Warnings[i].Message)
+	}
+	return nil
+}
+
+func redactLine(rd *redact.Redactor, lr *receipt.LineResult) error {
+	lr.Error = rd.String(lr.Error)
+	return redactOutputs(rd, lr.Outputs)
+}
+
+func redactEntry(rd *redact.Redactor, en *receipt.LedgerEntry) error {
+	return redactOutputs(rd, en.Outputs)
+}
+
+// redactOutputs masks each output's value in place (its JSON strings);
+// the names of the outputs are structure.
+func redactOutputs(rd *redact.Redactor, outs map[string]any) error {
+	for name, v := range outs {
+		b, err := rd.JSON(v)
+		if err != nil {
+			return err
+		}
+		var red any
+		if err := json.Unmarshal(b, &red); err != nil {
+			return errs.Wrap(err, errs.INTERNAL, "a redacted output does not decode")
+		}
+		outs[name] = red
+	}
+	return nil
+}
+
+// redactLease masks the free text of a lease recorded in a receipt (the
+// holder's host and actor); its target, holder and run ids are structure.
+func redactLease(rd *redact.Redactor, l *receipt.Lease) error {
+	l.Owner.Host = rd.String(l.Owner.Host)
+	l.Owner.Actor = rd.String(l.Owner.Actor)
+	return nil
 }

@@ -36,6 +36,7 @@ const (
 	CREDENTIAL_MISSING Code = "CREDENTIAL_MISSING"
 
 	SECRET_UNRESOLVED    Code = "SECRET_UNRESOLVED"
+	SECRET_IN_STRUCTURE  Code = "SECRET_IN_STRUCTURE"
 	DRIFT_CHANGED        Code = "DRIFT_CHANGED"
 	OWNED_BY_OTHER_SCOPE Code = "OWNED_BY_OTHER_SCOPE"
 
@@ -138,6 +139,7 @@ var Table = []Info{
 	{SCOPE_CLOSED, ExitRefused, false, "scope", "The scope was destroyed when its pull request closed.", "Pass --reopen to apply to a closed scope on purpose."},
 
 	{SECRET_UNRESOLVED, ExitFailed, false, "line", "A secret reference could not be resolved (missing or empty).", "Set the environment variable or create the file the reference names."},
+	{SECRET_IN_STRUCTURE, ExitRefused, false, "line", "A secret's value is, or occurs in, a name Sponson records as is: the scope, the environment, the branch, a line id, the run id, a provider block or a literal parameter (a resource's key is made of these). Names are never masked, so the secret would be written to receipts and logs.", "Give the secret a value of its own (rotate it), or rename what it collides with; a value that is public in the plan is not a secret, so do not reference it as one."},
 	{DRIFT_CHANGED, ExitFailed, false, "line", "A resource was changed outside Sponson since the last apply.", "Review the change; run apply with --reconcile to accept it, or revert it in the provider's console."},
 	{OWNED_BY_OTHER_SCOPE, ExitFailed, false, "line", "Another scope of this environment manages the resource.", "Give the resource a name that includes ${ctx.scope}, or destroy the other scope first."},
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/sponson/apply/pkg/errs"
 	"runtime"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sponson/apply/pkg/errs"
 )
 
 // bigCtxPlan is a plan of about size bytes whose one string parameter
@@ -78,5 +80,31 @@ func TestParseObservesCancellation(t *testing.T) {
 	cancel()
 	if _, err := ParseContext(done, "release.plan.yaml", []byte(b.String())); errs.CodeOf(err) != errs.INTERRUPTED {
 		t.Errorf("ParseContext with a done context: %v", err)
+	}
+}
+
+// Decoding the YAML itself stops at a cancel: a signal that arrives while
+// a large file is decoded ends the decoding at the next read of the file,
+// with no tree built.
+func TestDecodeObservesCancellation(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nchanges:\n")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "  - { id: l%d, adapter: fake, op: object, name: \"${ctx.repo}-%d\" }\n", i, i)
+	}
+	ctx := &stopAfter{Context: context.Background(), n: 3}
+	p := &parser{file: "release.plan.yaml", active: map[*yaml.Node]bool{}, ctx: ctx}
+	if root := p.decode([]byte(b.String())); root != nil {
+		t.Fatalf("the file was decoded whole after the cancel (%d looks)", ctx.looks)
+	}
+	if !errors.Is(p.stopped, context.Canceled) || len(p.errs) != 0 {
+		t.Fatalf("stopped %v, errors %v", p.stopped, p.errs)
+	}
+	if ctx.looks != ctx.n {
+		t.Errorf("the decoder looked at its context %d times, want it to stop at the first look after the cancel (%d)", ctx.looks, ctx.n)
+	}
+	ctx = &stopAfter{Context: context.Background(), n: 3}
+	if pl, err := ParseContext(ctx, "release.plan.yaml", []byte(b.String())); pl != nil || errs.CodeOf(err) != errs.INTERRUPTED || !errors.Is(err, context.Canceled) {
+		t.Fatalf("ParseContext cancelled while decoding: %v (%s)", err, errs.CodeOf(err))
 	}
 }

@@ -28,9 +28,15 @@ func (p *parser) decode(src []byte) (root *yaml.Node) {
 			root = nil
 		}
 	}()
-	dec := yaml.NewDecoder(bytes.NewReader(src))
+	// The YAML library reads src a few hundred bytes at a time: each read
+	// looks at the context, so a signal stops a large file's decoding
+	// within one read, not after the whole file.
+	dec := yaml.NewDecoder(&ctxReader{p: p, r: bytes.NewReader(src)})
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
+		if p.stopped != nil {
+			return nil
+		}
 		if errors.Is(err, io.EOF) {
 			p.empty()
 		} else {
@@ -40,6 +46,8 @@ func (p *parser) decode(src []byte) (root *yaml.Node) {
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
+	case p.stopped != nil:
+		return nil
 	case errors.Is(err, io.EOF):
 	case err != nil:
 		p.yamlError(err, src)
@@ -369,4 +377,21 @@ func (p *parser) str(n *yaml.Node, what string) (string, bool) {
 		return "", false
 	}
 	return t.Value, true
+}
+
+// ctxReader is src as the YAML decoder reads it, stopping at the first
+// read after the parser's context is done (the parser's stopped is set).
+type ctxReader struct {
+	p *parser
+	r io.Reader
+}
+
+func (c *ctxReader) Read(b []byte) (int, error) {
+	if c.p.ctx != nil {
+		if err := c.p.ctx.Err(); err != nil {
+			c.p.stopped = err
+			return 0, err
+		}
+	}
+	return c.r.Read(b)
 }

@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+// notePlan is basicPlan's lines and one more whose field is the
+// candidate value: a secret reference, or the same value as a literal
+// (the run in which the value is no secret). It runs last, so the fake
+// cloud numbers the ids alike in every run.
+const notePlan = `
+version: 1
+providers:
+  fake: { project: p1 }
+changes:
+  - id: db
+    adapter: fake
+    op: object
+    name: db-${ctx.scope}
+    fields: { size: 1 }
+  - id: app
+    adapter: fake
+    op: object
+    name: app-${ctx.scope}
+    fields:
+      db_url: { from: db.url }
+  - id: cb
+    adapter: fake
+    op: item
+    list: callbacks
+    item: { from: app.url }
+  - id: note
+    adapter: fake
+    op: object
+    name: note-${ctx.scope}
+    depends_on: [cb]
+    fields:
+      label: %s
+`
+
+func notePlanWith(t *testing.T, label string) string {
+	t.Helper()
+	return fmt.Sprintf(notePlan, label)
+}
+
+// structureOf is r without its values (free text, outputs): what
+// redaction may change. The rest must be what a run without the secret
+// stores, byte for byte.
+func structureOf(t *testing.T, r *receipt.Receipt) string {
+	t.Helper()
+	c, err := r.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Warnings = nil
+	for id, lr := range c.Lines {
+		lr.Error, lr.Outputs = "", nil
+		c.Lines[id] = lr
+	}
+	for i := range c.Ledger {
+		c.Ledger[i].Outputs = nil
+	}
+	b, err := json.MarshalIndent(c, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// receiptStrings are the strings of r's structure and outputs: the
+// secret values a hostile or unlucky configuration could choose.
+func receiptStrings(r *receipt.Receipt) []string {
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" {
+			seen[s] = true
+		}
+	}
+	add(r.Env)
+	add(r.Scope)
+	add(r.RunID)
+	add(r.Branch)
+	add(r.SHA)
+	for id, lr := range r.Lines {
+		add(id)
+		for _, k := range lr.Resources {
+			add(k)
+		}
+		for _, v := range lr.Outputs {
+			if s, ok := v.(string); ok {
+				add(s)
+			}
+		}
+	}
+	for _, en := range r.Ledger {
+		add(en.Key)
+		add(en.ID)
+		add(en.Parent)
+		add(en.Line)
+		if _, u, ok := strings.Cut(en.Key, ":callbacks:"); ok {
+			add(u) // the callback's URL
+		}
+		for _, v := range en.Outputs {
+			if s, ok := v.(string); ok {
+				add(s)
+			}
+		}
+	}
+	for _, h := range r.History {
+		add(h.RunID)
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runNote applies notePlan with label in a world of its own.
+func runNote(t *testing.T, label string, env map[string]string) (*world, *RunResult, error) {
+	t.Helper()
+	w := newWorld(t)
+	for k, v := range env {
+		w.env[k] = v
+	}
+	res, err := w.apply(mustPlan(t, notePlanWith(t, label)), prCtx(8), Options{})
+	return w, res, err
+}
+
+// Redaction touches values, never structure: for secret values drawn
+// from the receipt's own names (env, scope, run id, line ids, keys, ids,
+// parents, callback URLs, outputs), apply either refuses with
+// SECRET_IN_STRUCTURE before any lease, read or write, or completes and
+// stores a receipt whose structure is byte-identical to the run in which
+// the value is no secret; destroy then deletes everything the run made.
+func TestPropertySecretsNeverRewriteStructure(t *testing.T) {
+	base, res, err := runNote(t, `"a plain label value"`, nil)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, dump(res))
+	}
+	candidates := receiptStrings(base.stored(prCtx(8)))
+	if len(candidates) < 10 {
+		t.Fatalf("test is vacuous: %v", candidates)
+	}
+	// A seeded draw, so that a failure replays; every candidate is also
+	// tried with surrounding whitespace, which the redactor trims.
+	rnd := rand.New(rand.NewPCG(19, 3))
+	rnd.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+	var refused, completed int
+	for i, v := range candidates {
+		if rnd.IntN(4) == 0 {
+			v = " " + v + "\n"
+		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			lit, _ := json.Marshal(v)
+			plain, pres, perr := runNote(t, string(lit), nil)
+			if perr != nil {
+				t.Fatalf("the run without the secret failed: %v\n%s", perr, dump(pres))
+			}
+			w, res, err := runNote(t, `{ secret: "env://NOTE" }`, map[string]string{"NOTE": v})
+			if err != nil {
+				if errs.CodeOf(err) != errs.SECRET_IN_STRUCTURE {
+					t.Fatalf("secret %q: %s: %v\n%s", v, errs.CodeOf(err), err, dump(res))
+				}
+				if n := writes(w.cloud); n != 0 {
+					t.Fatalf("secret %q refused after %d provider writes", v, n)
+				}
+				if r, _, rerr := w.store.Read(context.Background(), "preview", "pr-8"); rerr != nil || r != nil {
+					t.Fatalf("secret %q refused, but the store holds %v (%v)", v, r, rerr)
+				}
+				if strings.Contains(err.Error(), strings.TrimSpace(v)) {
+					t.Fatalf("the refusal prints the secret: %v", err)
+				}
+				refused++
+				return
+			}
+			completed++
+			got, want := structureOf(t, w.stored(prCtx(8))), structureOf(t, plain.stored(prCtx(8)))
+			if got != want {
+				t.Fatalf("secret %q rewrote the receipt's structure:\ngot  %s\nwant %s", v, got, want)
+			}
+			if _, err := w.eng.Destroy(context.Background(), prCtx(8), Options{}); err != nil {
+				t.Fatalf("destroy: %v", err)
+			}
+			if left := w.cloud.Keys(); len(left) != 0 {
+				t.Fatalf("secret %q: destroy left %v", v, left)
+			}
+		})
+	}
+	if refused == 0 || completed == 0 {
+		t.Fatalf("test is vacuous: %d refused, %d completed", refused, completed)
+	}
+}
+
+// Reproducers: a secret equal to the scope's name refused before any
+// write (it filed the unsaved receipt under "***" and failed INTERNAL); a
+// secret equal to a callback URL leaves the ledger key as it is, so
+// destroy deletes the callback.
+func TestSecretEqualToScopeIsRefusedBeforeAnyIO(t *testing.T) {
+	w, res, err := runNote(t, `{ secret: "env://NOTE" }`, map[string]string{"NOTE": "pr-8"})
+	if errs.CodeOf(err) != errs.SECRET_IN_STRUCTURE || errs.CodeOf(err).Exit() != errs.ExitRefused {
+		t.Fatalf("want SECRET_IN_STRUCTURE, got %v\n%s", err, dump(res))
+	}
+	if n := writes(w.cloud); n != 0 {
+		t.Fatalf("%d provider writes", n)
+	}
+	if ents, _ := os.ReadDir(w.eng.UnsavedDir); len(ents) != 0 {
+		t.Fatalf("an unsaved receipt was filed: %v", ents)
+	}
+	if !strings.Contains(err.Error(), "the scope's name") || !strings.Contains(err.Error(), "env://NOTE") {
+		t.Fatalf("the refusal does not say what collides: %v", err)
+	}
+}
+
+func TestSecretEqualToACallbackKeepsTheLedgerKey(t *testing.T) {
+	base, res, err := runNote(t, `"a plain label value"`, nil)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, dump(res))
+	}
+	var url string
+	for _, k := range ledgerKeys(base.stored(prCtx(8))) {
+		if _, u, ok := strings.Cut(k, ":callbacks:"); ok {
+			url = u
+		}
+	}
+	if url == "" {
+		t.Fatal("no callback in the ledger")
+	}
+	w, res, err := runNote(t, `{ secret: "env://NOTE" }`, map[string]string{"NOTE": url})
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, dump(res))
+	}
+	keys := ledgerKeys(w.stored(prCtx(8)))
+	if !slices.Contains(keys, "item:p1:callbacks:"+url) {
+		t.Fatalf("the callback's key was rewritten: %v", keys)
+	}
+	if _, err := w.eng.Destroy(context.Background(), prCtx(8), Options{}); err != nil {
+		t.Fatalf("destroy: %v", err)
+	}
+	if left := w.cloud.Keys(); len(left) != 0 {
+		t.Fatalf("destroy left %v", left)
+	}
+}
