@@ -12,7 +12,7 @@ import (
 	"github.com/sponson/apply/pkg/receipt"
 )
 
-// Signed commits (docs/adr/0011-receipt-signing.md). With Options.Keys,
+// Signed commits (docs/adr/0012-receipt-signing.md). With Options.Keys,
 // every commit the store makes carries, as its last trailer,
 //
 //	Sponson-MAC: hmac-sha256 <key id> <hex>

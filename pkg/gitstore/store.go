@@ -75,7 +75,7 @@ type Options struct {
 	// the branch's history instead (compact.go, docs/adr/0009).
 	MaxDepth int
 	// Keys sign every commit the store makes and are the only ones whose
-	// commits Recorded counts (sign.go, docs/adr/0011); nil: no signing,
+	// commits Recorded counts (sign.go, docs/adr/0012); nil: no signing,
 	// and the history checks alone decide, as before signing.
 	Keys *receipt.Keys
 }

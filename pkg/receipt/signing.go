@@ -9,7 +9,7 @@ import (
 	"github.com/sponson/apply/pkg/errs"
 )
 
-// Receipt signing (docs/adr/0011-receipt-signing.md). With
+// Receipt signing (docs/adr/0012-receipt-signing.md). With
 // SPONSON_RECEIPT_KEY set — one secret the Action, the bot and the CLI
 // share — a store that supports it puts a MAC on every write it makes, over
 // what the write records, and proves (Provenance) only what writes under a
