@@ -206,10 +206,12 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 	}
 	for _, ls := range r.lines {
 		sl, ok := ls.pl.op.(adapter.ScopeLister)
-		if !ok || ls.req.Params == nil || len(ls.pending) > 0 || ls.err != nil {
+		if !ok || ls.req.Params == nil || len(ls.pending) > 0 || ls.live == nil {
 			// A line waiting on another's output has no scope to list yet;
-			// a line whose read failed says why in its own error (a wrong
-			// provider id answers the listing with the same 404).
+			// a line whose read failed (no live state) says why in its own
+			// error (a wrong
+			// provider id answers the listing with the same 404). A line
+			// blocked by drift was read, and lists as any other.
 			continue
 		}
 		listed, err := sl.ListScope(adapter.WithReadCache(ctx, r.reads, ls.parent), ls.req)
