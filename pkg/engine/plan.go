@@ -209,9 +209,8 @@ func (r *run) unmanaged(ctx context.Context) []Drift {
 		if !ok || ls.req.Params == nil || len(ls.pending) > 0 || ls.live == nil {
 			// A line waiting on another's output has no scope to list yet;
 			// a line whose read failed (no live state) says why in its own
-			// error (a wrong
-			// provider id answers the listing with the same 404). A line
-			// blocked by drift was read, and lists as any other.
+			// error (a wrong provider id answers the listing with the same
+			// 404). A line blocked by drift was read, and lists as any other.
 			continue
 		}
 		listed, err := sl.ListScope(adapter.WithReadCache(ctx, r.reads, ls.parent), ls.req)
