@@ -145,14 +145,13 @@ func TestUnreadableLeasesAreReported(t *testing.T) {
 
 // Recorded knows what Sponson's own writes introduced as intents, not what
 // a hand-made commit added, even after Sponson carried it forward.
-func TestRecordedIgnoresHandEdits(t *testing.T) {
-	t.Parallel()
-	r := newRemote(t, "file")
-	s := newStore(t, r.url, receipt.SystemClock{})
+// recordCreate records, as Sponson does under a lease of run-1, the
+// intent and then the create of the ledger entry key in target's receipt.
+func recordCreate(t *testing.T, s *Store, target receipt.Target, key string) *receipt.Receipt {
+	t.Helper()
 	ctx := context.Background()
-	target := receipt.ScopeTarget("preview", "pr-504")
 	l := mustLease(t, s, target, "run-1", time.Minute)
-	rc := newReceipt("preview", "pr-504", "run-1", "mine")
+	rc := newReceipt(target.Env, target.Scope, "run-1", key)
 	rc.Ledger[0].CreatedBy = receipt.CreatedByIntent
 	if err := s.Write(ctx, rc, l); err != nil {
 		t.Fatal(err)
@@ -164,6 +163,16 @@ func TestRecordedIgnoresHandEdits(t *testing.T) {
 	if err := s.Release(ctx, l); err != nil {
 		t.Fatal(err)
 	}
+	return rc
+}
+
+func TestRecordedIgnoresHandEdits(t *testing.T) {
+	t.Parallel()
+	r := newRemote(t, "file")
+	s := newStore(t, r.url, receipt.SystemClock{})
+	ctx := context.Background()
+	target := receipt.ScopeTarget("preview", "pr-504")
+	rc := recordCreate(t, s, target, "mine")
 	forged := newReceipt("preview", "pr-504", "run-1", "mine", "theirs")
 	forged.Ledger[1].CreatedBy = receipt.CreatedByIntent
 	data, err := receipt.Encode(forged)
@@ -172,7 +181,7 @@ func TestRecordedIgnoresHandEdits(t *testing.T) {
 	}
 	hostilePush(t, r.dir, "sponson-receipts/preview/pr-504", map[string][]byte{receipt.ReceiptFile: data})
 	// A Sponson run carries the forged entry forward.
-	l = mustLease(t, s, target, "run-2", time.Minute)
+	l := mustLease(t, s, target, "run-2", time.Minute)
 	got, _, err := s.Read(ctx, "preview", "pr-504")
 	if err != nil {
 		t.Fatal(err)

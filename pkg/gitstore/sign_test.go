@@ -59,19 +59,7 @@ func TestRecordedTrustsOnlySignedCommits(t *testing.T) {
 	ctx := context.Background()
 	target := receipt.ScopeTarget("preview", "pr-77")
 	branch := "sponson-receipts/preview/pr-77"
-	l := mustLease(t, s, target, "run-1", time.Minute)
-	rc := newReceipt("preview", "pr-77", "run-1", "mine")
-	rc.Ledger[0].CreatedBy = receipt.CreatedByIntent
-	if err := s.Write(ctx, rc, l); err != nil {
-		t.Fatal(err)
-	}
-	rc.Ledger[0].CreatedBy = receipt.CreatedBySponson
-	if err := s.Write(ctx, rc, l); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Release(ctx, l); err != nil {
-		t.Fatal(err)
-	}
+	recordCreate(t, s, target, "mine")
 	// Every commit Sponson made carries the MAC, last.
 	for _, body := range strings.Split(gittest.Run(t, r.dir, "log", "--format=%B%x00", "refs/heads/"+branch), "\x00") {
 		if body = strings.TrimSpace(body); body != "" && !strings.Contains(body, "\n"+trailerMAC+"hmac-sha256 ") {
