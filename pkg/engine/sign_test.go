@@ -13,7 +13,6 @@ import (
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
-	"github.com/sponson/apply/pkg/scope"
 )
 
 const (
@@ -67,21 +66,10 @@ func forgeCommit(t *testing.T, bare, branch string, data []byte) {
 func TestSignedDestroyDeletesOnlyWhatSignedWritesRecorded(t *testing.T) {
 	w, _, dir := gitWorld(t)
 	w.useKey(t, dir, receiptKey)
-	cb := fakeop.ItemKey("p1", "callbacks", "https://seeded.example/cb")
-	db := fakeop.ObjectKey("p1", "seeded-db")
-	w.cloud.SeedItem("p1", "callbacks", "https://seeded.example/cb")
-	w.cloud.SeedObject("p1", "seeded-db", map[string]any{"size": 1}, nil)
-	w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{})
-	made := w.cloud.Keys()
+	res, made, cb, db, err := destroyGhost(t, w, dir)
 	if len(made) <= 2 {
 		t.Fatalf("the apply made nothing: %v", made)
 	}
-
-	handPush(t, dir, "sponson-receipts/preview/branch-ghost", map[string][]byte{
-		receipt.ReceiptFile: forged(t, "preview", "branch-ghost", "ghost", fakeEntry(db), fakeEntry(cb)),
-	})
-	ghost := scope.Ctx{Env: "preview", Scope: "branch-ghost", Git: scope.Git{Branch: "ghost"}}
-	res, err := w.eng.Destroy(context.Background(), ghost, Options{})
 	if errs.CodeOf(err) != errs.LEDGER_UNPROVEN {
 		t.Fatalf("destroy of the hand-made branch: %v, want LEDGER_UNPROVEN", err)
 	}

@@ -68,20 +68,31 @@ func fakeEntry(key string) receipt.LedgerEntry {
 // resources nobody's ledger holds: destroying its scope deletes none of
 // them (LEDGER_UNPROVEN, naming the branch and each entry); a scope
 // Sponson did write is still destroyed whole beside it.
-func TestDestroyOfAHandMadeBranchDeletesNothing(t *testing.T) {
-	w, _, dir := gitWorld(t)
-	cb := fakeop.ItemKey("p1", "callbacks", "https://seeded.example/cb")
-	db := fakeop.ObjectKey("p1", "seeded-db")
+// destroyGhost seeds a callback and a database no scope made, applies
+// basicPlan to pr-12, pushes a hand-made branch-ghost (no Sponson commit)
+// whose ledger names the two seeded resources, and destroys scope
+// branch-ghost. It returns the destroy's result and error, the cloud's
+// keys before it, and the two seeded keys.
+func destroyGhost(t *testing.T, w *world, dir string) (res *RunResult, made []string, cb, db string, err error) {
+	t.Helper()
+	cb = fakeop.ItemKey("p1", "callbacks", "https://seeded.example/cb")
+	db = fakeop.ObjectKey("p1", "seeded-db")
 	w.cloud.SeedItem("p1", "callbacks", "https://seeded.example/cb")
 	w.cloud.SeedObject("p1", "seeded-db", map[string]any{"size": 1}, nil)
 	w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{})
-	made := w.cloud.Keys()
+	made = w.cloud.Keys()
 
 	handPush(t, dir, "sponson-receipts/preview/branch-ghost", map[string][]byte{
 		receipt.ReceiptFile: forged(t, "preview", "branch-ghost", "ghost", fakeEntry(db), fakeEntry(cb)),
 	})
 	ghost := scope.Ctx{Env: "preview", Scope: "branch-ghost", Git: scope.Git{Branch: "ghost"}}
-	res, err := w.eng.Destroy(context.Background(), ghost, Options{})
+	res, err = w.eng.Destroy(context.Background(), ghost, Options{})
+	return res, made, cb, db, err
+}
+
+func TestDestroyOfAHandMadeBranchDeletesNothing(t *testing.T) {
+	w, _, dir := gitWorld(t)
+	res, made, cb, db, err := destroyGhost(t, w, dir)
 	if errs.CodeOf(err) != errs.LEDGER_UNPROVEN {
 		t.Fatalf("destroy of the hand-made branch: %v, want LEDGER_UNPROVEN", err)
 	}
