@@ -10,7 +10,7 @@ import (
 
 	"github.com/sponson/apply/internal/buildtest"
 	"github.com/sponson/apply/internal/ghfake"
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // BenchmarkStartToFirstOutput builds the bot's binary as the Dockerfile
@@ -25,7 +25,7 @@ import (
 func BenchmarkStartToFirstOutput(b *testing.B) {
 	dir := b.TempDir()
 	bin, size := buildtest.Release(b, dir, "sponson-bot")
-	gh := ghfake.Start(b, receipt.SystemClock{})
+	gh := ghfake.Start(b, clock.System{})
 	key, err := gh.AddApp(ghfake.App{ID: 4242, Slug: "sponson-bench"})
 	if err != nil {
 		b.Fatal(err)

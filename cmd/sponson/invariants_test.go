@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/localstore"
 )
@@ -264,7 +265,7 @@ func checkOwnReceipt(o observation, cmd string) []string {
 		}
 		return nil
 	}
-	st := localstore.New(o.ReceiptsDir, receipt.SystemClock{})
+	st := localstore.New(o.ReceiptsDir, clock.System{})
 	r, _, err := st.Read(context.Background(), env, scope)
 	switch {
 	case err != nil:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/localstore"
 )
@@ -409,7 +410,7 @@ func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
 		tamper(ts, args)
 		return
 	}
-	st := localstore.New(receiptsDirOf(ts, nil), receipt.SystemClock{})
+	st := localstore.New(receiptsDirOf(ts, nil), clock.System{})
 	var target receipt.Target
 	rest := args[2:]
 	switch args[0] {

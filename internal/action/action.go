@@ -18,6 +18,7 @@ import (
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/version"
 	"github.com/sponson/apply/internal/wire"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
@@ -45,7 +46,7 @@ type Env struct {
 	// at a fake GitHub.
 	NewGitHub func(apiURL, serverURL, token, login string, hc *http.Client) (GitHub, error)
 	// Clock stamps tombstones and leases (nil: the system clock).
-	Clock receipt.Clock
+	Clock clock.Clock
 	// Context is done when the job is cancelled (nil: never). The engine
 	// then stops starting lines, records what it created and releases its
 	// lease; the report says INTERRUPTED.

@@ -10,6 +10,7 @@ import (
 	"github.com/sponson/apply/internal/sweep"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -40,7 +41,7 @@ type AppWorkspaces struct {
 	LookupEnv func(string) (string, bool)
 	// ReceiptKeys sign every store's receipts (Config.ReceiptKeys).
 	ReceiptKeys *receipt.Keys
-	Clock       receipt.Clock
+	Clock       clock.Clock
 	// Ops are the runnable ops; nil is the built-in adapters (tests
 	// inject a fake cloud's).
 	Ops *adapter.Registry

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
@@ -60,7 +61,7 @@ type Bot struct {
 	Workspace Workspaces
 	Installed Installations // nil: only repositories learnt from deliveries are swept
 
-	Clock   receipt.Clock
+	Clock   clock.Clock
 	Sleep   func(ctx context.Context, d time.Duration) error
 	Log     *slog.Logger
 	Metrics *Metrics
@@ -107,7 +108,7 @@ const (
 
 func (b *Bot) now() time.Time {
 	if b.Clock == nil {
-		return receipt.SystemClock{}.Now()
+		return clock.System{}.Now()
 	}
 	return b.Clock.Now()
 }

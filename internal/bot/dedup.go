@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // DefaultDedupWindow is how long a delivery is remembered.
@@ -20,7 +20,7 @@ const DefaultDedupSize = 100_000
 // Safe for concurrent use: Admit checks and records in one step, so of
 // several copies arriving at once exactly one is admitted.
 type Dedup struct {
-	Clock  receipt.Clock
+	Clock  clock.Clock
 	Window time.Duration
 	Size   int
 
@@ -85,7 +85,7 @@ func (d *Dedup) Len() int {
 
 func (d *Dedup) now() time.Time {
 	if d.Clock == nil {
-		return receipt.SystemClock{}.Now()
+		return clock.System{}.Now()
 	}
 	return d.Clock.Now()
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // Job is one unit of work: a delivery's event, keyed by what it mutates.
@@ -25,7 +25,7 @@ type Job struct {
 // queue refuses (the webhook then answers 503 with Retry-After).
 type Queue struct {
 	Cap   int
-	Clock receipt.Clock
+	Clock clock.Clock
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -49,7 +49,7 @@ func (q *Queue) init() {
 
 func (q *Queue) now() time.Time {
 	if q.Clock == nil {
-		return receipt.SystemClock{}.Now()
+		return clock.System{}.Now()
 	}
 	return q.Clock.Now()
 }

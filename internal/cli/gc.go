@@ -2,15 +2,17 @@ package cli
 
 import (
 	"fmt"
-	"github.com/sponson/apply/internal/wire"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/sponson/apply/internal/wire"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -89,7 +91,7 @@ without it, gc leaves it in the ledger and says so (ENV_NOT_APPROVED).`,
 			if approver == "" {
 				approver = a.env.Getenv("SPONSON_APPROVED_BY")
 			}
-			s := &sweep.Sweeper{Retention: ret, Concurrency: concurrency, Clock: receipt.SystemClock{}}
+			s := &sweep.Sweeper{Retention: ret, Concurrency: concurrency, Clock: clock.System{}}
 			rep, err := s.Sweep(a.ctx, sweep.Repo{Name: repo, Store: st, Engine: eng, GitHub: sweep.ClientRepo{Client: gh, Owner: owner, Name: name},
 				Owner: receipt.Owner{Kind: id.Kind, Host: id.Host, PID: id.PID, Actor: id.Actor, GitHubRunID: id.GitHubRunID, GitHubRunAttempt: id.GitHubRunAttempt}, Actor: actor,
 				ApprovedBy: approver})

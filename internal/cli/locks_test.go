@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/localstore"
 )
 
 func TestLocksAndUnlock(t *testing.T) {
 	env := testEnv(t, map[string]string{"USER": "mona"}, nil)
-	st := localstore.New(filepath.Join(env.Dir, ".sponson", "receipts"), receipt.SystemClock{})
+	st := localstore.New(filepath.Join(env.Dir, ".sponson", "receipts"), clock.System{})
 	ctx := context.Background()
 	scope := receipt.ScopeTarget("preview", "pr-12")
 	parent := receipt.ParentTarget("auth0:example.eu.auth0.com:client:AbCd123")

@@ -14,6 +14,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
@@ -372,7 +373,7 @@ func (a *app) engine(st *wire.Store) (*engine.Engine, error) {
 		LockWait:  lockWait,
 		Events:    a.progress.Sink,
 		Hooks:     wire.Hooks{Ancestry: wire.LocalAncestry(a.env.Dir)},
-		Clock:     receipt.SystemClock{},
+		Clock:     clock.System{},
 	})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/internal/cli"
 	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/localstore"
@@ -38,7 +39,7 @@ func fakeWorld(t *testing.T) (cli.Env, *fakeop.Cloud, receipt.Store) {
 	cloud := fakeop.New()
 	env := testEnv(t, map[string]string{"APP_KEY": appKey, "SPONSON_RECEIPTS_DIR": "receipts"}, map[string]string{"release.plan.yaml": fakePlan})
 	env.Ops = cloud.Registry()
-	return env, cloud, localstore.New(filepath.Join(env.Dir, "receipts"), receipt.SystemClock{})
+	return env, cloud, localstore.New(filepath.Join(env.Dir, "receipts"), clock.System{})
 }
 
 func TestApplyExitCodesAndShapes(t *testing.T) {

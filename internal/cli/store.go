@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/wire"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -32,7 +33,7 @@ func (a *app) openStore(planReceipts string) (*wire.Store, error) {
 		return nil, err
 	}
 	cfg.Warnings = nil
-	st, err := wire.OpenStore(a.ctx, cfg, a.env.Dir, receipt.SystemClock{})
+	st, err := wire.OpenStore(a.ctx, cfg, a.env.Dir, clock.System{})
 	if err == nil {
 		a.stores = append(a.stores, st)
 	}

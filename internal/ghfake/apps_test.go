@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/sponson/apply/internal/ghfake"
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 var testKey = func() *rsa.PrivateKey {
@@ -34,7 +34,7 @@ func appJWT(t *testing.T, key *rsa.PrivateKey, iss string, iat, exp time.Time) s
 	return s
 }
 
-func withApp(t *testing.T) (*ghfake.Server, *receipt.FakeClock) {
+func withApp(t *testing.T) (*ghfake.Server, *clock.Fake) {
 	t.Helper()
 	s, clock := seeded(t)
 	if _, err := s.AddApp(ghfake.App{ID: 42, Slug: "sponson", Key: testKey}); err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/sponson/apply/internal/ghfixtures"
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // Reporter receives the calls GitHub would reject and the responses
@@ -36,7 +36,7 @@ type Options struct {
 	Report Reporter
 	// Clock stamps comments and expires tokens and JWTs (default the
 	// system clock).
-	Clock receipt.Clock
+	Clock clock.Clock
 	// GitRoot is the folder of the bare repositories (required).
 	GitRoot string
 	// BaseURL is the server's URL as clients reach it (set by Start and
@@ -95,7 +95,7 @@ func New(opts Options) (*Fake, error) {
 		return nil, fmt.Errorf("ghfake: Options.GitRoot is required")
 	}
 	if opts.Clock == nil {
-		opts.Clock = receipt.SystemClock{}
+		opts.Clock = clock.System{}
 	}
 	if opts.Spec == nil {
 		p, err := ghfixtures.OpenAPIPath()
@@ -139,7 +139,7 @@ type Server struct {
 
 // Start serves a fake on 127.0.0.1 until the test ends. Every violation
 // of GitHub's description fails the test (t.Errorf). clock may be nil.
-func Start(t TB, clock receipt.Clock) *Server {
+func Start(t TB, clock clock.Clock) *Server {
 	t.Helper()
 	return Serve(t, Options{Clock: clock})
 }

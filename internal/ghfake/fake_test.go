@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/sponson/apply/internal/ghfake"
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -30,9 +30,9 @@ func client(t *testing.T, s *ghfake.Server, token string) *github.Client {
 	return c
 }
 
-func seeded(t *testing.T) (*ghfake.Server, *receipt.FakeClock) {
+func seeded(t *testing.T) (*ghfake.Server, *clock.Fake) {
 	t.Helper()
-	clock := receipt.NewFakeClock(t0)
+	clock := clock.NewFake(t0)
 	s := ghfake.Start(t, clock)
 	if err := s.AddRepo(ghfake.Repo{FullName: "octo/app", Branches: map[string]string{"feature": "add feature"}}); err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestRESTCallsValidate(t *testing.T) {
 
 func TestRefusesWhatGitHubWouldRefuse(t *testing.T) {
 	rec := &recorder{}
-	s := ghfake.Serve(t, ghfake.Options{Report: rec, Clock: receipt.NewFakeClock(t0)})
+	s := ghfake.Serve(t, ghfake.Options{Report: rec, Clock: clock.NewFake(t0)})
 	if err := s.AddRepo(ghfake.Repo{FullName: "octo/app", Branches: map[string]string{"feature": "f"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/sponson/apply/internal/ghfake"
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/receipttest"
 )
 
-func fakeRemote(t *testing.T, clock receipt.Clock) *ghfake.Server {
+func fakeRemote(t *testing.T, clock clock.Clock) *ghfake.Server {
 	t.Helper()
 	s := ghfake.Start(t, clock)
 	if err := s.AddRepo(ghfake.Repo{FullName: "octo/app"}); err != nil {
@@ -31,7 +32,7 @@ func TestGitStoreConformsOverTheFake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the store's suite over HTTP is long")
 	}
-	receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+	receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
 		s := fakeRemote(t, clock)
 		st, err := gitstore.New(context.Background(), gitstore.Options{URL: s.URL + "/octo/app.git", Token: "wf", Clock: clock, Sleep: func(context.Context, time.Duration) error { return nil }})
 		if err != nil {
@@ -48,7 +49,7 @@ func TestGitStoreConformsOverTheFake(t *testing.T) {
 
 // A token without contents: write gets one coded error from the store.
 func TestReadOnlyTokenIsStorePermission(t *testing.T) {
-	clock := receipt.NewFakeClock(t0)
+	clock := clock.NewFake(t0)
 	s := fakeRemote(t, clock)
 	st, err := gitstore.New(context.Background(), gitstore.Options{URL: s.URL + "/octo/app.git", Token: "ro", Clock: clock})
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	gh "github.com/google/go-github/v62/github"
 	ghtoken "github.com/google/go-github/v88/github"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
-	"github.com/sponson/apply/pkg/receipt"
 )
 
 // RefreshBefore is how long before its expiry an installation token is
@@ -49,7 +49,7 @@ func NewApp(cfg Config, appID int64, privateKeyPEM []byte) (*App, error) {
 		return nil, errs.New(errs.GITHUB_AUTH, "the App id %d is not valid", appID).WithHint("Set SPONSON_APP_ID to the App ID shown on the App's settings page.")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = receipt.SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	base, err := apiBase(cfg.APIURL)
 	if err != nil {
@@ -82,7 +82,7 @@ func NewApp(cfg Config, appID int64, privateKeyPEM []byte) (*App, error) {
 // with the wall clock: iat 30 s back, exp two minutes on).
 type clockSigner struct {
 	key   interface{}
-	clock receipt.Clock
+	clock clock.Clock
 }
 
 func (s clockSigner) Sign(claims jwt.Claims) (string, error) {
@@ -242,7 +242,7 @@ func (a *App) Installation(id int64) (*Client, error) {
 type tokenSource struct {
 	app   *App
 	id    int64
-	clock receipt.Clock
+	clock clock.Clock
 
 	mu      sync.Mutex // held across a refresh: one at a time
 	token   string

@@ -10,8 +10,8 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
-	"github.com/sponson/apply/pkg/receipt"
 )
 
 // ActionsLogin is the login of a workflow's GITHUB_TOKEN: the author of
@@ -33,7 +33,7 @@ type Config struct {
 	Transport http.RoundTripper
 	// Clock and Sleep drive the rate-limit waits and token expiry
 	// (defaults: the system clock and a real timer).
-	Clock receipt.Clock
+	Clock clock.Clock
 	Sleep func(ctx context.Context, d time.Duration) error
 	// MaxWait bounds the time one call may wait on rate limits (default 15
 	// minutes); Budget bounds the time all calls of this client may wait

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // Observer hears every HTTP call the governor sends and every wait it
@@ -72,7 +72,7 @@ type Stats struct {
 // those headers from successful answers so go-github's own client-side
 // block (which reads the wall clock) never second-guesses it.
 type governor struct {
-	clock    receipt.Clock
+	clock    clock.Clock
 	sleep    func(context.Context, time.Duration) error
 	maxWait  time.Duration
 	budget   time.Duration // 0: unbounded
@@ -91,7 +91,7 @@ type governor struct {
 func newGovernor(cfg Config) *governor {
 	g := &governor{clock: cfg.Clock, sleep: cfg.Sleep, maxWait: cfg.MaxWait, budget: cfg.Budget, observer: cfg.Observer}
 	if g.clock == nil {
-		g.clock = receipt.SystemClock{}
+		g.clock = clock.System{}
 	}
 	if g.sleep == nil {
 		g.sleep = realSleep

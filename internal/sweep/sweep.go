@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -153,14 +154,14 @@ type Observer interface {
 type Sweeper struct {
 	Concurrency int           // scopes judged at once; 0 is DefaultConcurrency
 	Retention   time.Duration // tombstoned branches older than this are pruned; 0 is 14 days, < 0 never
-	Clock       receipt.Clock // nil: the system clock
+	Clock       clock.Clock   // nil: the system clock
 	Log         *slog.Logger  // nil: discarded
 	Observer    Observer
 }
 
 func (s *Sweeper) now() time.Time {
 	if s.Clock == nil {
-		return receipt.SystemClock{}.Now()
+		return clock.System{}.Now()
 	}
 	return s.Clock.Now()
 }

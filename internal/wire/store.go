@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -90,17 +91,15 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) ([]receipt.S
 // USAGE for a kind that is neither StoreGit nor StoreLocal, or a git store
 // without a remote; the git store's errors (STORE_UNAVAILABLE,
 // STORE_PERMISSION) when its remote cannot be read.
-func OpenStore(ctx context.Context, cfg StoreConfig, dir string, clock receipt.Clock) (*Store, error) {
-	if clock == nil {
-		clock = receipt.SystemClock{}
-	}
+func OpenStore(ctx context.Context, cfg StoreConfig, dir string, c clock.Clock) (*Store, error) {
+	c = clock.Or(c)
 	switch cfg.Kind {
 	case StoreLocal:
 		d := cfg.Dir
 		if d == "" {
 			d = DefaultReceiptsDir
 		}
-		return &Store{Store: localstore.New(joinDir(dir, d), clock), Kind: StoreLocal, Location: d, Why: cfg.Why, Warnings: cfg.Warnings, keys: cfg.Keys}, nil
+		return &Store{Store: localstore.New(joinDir(dir, d), c), Kind: StoreLocal, Location: d, Why: cfg.Why, Warnings: cfg.Warnings, keys: cfg.Keys}, nil
 	case StoreGit:
 	default:
 		return nil, errs.New(errs.USAGE, "--receipts must be %s or %s, not %q", StoreLocal, StoreGit, cfg.Kind)
@@ -109,7 +108,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig, dir string, clock receipt.C
 		return nil, errs.New(errs.USAGE, "the git-branch store needs a remote, and none is known").
 			WithHint("Pass --receipts-remote URL (or set SPONSON_RECEIPTS_REMOTE), or run in a checkout whose origin is a file://, http(s) or local-path remote.")
 	}
-	opts := gitstore.Options{URL: cfg.Remote, Clock: clock, Budget: cfg.Budget, Keys: cfg.Keys}
+	opts := gitstore.Options{URL: cfg.Remote, Clock: c, Budget: cfg.Budget, Keys: cfg.Keys}
 	var auth *tokenAuth
 	var token string
 	if cfg.Token != nil && (strings.HasPrefix(cfg.Remote, "https://") || strings.HasPrefix(cfg.Remote, "http://")) {

@@ -10,6 +10,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/progress"
@@ -72,7 +73,7 @@ type Config struct {
 	// Clock stamps leases and receipts (nil: the system clock). Sleep and
 	// After are the engine's foreground wait and background timer (nil:
 	// real ones); tests inject all three.
-	Clock receipt.Clock
+	Clock clock.Clock
 	Sleep func(ctx context.Context, d time.Duration) error
 	After func(d time.Duration) <-chan time.Time
 }
@@ -198,7 +199,7 @@ func (r *Run) now() time.Time {
 	if r.cfg.Clock != nil {
 		return r.cfg.Clock.Now()
 	}
-	return receipt.SystemClock{}.Now()
+	return clock.System{}.Now()
 }
 
 // Options are the engine options of one operation of this run: the lease

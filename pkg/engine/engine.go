@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
@@ -49,7 +50,7 @@ type Engine struct {
 	Secrets  *secret.Resolver
 	Redactor *redact.Redactor
 
-	Clock receipt.Clock
+	Clock clock.Clock
 	Rand  io.Reader
 	// Sleep waits d in the foreground (lease waits, external-output polls),
 	// returning early with ctx's error.
@@ -166,14 +167,14 @@ func (o Options) waitTimeout() time.Duration {
 
 func (e *Engine) now() time.Time {
 	if e.Clock == nil {
-		return receipt.SystemClock{}.Now()
+		return clock.System{}.Now()
 	}
 	return e.Clock.Now()
 }
 
-func (e *Engine) clock() receipt.Clock {
+func (e *Engine) clock() clock.Clock {
 	if e.Clock == nil {
-		return receipt.SystemClock{}
+		return clock.System{}
 	}
 	return e.Clock
 }

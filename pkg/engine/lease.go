@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/progress"
 	"github.com/sponson/apply/pkg/receipt"
@@ -34,7 +35,7 @@ const (
 // scope leases and parent-object leases.
 type LeaseConfig struct {
 	Store receipt.Leases
-	Clock receipt.Clock
+	Clock clock.Clock
 	// After schedules background renewals; nil is time.After.
 	After func(time.Duration) <-chan time.Time
 	// Sleep waits between acquire attempts; nil is RealSleep.
@@ -87,7 +88,7 @@ type HolderGone func(ctx context.Context, held receipt.Lease) (reason string, er
 
 func (c *LeaseConfig) fill() {
 	if c.Clock == nil {
-		c.Clock = receipt.SystemClock{}
+		c.Clock = clock.System{}
 	}
 	if c.After == nil {
 		c.After = time.After

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -27,7 +28,7 @@ func TestServerSideCompareAndSwap(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			rem := newRemote(t, tr)
-			s := newStore(t, rem.url, receipt.NewFakeClock(start))
+			s := newStore(t, rem.url, clock.NewFake(start))
 			target := receipt.ScopeTarget("preview", "pr-1")
 			l := mustLease(t, s, target, "run-1", time.Minute)
 			if err := s.Write(ctx, newReceipt("preview", "pr-1", "run-1", "a"), l); err != nil {
@@ -66,7 +67,7 @@ func TestWriteManyIsAtomic(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			rem := newRemote(t, tr)
-			s := newStore(t, rem.url, receipt.NewFakeClock(start))
+			s := newStore(t, rem.url, clock.NewFake(start))
 			if !s.Capabilities().AtomicMulti {
 				t.Fatal("git's receive-pack advertises atomic pushes, but the store does not claim AtomicMulti")
 			}
@@ -108,7 +109,7 @@ func TestWriteManyWithoutAtomicPushes(t *testing.T) {
 	ctx := context.Background()
 	rem := newRemote(t, "file")
 	gittest.Run(t, rem.dir, "config", "receive.advertiseAtomic", "false")
-	s := newStore(t, rem.url, receipt.NewFakeClock(start))
+	s := newStore(t, rem.url, clock.NewFake(start))
 	if s.Capabilities().AtomicMulti {
 		t.Fatal("AtomicMulti claimed for a remote that does not advertise atomic pushes")
 	}
@@ -133,7 +134,7 @@ func TestWriteManyWithoutAtomicPushes(t *testing.T) {
 func TestLostAnswer(t *testing.T) {
 	ctx := context.Background()
 	rem := newRemote(t, "http")
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	s := newStore(t, rem.url, clock)
 	target := receipt.ScopeTarget("preview", "pr-1")
 
@@ -173,7 +174,7 @@ func TestContendedPastBudget(t *testing.T) {
 	var slept []time.Duration
 	// The budget runs on the store's clock, which only the backoff moves:
 	// the verdict never depends on how fast pushes are on this machine.
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	s := newStore(t, rem.url, clock, func(o *Options) {
 		o.Budget = 300 * time.Millisecond
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -213,7 +214,7 @@ func TestRefusedRefIsNotContention(t *testing.T) {
 	t.Parallel()
 	rem := newRemote(t, "file")
 	var slept int
-	s := newStore(t, rem.url, receipt.NewFakeClock(start), func(o *Options) {
+	s := newStore(t, rem.url, clock.NewFake(start), func(o *Options) {
 		o.Sleep = func(ctx context.Context, d time.Duration) error { slept++; return nil }
 	})
 	long := "branch-" + strings.Repeat("a", 250)
@@ -231,7 +232,7 @@ func TestRejectedByServerRule(t *testing.T) {
 			t.Parallel()
 			rem := newRemote(t, tr)
 			gittest.Hook(t, rem.dir, "pre-receive", `cat >/dev/null; echo "GH013: pushes to sponson-receipts/* need the receipts ruleset" >&2; exit 1`)
-			s := newStore(t, rem.url, receipt.NewFakeClock(start))
+			s := newStore(t, rem.url, clock.NewFake(start))
 			_, _, err := s.Acquire(context.Background(), receipt.ScopeTarget("preview", "pr-1"), owner("run-1"), time.Minute)
 			e := wantCode(t, err, errs.STORE_REJECTED, "Acquire past a refusing hook")
 			if !strings.Contains(e.Message, "need the receipts ruleset") {
@@ -303,7 +304,7 @@ func TestCredentialsNeverInMessages(t *testing.T) {
 		wantCode(t, err, errs.USAGE, "New with a plain path")
 	})
 	t.Run("token", func(t *testing.T) {
-		s, err := New(ctx, Options{URL: authed.URL, Token: secret, Clock: receipt.NewFakeClock(start)})
+		s, err := New(ctx, Options{URL: authed.URL, Token: secret, Clock: clock.NewFake(start)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +314,7 @@ func TestCredentialsNeverInMessages(t *testing.T) {
 		}
 	})
 	t.Run("credentials in the URL", func(t *testing.T) {
-		s, err := New(ctx, Options{URL: withUser(authed.URL, TokenUser, secret), Clock: receipt.NewFakeClock(start)})
+		s, err := New(ctx, Options{URL: withUser(authed.URL, TokenUser, secret), Clock: clock.NewFake(start)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +330,7 @@ func TestCredentialsNeverInMessages(t *testing.T) {
 		clean(t, err, secret)
 	})
 	t.Run("read-only token", func(t *testing.T) {
-		s, err := New(ctx, Options{URL: withUser(readOnly.URL, TokenUser, secret), Clock: receipt.NewFakeClock(start)})
+		s, err := New(ctx, Options{URL: withUser(readOnly.URL, TokenUser, secret), Clock: clock.NewFake(start)})
 		if err != nil {
 			t.Fatalf("New with a token that may only read: %v", err)
 		}
@@ -348,7 +349,7 @@ func TestCredentialsNeverInMessages(t *testing.T) {
 func TestUnsaved(t *testing.T) {
 	ctx := context.Background()
 	rem := newRemote(t, "file")
-	s := newStore(t, rem.url, receipt.NewFakeClock(start))
+	s := newStore(t, rem.url, clock.NewFake(start))
 	r := newReceipt("preview", "pr-1", "run 1/ü", "a")
 	ref, err := s.SaveUnsaved(ctx, r)
 	if err != nil {

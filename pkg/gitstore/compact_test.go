@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/receipttest"
@@ -30,7 +31,7 @@ func reachable(t testing.TB, dir, ref string) int {
 // (one WriteAt, no lease). Run i adds key k-i to the ledger and, from the
 // fifth on, drops the key of four runs before: the ledger changes, every
 // run is one event.
-func oneRun(t *testing.T, s *Store, clock *receipt.FakeClock, env, scope string, i int, ledger *[]string) {
+func oneRun(t *testing.T, s *Store, clock *clock.Fake, env, scope string, i int, ledger *[]string) {
 	t.Helper()
 	ctx := context.Background()
 	target := receipt.ScopeTarget(env, scope)
@@ -73,7 +74,7 @@ func TestCompactionBoundsTheBranch(t *testing.T) {
 			t.Parallel()
 			const bound = 7
 			rem := newRemote(t, tr)
-			clock := receipt.NewFakeClock(start)
+			clock := clock.NewFake(start)
 			s := newStore(t, rem.url, clock, func(o *Options) { o.MaxDepth = bound })
 			ctx := context.Background()
 			ref := refOf(receipt.ScopeTarget("preview", "pr-1")).String()
@@ -144,7 +145,7 @@ func TestCompactionBoundsTheBranch(t *testing.T) {
 func TestCompactionKeepsProvenance(t *testing.T) {
 	t.Parallel()
 	rem := newRemote(t, "file")
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	s := newStore(t, rem.url, clock, func(o *Options) { o.MaxDepth = 4 })
 	ctx := context.Background()
 	target := receipt.ScopeTarget("preview", "pr-1")
@@ -190,7 +191,7 @@ func TestCompactionOfAnOldBranch(t *testing.T) {
 	if n := reachable(t, rem.dir, ref); n != 60 {
 		t.Fatalf("seeded %d commits, want 60", n)
 	}
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	s := newStore(t, rem.url, clock, func(o *Options) { o.MaxDepth = 10 })
 	ctx := context.Background()
 	l := mustLease(t, s, receipt.ScopeTarget("preview", "pr-1"), "run-new", time.Hour)
@@ -245,7 +246,7 @@ exit 0`)
 			t.Parallel()
 			rem := newRemote(t, c.transport)
 			c.refuse(t, rem.dir)
-			clock := receipt.NewFakeClock(start)
+			clock := clock.NewFake(start)
 			slept := 0
 			s := newStore(t, rem.url, clock, func(o *Options) {
 				o.MaxDepth = 3
@@ -294,7 +295,7 @@ exit 0`)
 // rewrite of the branch.
 func TestConformanceCompacting(t *testing.T) {
 	t.Parallel()
-	receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+	receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
 		r := newRemote(t, "file")
 		s := newStore(t, r.url, clock, func(o *Options) { o.MaxDepth = minDepth + 1 })
 		t.Cleanup(func() {
@@ -312,7 +313,7 @@ func TestConformanceCompacting(t *testing.T) {
 func TestCompactionLostAnswer(t *testing.T) {
 	t.Parallel()
 	rem := newRemote(t, "http")
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	s := newStore(t, rem.url, clock, func(o *Options) { o.MaxDepth = 3 })
 	ctx := context.Background()
 	target := receipt.ScopeTarget("preview", "pr-1")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -311,7 +312,7 @@ func takeoverMain() int {
 		return 2
 	}
 	ctx := context.Background()
-	s, err := New(ctx, Options{URL: os.Getenv("RACER_URL"), Clock: receipt.NewFakeClock(at)})
+	s, err := New(ctx, Options{URL: os.Getenv("RACER_URL"), Clock: clock.NewFake(at)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
@@ -34,7 +35,7 @@ func FuzzHostileBranches(f *testing.F) {
 	f.Add("preview/pr-5", []byte("\xff\xfe\x00garbage"), []byte("\x00"))
 
 	r := newRemote(f, "file")
-	s := newStore(f, r.url, receipt.SystemClock{})
+	s := newStore(f, r.url, clock.System{})
 	ctx := context.Background()
 	healthy := receipt.ScopeTarget("preview", "healthy")
 	l := mustLease(f, s, healthy, "run-h", 0)

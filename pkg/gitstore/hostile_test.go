@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -47,7 +48,7 @@ func hostilePush(t *testing.T, bare, branch string, files map[string][]byte) {
 func TestRemovedReceiptIsCorrupt(t *testing.T) {
 	t.Parallel()
 	r := newRemote(t, "file")
-	s := newStore(t, r.url, receipt.SystemClock{})
+	s := newStore(t, r.url, clock.System{})
 	ctx := context.Background()
 	for _, scope := range []string{"pr-1", "pr-2"} {
 		target := receipt.ScopeTarget("preview", scope)
@@ -98,7 +99,7 @@ func TestRemovedReceiptIsCorrupt(t *testing.T) {
 func TestReceiptOfAnotherScopeIsCorrupt(t *testing.T) {
 	t.Parallel()
 	r := newRemote(t, "file")
-	s := newStore(t, r.url, receipt.SystemClock{})
+	s := newStore(t, r.url, clock.System{})
 	data, err := receipt.Encode(newReceipt("preview", "pr-504", "run-x", "k"))
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestReceiptOfAnotherScopeIsCorrupt(t *testing.T) {
 func TestUnreadableLeasesAreReported(t *testing.T) {
 	t.Parallel()
 	r := newRemote(t, "file")
-	s := newStore(t, r.url, receipt.SystemClock{})
+	s := newStore(t, r.url, clock.System{})
 	ctx := context.Background()
 	mustLease(t, s, receipt.ScopeTarget("preview", "pr-1"), "run-1", time.Minute)
 	mustLease(t, s, receipt.ParentTarget("auth0:x:client:y"), "run-p", time.Minute)
@@ -169,7 +170,7 @@ func recordCreate(t *testing.T, s *Store, target receipt.Target, key string) *re
 func TestRecordedIgnoresHandEdits(t *testing.T) {
 	t.Parallel()
 	r := newRemote(t, "file")
-	s := newStore(t, r.url, receipt.SystemClock{})
+	s := newStore(t, r.url, clock.System{})
 	ctx := context.Background()
 	target := receipt.ScopeTarget("preview", "pr-504")
 	rc := recordCreate(t, s, target, "mine")
@@ -206,7 +207,7 @@ func TestRecordedIgnoresHandEdits(t *testing.T) {
 func TestGenerationNeverWraps(t *testing.T) {
 	t.Parallel()
 	r := newRemote(t, "file")
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	s := newStore(t, r.url, clock)
 	ctx := context.Background()
 	target := receipt.ScopeTarget("preview", "pr-1")

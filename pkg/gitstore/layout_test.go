@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -20,7 +21,7 @@ func TestLayoutAndFsck(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			rem := newRemote(t, tr)
-			clock := receipt.NewFakeClock(start)
+			clock := clock.NewFake(start)
 			s := newStore(t, rem.url, clock)
 			target := receipt.ScopeTarget("preview", "feat/ü x")
 			l := mustLease(t, s, target, "run-1", time.Minute)

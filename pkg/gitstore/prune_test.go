@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -17,7 +18,7 @@ func TestPrune(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			rem := newRemote(t, tr)
-			clock := receipt.NewFakeClock(start)
+			clock := clock.NewFake(start)
 			s := newStore(t, rem.url, clock)
 			write := func(scope string, mutate func(*receipt.Receipt), keep bool) receipt.Lease {
 				t.Helper()

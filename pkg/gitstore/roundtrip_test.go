@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -22,7 +23,7 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 			for _, n := range []int{1, 50} {
 				rem := newRemote(t, tr)
 				seed(t, rem.dir, "preview", n, true)
-				s := newStore(t, rem.url, receipt.NewFakeClock(start))
+				s := newStore(t, rem.url, clock.NewFake(start))
 				counts[n] = map[string]int64{}
 				measure := func(name string, fn func() error) {
 					t.Helper()
@@ -47,7 +48,7 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 				if len(list) != n {
 					t.Fatalf("List returned %d receipts, want %d", len(list), n)
 				}
-				fresh := newStore(t, rem.url, receipt.NewFakeClock(start))
+				fresh := newStore(t, rem.url, clock.NewFake(start))
 				s = fresh
 				var scopes []receipt.ScopeRef
 				var locks []receipt.Lease
@@ -56,9 +57,9 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 				if len(scopes) != n || len(locks) != n {
 					t.Fatalf("%d scopes and %d locks, want %d each", len(scopes), len(locks), n)
 				}
-				s = newStore(t, rem.url, receipt.NewFakeClock(start))
+				s = newStore(t, rem.url, clock.NewFake(start))
 				measure("Locks (cold)", func() (err error) { _, err = s.Locks(ctx); return })
-				s = newStore(t, rem.url, receipt.NewFakeClock(start))
+				s = newStore(t, rem.url, clock.NewFake(start))
 				measure("Read (cold)", func() error { _, _, err := s.Read(ctx, "preview", "pr-1"); return err })
 				measure("Read (warm)", func() error { _, _, err := s.Read(ctx, "preview", "pr-1"); return err })
 				var l receipt.Lease
@@ -105,7 +106,7 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 func TestRoundTripsMatchHTTPRequests(t *testing.T) {
 	rem := newRemote(t, "http")
 	before := rem.srv.Requests()
-	s := newStore(t, rem.url, receipt.NewFakeClock(start))
+	s := newStore(t, rem.url, clock.NewFake(start))
 	l := mustLease(t, s, receipt.ScopeTarget("preview", "pr-1"), "run-1", time.Minute)
 	if err := s.Write(context.Background(), newReceipt("preview", "pr-1", "run-1"), l); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -34,7 +35,7 @@ func TestSessionRoundTrips(t *testing.T) {
 			t.Errorf("%s: %d requests, want %d: %v", what, got, want, rem.srv.Log()[before:])
 		}
 	}
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	var s *Store
 	count("New", 1, func(*Store) (err error) { s, err = New(ctx, Options{URL: rem.url, Clock: clock}); return }, nil)
 	var v *receipt.View
@@ -80,7 +81,7 @@ func TestSessionsRefuseAMovedScope(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			rem := newRemote(t, tr)
-			clock := receipt.NewFakeClock(start)
+			clock := clock.NewFake(start)
 			a, b := newStore(t, rem.url, clock), newStore(t, rem.url, clock)
 			target := receipt.ScopeTarget("preview", "pr-1")
 			v, err := a.View(ctx, "preview", "pr-1")
@@ -134,7 +135,7 @@ func TestRecentHistory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rem := newRemote(t, "http")
-	s := newStore(t, rem.url, receipt.NewFakeClock(start))
+	s := newStore(t, rem.url, clock.NewFake(start))
 	target := receipt.ScopeTarget("preview", "pr-1")
 	for i := 0; i < 12; i++ {
 		run := fmt.Sprintf("run-%02d", i)
@@ -158,7 +159,7 @@ func TestRecentHistory(t *testing.T) {
 		t.Fatalf("History: %d events, %v", len(all), err)
 	}
 	for _, n := range []int{1, 5, 11, 12, 40, 0} {
-		fresh := newStore(t, rem.url, receipt.NewFakeClock(start))
+		fresh := newStore(t, rem.url, clock.NewFake(start))
 		got, more, err := fresh.RecentHistory(ctx, target, n)
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +203,7 @@ func TestAcquireAtWith(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rem := newRemote(t, "http")
-	clock := receipt.NewFakeClock(start)
+	clock := clock.NewFake(start)
 	s := newStore(t, rem.url, clock)
 	target := receipt.ScopeTarget("preview", "pr-1")
 	ref := refOf(target).String()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -113,7 +114,7 @@ func TestOneBadBranchBlocksOnlyItsScope(t *testing.T) {
 			t.Run(transport+"/"+sh.name, func(t *testing.T) {
 				t.Parallel()
 				r := newRemote(t, transport)
-				s := newStore(t, r.url, receipt.SystemClock{})
+				s := newStore(t, r.url, clock.System{})
 				ctx := context.Background()
 				for _, scope := range []string{"pr-1", "pr-2"} {
 					l := mustLease(t, s, receipt.ScopeTarget("preview", scope), "run-"+scope, time.Minute)
@@ -127,7 +128,7 @@ func TestOneBadBranchBlocksOnlyItsScope(t *testing.T) {
 				shapeBranch(t, r.dir, "sponson-receipts/preview/pr-2", func(w string) { sh.shape(t, w) })
 
 				// A fresh store (nothing in memory), as every run starts.
-				s = newStore(t, r.url, receipt.SystemClock{})
+				s = newStore(t, r.url, clock.System{})
 				if got, _, err := s.Read(ctx, "preview", "pr-1"); err != nil || got == nil {
 					t.Fatalf("Read of the healthy scope: %v", err)
 				}
@@ -190,7 +191,7 @@ func TestStrayBlobIsNotFetched(t *testing.T) {
 			t.Parallel()
 			r := newRemote(t, transport)
 			gittest.Run(t, r.dir, "config", "uploadpack.allowFilter", "true")
-			s := newStore(t, r.url, receipt.SystemClock{})
+			s := newStore(t, r.url, clock.System{})
 			ctx := context.Background()
 			for _, scope := range []string{"pr-1", "pr-2"} {
 				l := mustLease(t, s, receipt.ScopeTarget("preview", scope), "run-"+scope, time.Minute)
@@ -204,7 +205,7 @@ func TestStrayBlobIsNotFetched(t *testing.T) {
 
 			// A new scope's first read, and the listing of its
 			// environment, by a store that starts from nothing.
-			s = newStore(t, r.url, receipt.SystemClock{})
+			s = newStore(t, r.url, clock.System{})
 			v, err := s.ViewScope(ctx, "preview", "pr-3", nil)
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -55,7 +56,7 @@ func forgePush(t *testing.T, bare, branch, msg string, data []byte) {
 func TestRecordedTrustsOnlySignedCommits(t *testing.T) {
 	t.Parallel()
 	r := newRemote(t, "file")
-	s := newStore(t, r.url, receipt.SystemClock{}, keys(t, keyA, ""))
+	s := newStore(t, r.url, clock.System{}, keys(t, keyA, ""))
 	ctx := context.Background()
 	target := receipt.ScopeTarget("preview", "pr-77")
 	branch := "sponson-receipts/preview/pr-77"
@@ -107,10 +108,10 @@ func TestRecordedTrustsOnlySignedCommits(t *testing.T) {
 		}
 	}
 	check("the signing store", s, true, "mine")
-	check("a fresh store with the key", newStore(t, r.url, receipt.SystemClock{}, keys(t, keyA, "")), true, "mine")
-	check("a store without keys", newStore(t, r.url, receipt.SystemClock{}), true, "mine", "theirs", "other")
-	check("a store with another key", newStore(t, r.url, receipt.SystemClock{}, keys(t, keyB, "")), false)
-	check("a rotation: the new key, the old one previous", newStore(t, r.url, receipt.SystemClock{}, keys(t, keyB, keyA)), true, "mine")
+	check("a fresh store with the key", newStore(t, r.url, clock.System{}, keys(t, keyA, "")), true, "mine")
+	check("a store without keys", newStore(t, r.url, clock.System{}), true, "mine", "theirs", "other")
+	check("a store with another key", newStore(t, r.url, clock.System{}, keys(t, keyB, "")), false)
+	check("a rotation: the new key, the old one previous", newStore(t, r.url, clock.System{}, keys(t, keyB, keyA)), true, "mine")
 }
 
 // A branch made by hand from nothing proves nothing with keys; a squash
@@ -119,7 +120,7 @@ func TestRecordedTrustsOnlySignedCommits(t *testing.T) {
 func TestSignedCompactionKeepsTheRecord(t *testing.T) {
 	t.Parallel()
 	r := newRemote(t, "file")
-	s := newStore(t, r.url, receipt.SystemClock{}, keys(t, keyA, ""), func(o *Options) { o.MaxDepth = 3 })
+	s := newStore(t, r.url, clock.System{}, keys(t, keyA, ""), func(o *Options) { o.MaxDepth = 3 })
 	ctx := context.Background()
 	target := receipt.ScopeTarget("preview", "pr-78")
 	rc := newReceipt("preview", "pr-78", "run-1", "mine")
@@ -140,7 +141,7 @@ func TestSignedCompactionKeepsTheRecord(t *testing.T) {
 	if ids, ok, err := s.Recorded(ctx, target); err != nil || !ok || !ids[mine] {
 		t.Fatalf("after compaction: Recorded = %v, %v, %v", ids, ok, err)
 	}
-	if ids, ok, err := newStore(t, r.url, receipt.SystemClock{}, keys(t, keyB, "")).Recorded(ctx, target); err != nil || ok || len(ids) != 0 {
+	if ids, ok, err := newStore(t, r.url, clock.System{}, keys(t, keyB, "")).Recorded(ctx, target); err != nil || ok || len(ids) != 0 {
 		t.Fatalf("another key: Recorded = %v, %v, %v", ids, ok, err)
 	}
 

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -55,7 +56,7 @@ type Options struct {
 	Auth  transport.AuthMethod
 	Token string
 	// Clock stamps and expires leases and commits (nil: the system clock).
-	Clock receipt.Clock
+	Clock clock.Clock
 	// Budget is how long a contended compare-and-swap retries
 	// (0: DefaultBudget).
 	Budget time.Duration
@@ -89,7 +90,7 @@ type Store struct {
 	auth    transport.AuthMethod
 	secrets []string // scrubbed from every message
 
-	clock  receipt.Clock
+	clock  clock.Clock
 	budget time.Duration
 	sleep  func(ctx context.Context, d time.Duration) error
 	randMu sync.Mutex
@@ -166,7 +167,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		s.objects = newObjectCache(DefaultCacheBytes)
 	}
 	if s.clock == nil {
-		s.clock = receipt.SystemClock{}
+		s.clock = clock.System{}
 	}
 	if s.budget <= 0 {
 		s.budget = DefaultBudget

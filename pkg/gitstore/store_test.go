@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/receipttest"
 )
@@ -34,7 +35,7 @@ func newRemote(t testing.TB, transport string, opts ...gittest.Option) remote {
 	return remote{dir: dir, url: srv.URL, srv: srv}
 }
 
-func newStore(t testing.TB, url string, clock receipt.Clock, mods ...func(*Options)) *Store {
+func newStore(t testing.TB, url string, clock clock.Clock, mods ...func(*Options)) *Store {
 	t.Helper()
 	opts := Options{URL: url, Clock: clock}
 	for _, m := range mods {
@@ -74,7 +75,7 @@ func TestConformance(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
 			t.Parallel()
-			receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+			receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
 				r := newRemote(t, tr)
 				s := newStore(t, r.url, clock)
 				t.Cleanup(func() {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -18,7 +19,7 @@ func TestSurveyReadsOnlyWhatItIsAskedFor(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			ctx := context.Background()
 			rem := newRemote(t, tr)
-			clock := receipt.NewFakeClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+			clock := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 			w := newStore(t, rem.url, clock)
 			for _, sc := range []string{"pr-1", "pr-2", "pr-3"} {
 				l := mustLease(t, w, receipt.ScopeTarget("preview", sc), "run-"+sc, time.Hour)

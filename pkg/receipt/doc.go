@@ -32,8 +32,8 @@
 //
 // Concurrency: every Store is safe for concurrent use by many goroutines,
 // and the stores that say Capabilities().Locking exclude across processes
-// and machines sharing them. Time comes from an injected Clock (FakeClock in
-// tests), never from time.Now directly.
+// and machines sharing them. Time comes from an injected clock.Clock (clock.Fake
+// in tests), never from time.Now directly.
 //
 // Layout shared by the stores (layout.go): a scope lives at
 // "<env>/<scope>/" with both names encoded by EncodeSegment, a parent

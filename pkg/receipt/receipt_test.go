@@ -301,23 +301,6 @@ func TestCheckWrites(t *testing.T) {
 	}
 }
 
-func TestFakeClock(t *testing.T) {
-	c := receipt.NewFakeClock(t0.In(time.FixedZone("x", 3600)))
-	if c.Now() != t0 {
-		t.Errorf("Now = %v, want %v in UTC", c.Now(), t0)
-	}
-	if got := c.Advance(time.Minute); !got.Equal(t0.Add(time.Minute)) || !c.Now().Equal(got) {
-		t.Errorf("Advance = %v", got)
-	}
-	c.Set(t0)
-	if !c.Now().Equal(t0) {
-		t.Error("Set")
-	}
-	if now := (receipt.SystemClock{}).Now(); now.Location() != time.UTC {
-		t.Error("the system clock is not UTC")
-	}
-}
-
 // Index finds an entry by identity, whatever the order of its provider
 // block's keys and however its key is spelt in invalid UTF-8.
 func TestLedgerIndex(t *testing.T) {

@@ -10,15 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/clock"
 )
 
-// Time is a fake clock with timers: Now is a receipt.Clock, After returns a
+// Time is a fake clock with timers: Now is a clock.Clock, After returns a
 // channel that fires when Advance moves the clock past its deadline, and
 // Sleep advances the clock itself (a foreground wait that costs nothing).
 // Safe for concurrent use.
 type Time struct {
-	clock *receipt.FakeClock
+	clock *clock.Fake
 
 	mu     sync.Mutex
 	timers []*timer
@@ -32,9 +32,9 @@ type timer struct {
 }
 
 // NewTime starts a fake time at start.
-func NewTime(start time.Time) *Time { return &Time{clock: receipt.NewFakeClock(start)} }
+func NewTime(start time.Time) *Time { return &Time{clock: clock.NewFake(start)} }
 
-// Now implements receipt.Clock.
+// Now implements clock.Clock.
 func (t *Time) Now() time.Time { return t.clock.Now() }
 
 // After returns a channel that receives the time once Advance (or Sleep)

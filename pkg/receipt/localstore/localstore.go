@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/internal/atomicfile"
@@ -34,7 +35,7 @@ const (
 // Store is the local file store rooted at one directory.
 type Store struct {
 	root  string
-	clock receipt.Clock
+	clock clock.Clock
 }
 
 var _ receipt.Store = (*Store)(nil)
@@ -43,14 +44,11 @@ var _ receipt.Store = (*Store)(nil)
 // empty), taking its time from clock (nil: the system clock). It touches
 // nothing on disk: directories are made by the first Acquire, so reading
 // (plan) never writes.
-func New(root string, clock receipt.Clock) *Store {
+func New(root string, c clock.Clock) *Store {
 	if root == "" {
 		root = receipt.DefaultLocalRoot
 	}
-	if clock == nil {
-		clock = receipt.SystemClock{}
-	}
-	return &Store{root: root, clock: clock}
+	return &Store{root: root, clock: clock.Or(c)}
 }
 
 // Root is the store's root directory.

@@ -5,13 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/localstore"
 	"github.com/sponson/apply/pkg/receipt/receipttest"
 )
 
 func TestConformance(t *testing.T) {
-	receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+	receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
 		return localstore.New(filepath.Join(t.TempDir(), "receipts"), clock)
 	}, receipttest.WithPlant(func(t *testing.T, s receipt.Store, env, scope string, raw []byte) {
 		dir := s.(*localstore.Store).Dir(receipt.ScopeTarget(env, scope))

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/localstore"
@@ -99,7 +100,7 @@ func helper(mode string) int {
 			fmt.Println(err)
 			return 2
 		}
-		s := localstore.New(root, receipt.NewFakeClock(at))
+		s := localstore.New(root, clock.NewFake(at))
 		l, pre, err := s.Acquire(ctx, contended, receipt.Owner{RunID: "child", Kind: receipt.KindBot, PID: os.Getpid()}, time.Hour)
 		if err != nil {
 			fmt.Println("acquire:", err)
@@ -195,7 +196,7 @@ func TestProcessesContendForOneLease(t *testing.T) {
 func TestTakeoverAcrossProcesses(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "receipts")
 	ctx := context.Background()
-	clock := receipt.NewFakeClock(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC))
+	clock := clock.NewFake(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC))
 	s := localstore.New(root, clock)
 	mine, _, err := s.Acquire(ctx, contended, receipt.Owner{RunID: "parent"}, time.Minute)
 	if err != nil {
@@ -245,7 +246,7 @@ func TestTakeoverAcrossProcesses(t *testing.T) {
 func TestLayout(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "receipts")
 	ctx := context.Background()
-	clock := receipt.NewFakeClock(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC))
+	clock := clock.NewFake(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC))
 	s := localstore.New(root, clock)
 	if _, _, err := s.Read(ctx, "preview", "pr-1"); err != nil {
 		t.Fatal(err)
@@ -301,7 +302,7 @@ func TestLayout(t *testing.T) {
 func TestCorruptLockFile(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "receipts")
 	ctx := context.Background()
-	s := localstore.New(root, receipt.NewFakeClock(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC)))
+	s := localstore.New(root, clock.NewFake(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC)))
 	target := receipt.ScopeTarget("preview", "pr-1")
 	if err := os.MkdirAll(s.Dir(target), 0o755); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -55,7 +56,7 @@ type stored struct {
 
 // Store is the in-memory store. The zero value is not usable: call New.
 type Store struct {
-	clock       receipt.Clock
+	clock       clock.Clock
 	atomicMulti bool
 
 	mu       sync.Mutex
@@ -82,12 +83,9 @@ func NonAtomicMulti() Option { return func(s *Store) { s.atomicMulti = false } }
 
 // New returns an empty store that takes its time from clock (nil: the
 // system clock).
-func New(clock receipt.Clock, opts ...Option) *Store {
-	if clock == nil {
-		clock = receipt.SystemClock{}
-	}
+func New(c clock.Clock, opts ...Option) *Store {
 	s := &Store{
-		clock:       clock,
+		clock:       clock.Or(c),
 		atomicMulti: true,
 		receipts:    map[receipt.Target]stored{},
 		leases:      map[receipt.Target]receipt.Lease{},

@@ -3,6 +3,7 @@ package memstore_test
 import (
 	"testing"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
 	"github.com/sponson/apply/pkg/receipt/receipttest"
@@ -13,13 +14,13 @@ func plant(t *testing.T, s receipt.Store, env, scope string, raw []byte) {
 }
 
 func TestConformance(t *testing.T) {
-	receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+	receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
 		return memstore.New(clock)
 	}, receipttest.WithPlant(plant))
 }
 
 func TestConformanceNonAtomicMulti(t *testing.T) {
-	receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+	receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
 		return memstore.New(clock, memstore.NonAtomicMulti())
 	}, receipttest.WithPlant(plant))
 }

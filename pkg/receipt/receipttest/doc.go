@@ -2,7 +2,7 @@
 // (stores.md, "The contract"). A store's own tests call Run with a factory;
 // a fake that passes it is as good as the real store for engine tests.
 //
-// The suite owns time: the factory receives a *receipt.FakeClock and the
+// The suite owns time: the factory receives a *clock.Fake and the
 // store must take every timestamp and expiry decision from it, so expiry
 // tests move the clock instead of sleeping. Each subtest makes its own store
 // and clock and may run in parallel with the others; a factory must

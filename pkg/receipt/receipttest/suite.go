@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
 // Factory makes a fresh, empty store whose time comes from clock.
-type Factory func(t *testing.T, clock *receipt.FakeClock) receipt.Store
+type Factory func(t *testing.T, clock *clock.Fake) receipt.Store
 
 // PlantFunc stores raw bytes as the receipt of env/scope in s, bypassing its
 // encoder and leases.
@@ -82,7 +83,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clock := receipt.NewFakeClock(Start)
+			clock := clock.NewFake(Start)
 			h := &harness{cfg: cfg, clock: clock, ctx: context.Background()}
 			h.s = newStore(t, clock)
 			tc.fn(t, h)
@@ -92,7 +93,7 @@ func Run(t *testing.T, newStore Factory, opts ...Option) {
 
 type harness struct {
 	cfg   *config
-	clock *receipt.FakeClock
+	clock *clock.Fake
 	s     receipt.Store
 	ctx   context.Context
 }

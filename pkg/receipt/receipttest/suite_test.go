@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -85,7 +86,7 @@ func TestBrokenStore(t *testing.T) {
 	if how == "" {
 		t.Skip("run by TestSuiteFailsOnBrokenStores in a child process")
 	}
-	receipttest.Run(t, func(t *testing.T, clock *receipt.FakeClock) receipt.Store {
+	receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
 		return broken{Store: memstore.New(clock), how: how}
 	})
 }
@@ -126,7 +127,7 @@ func TestSuiteFailsOnBrokenStores(t *testing.T) {
 // The memory store's fault hooks, which engine tests build on.
 func TestMemstoreFaults(t *testing.T) {
 	ctx := context.Background()
-	clock := receipt.NewFakeClock(receipttest.Start)
+	clock := clock.NewFake(receipttest.Start)
 	s := memstore.New(clock)
 	target := receipt.ScopeTarget("preview", "pr-1")
 	l, _, err := s.Acquire(ctx, target, receipt.Owner{RunID: "r1"}, time.Minute)
