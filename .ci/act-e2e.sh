@@ -3,7 +3,7 @@
 # the Dockerfile) run by nektos/act through a pull request's life -
 # opened, synchronize, closed - from GitHub's own webhook payloads
 # (../shared/fixtures/github/webhooks/pull_request/), against the fake cloud
-# (`sponson sim`) and the standalone fake GitHub (internal/ghfake/cmd/ghfake)
+# (`sponson sim`) and the standalone fake GitHub (cmd/ghfake)
 # on 127.0.0.1. It checks the outputs, that exactly one comment exists and
 # was edited in place, the receipt branch on the remote, that no secret
 # reached the log, and that after close nothing the pull request created is
@@ -50,7 +50,7 @@ wait_for() {
 say "building sponson and ghfake"
 mkdir -p "$T/bin"
 go build -o "$T/bin/sponson" ./cmd/sponson
-go build -o "$T/bin/ghfake" ./internal/ghfake/cmd/ghfake
+go build -o "$T/bin/ghfake" ./cmd/ghfake
 
 # The fake cloud, seeded with one project per provider.
 "$T/bin/sponson" sim --json --addr 127.0.0.1:0 >"$T/sim.json" 2>"$T/sim.err" &

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/buildtest"
-	"github.com/sponson/apply/internal/ghfixtures"
+	"github.com/sponson/apply/internal/testing/buildtest"
+	"github.com/sponson/apply/internal/testing/ghfixtures"
 )
 
 // BenchmarkStartToFirstOutput builds the Action's binary as the Dockerfile

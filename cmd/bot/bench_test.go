@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/buildtest"
-	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/testing/buildtest"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/clock"
 )
 
@@ -25,8 +25,8 @@ import (
 func BenchmarkStartToFirstOutput(b *testing.B) {
 	dir := b.TempDir()
 	bin, size := buildtest.Release(b, dir, "sponson-bot")
-	gh := ghfake.Start(b, clock.System{})
-	key, err := gh.AddApp(ghfake.App{ID: 4242, Slug: "sponson-bench"})
+	gh := githubtest.Start(b, clock.System{})
+	key, err := gh.AddApp(githubtest.App{ID: 4242, Slug: "sponson-bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

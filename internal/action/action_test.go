@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/ghfake"
-	"github.com/sponson/apply/internal/ghfixtures"
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/internal/testing/ghfixtures"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -45,7 +45,7 @@ func TestEveryFixturePayload(t *testing.T) {
 				switch {
 				case name == "pull_request" && (action == "opened" || action == "synchronize"):
 					w.want("status", "complete", "skipped", "false", "scope", "pr-2", "exit_code", "0", "receipt_ref", "sponson-receipts/preview/pr-2")
-					if cs := w.comments(2); len(cs) != 1 || !strings.HasPrefix(cs[0].Body, report.Marker("preview")) || cs[0].Author.Login != ghfake.ActionsBot.Login {
+					if cs := w.comments(2); len(cs) != 1 || !strings.HasPrefix(cs[0].Body, report.Marker("preview")) || cs[0].Author.Login != githubtest.ActionsBot.Login {
 						t.Errorf("comments %+v", cs)
 					}
 					if r := w.receipt("preview", "pr-2"); r == nil || r.Status != receipt.StatusComplete || len(r.Ledger) != 4 {
@@ -117,7 +117,7 @@ func TestPullRequestLife(t *testing.T) {
 		t.Fatalf("after synchronize: %+v", cs)
 	}
 
-	if _, err := w.gh.AddPull(ghfake.PullRequest{Repo: repoName, Number: 2, State: "closed", Head: ghfake.Ref{Ref: "changes", SHA: headSHA}}); err != nil {
+	if _, err := w.gh.AddPull(githubtest.PullRequest{Repo: repoName, Number: 2, State: "closed", Head: githubtest.Ref{Ref: "changes", SHA: headSHA}}); err != nil {
 		t.Fatal(err)
 	}
 	w.event("pull_request", fixture(t, "pull_request/closed.payload.json"))
@@ -221,9 +221,9 @@ func TestPlanErrorsAreAnnotations(t *testing.T) {
 func TestNoContentsWrite(t *testing.T) {
 	w := newWorld(t)
 	w.openPR()
-	perms := ghfake.ReadOnly()
+	perms := githubtest.ReadOnly()
 	perms["pull_requests"], perms["issues"] = "write", "write"
-	w.gh.AddToken(ghfake.Token{Value: "ghs_readonlyContentsToken000000000", Identity: ghfake.ActionsBot, Repos: []string{repoName}, Permissions: perms})
+	w.gh.AddToken(githubtest.Token{Value: "ghs_readonlyContentsToken000000000", Identity: githubtest.ActionsBot, Repos: []string{repoName}, Permissions: perms})
 	w.vars["INPUT_GITHUB_TOKEN"] = "ghs_readonlyContentsToken000000000"
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
 	if code := w.run(); code == 0 {
@@ -244,13 +244,13 @@ func TestNoContentsWrite(t *testing.T) {
 func TestCommentFoundAmongManyAndOnlyOurs(t *testing.T) {
 	w := newWorld(t)
 	w.openPR()
-	someone := ghfake.Identity{Login: "Codertocat", Type: "User"}
+	someone := githubtest.Identity{Login: "Codertocat", Type: "User"}
 	quote := w.gh.AddComment(repoName, 2, someone, report.Marker("preview")+"\nquoting the bot")
 	for i := range 130 {
 		w.gh.AddComment(repoName, 2, someone, "comment "+string(rune('a'+i%26)))
 	}
-	ours := w.gh.AddComment(repoName, 2, ghfake.ActionsBot, report.Marker("preview")+"\nan older report")
-	w.gh.AddComment(repoName, 2, ghfake.ActionsBot, report.Marker("production")+"\nanother environment's")
+	ours := w.gh.AddComment(repoName, 2, githubtest.ActionsBot, report.Marker("preview")+"\nan older report")
+	w.gh.AddComment(repoName, 2, githubtest.ActionsBot, report.Marker("production")+"\nanother environment's")
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
 	w.run()
 	for _, c := range w.comments(2) {
@@ -319,7 +319,7 @@ func TestDeploymentStatus(t *testing.T) {
 	})
 	t.Run("closed", func(t *testing.T) {
 		w := newWorld(t)
-		if _, err := w.gh.AddPull(ghfake.PullRequest{Repo: repoName, Number: 2, State: "closed", Head: ghfake.Ref{Ref: "changes", SHA: headSHA}}); err != nil {
+		if _, err := w.gh.AddPull(githubtest.PullRequest{Repo: repoName, Number: 2, State: "closed", Head: githubtest.Ref{Ref: "changes", SHA: headSHA}}); err != nil {
 			t.Fatal(err)
 		}
 		w.event("deployment_status", preview(t))

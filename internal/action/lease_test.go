@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -31,7 +31,7 @@ func (w *world) holdLease(ghRun int64) {
 func TestLeaseOfACancelledRunIsTakenOver(t *testing.T) {
 	w := newWorld(t)
 	w.openPR()
-	w.gh.AddRun(ghfake.WorkflowRun{Repo: repoName, ID: 77, Status: "completed", Conclusion: "cancelled"})
+	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 77, Status: "completed", Conclusion: "cancelled"})
 	w.holdLease(77)
 	w.vars["INPUT_LOCK_WAIT"] = "0s"
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
@@ -60,7 +60,7 @@ func TestLeaseOfACancelledRunIsTakenOver(t *testing.T) {
 func TestLeaseOfALiveRunBlocks(t *testing.T) {
 	w := newWorld(t)
 	w.openPR()
-	w.gh.AddRun(ghfake.WorkflowRun{Repo: repoName, ID: 78, Status: "in_progress"})
+	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 78, Status: "in_progress"})
 	w.holdLease(78)
 	w.vars["INPUT_LOCK_WAIT"] = "0s"
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
@@ -89,7 +89,7 @@ func TestStaleRunThroughTheCompareAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.gh.AddPull(ghfake.PullRequest{Repo: repoName, Number: 2, State: "open", Head: ghfake.Ref{Ref: "changes", SHA: newer}}); err != nil {
+	if _, err := w.gh.AddPull(githubtest.PullRequest{Repo: repoName, Number: 2, State: "open", Head: githubtest.Ref{Ref: "changes", SHA: newer}}); err != nil {
 		t.Fatal(err)
 	}
 	at := func(sha string) []byte {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -47,7 +47,7 @@ func (w *world) checkLog() {
 func TestLeaseTakeoverThenSensitiveOutput(t *testing.T) {
 	w := newWorld(t)
 	w.openPR()
-	w.gh.AddRun(ghfake.WorkflowRun{Repo: repoName, ID: 77, Status: "completed", Conclusion: "cancelled"})
+	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 77, Status: "completed", Conclusion: "cancelled"})
 	w.holdLease(77)
 	w.vars["INPUT_LOCK_WAIT"] = "0s"
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
@@ -87,7 +87,7 @@ func (r *releaseOn) Write(p []byte) (int, error) {
 func TestLeaseWaitThenSensitiveOutput(t *testing.T) {
 	w := newWorld(t)
 	w.openPR()
-	w.gh.AddRun(ghfake.WorkflowRun{Repo: repoName, ID: 78, Status: "in_progress"})
+	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 78, Status: "in_progress"})
 	st, err := gitstore.New(context.Background(), gitstore.Options{URL: w.gh.URL + "/" + repoName + ".git", Token: token})
 	if err != nil {
 		t.Fatal(err)

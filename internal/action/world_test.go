@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/ghfake"
-	"github.com/sponson/apply/internal/ghfixtures"
+	"github.com/sponson/apply/internal/testing/ghfixtures"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/sim"
 )
@@ -32,7 +32,7 @@ const (
 
 type world struct {
 	t     *testing.T
-	gh    *ghfake.Server
+	gh    *githubtest.Server
 	cloud *sim.Cloud
 	demo  sim.Demo
 	ws    string
@@ -46,10 +46,10 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, gh: ghfake.Start(t, nil)}
-	w.gh.AddToken(ghfake.Token{Value: token, Identity: ghfake.ActionsBot, Repos: []string{repoName},
+	w := &world{t: t, gh: githubtest.Start(t, nil)}
+	w.gh.AddToken(githubtest.Token{Value: token, Identity: githubtest.ActionsBot, Repos: []string{repoName},
 		Permissions: map[string]string{"contents": "write", "pull_requests": "write", "issues": "write", "actions": "read", "deployments": "read", "metadata": "read"}})
-	if err := w.gh.AddRepo(ghfake.Repo{FullName: repoName, DefaultBranch: "master", Branches: map[string]string{"changes": "the change"}}); err != nil {
+	if err := w.gh.AddRepo(githubtest.Repo{FullName: repoName, DefaultBranch: "master", Branches: map[string]string{"changes": "the change"}}); err != nil {
 		t.Fatal(err)
 	}
 	w.cloud = sim.New(sim.Options{Seed: 7})
@@ -119,7 +119,7 @@ func (w *world) writePlan(src string) {
 // openPR opens the fixtures' pull request #2 (head "changes").
 func (w *world) openPR() {
 	w.t.Helper()
-	if _, err := w.gh.AddPull(ghfake.PullRequest{Repo: repoName, Number: 2, State: "open", Head: ghfake.Ref{Ref: "changes", SHA: headSHA}}); err != nil {
+	if _, err := w.gh.AddPull(githubtest.PullRequest{Repo: repoName, Number: 2, State: "open", Head: githubtest.Ref{Ref: "changes", SHA: headSHA}}); err != nil {
 		w.t.Fatal(err)
 	}
 }
@@ -226,8 +226,8 @@ func (w *world) want(kv ...string) map[string]string {
 }
 
 // comments are the pull request's live comments.
-func (w *world) comments(n int) []ghfake.Comment {
-	var out []ghfake.Comment
+func (w *world) comments(n int) []githubtest.Comment {
+	var out []githubtest.Comment
 	for _, c := range w.gh.Comments(repoName, n) {
 		if !c.Deleted {
 			out = append(out, c)

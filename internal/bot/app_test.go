@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/ghfake"
 	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/internal/testing/githubtest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/engine/enginetest"
@@ -30,10 +30,10 @@ const hello = "Codertocat/Hello-World"
 type appWorld struct {
 	t     *testing.T
 	tm    *enginetest.Time
-	gh    *ghfake.Server
+	gh    *githubtest.Server
 	app   *github.App
 	key   []byte // the App's private key (PEM)
-	cloud *fakeop.Cloud
+	cloud *optest.Cloud
 	ws    *AppWorkspaces
 	bot   *Bot
 	srv   *httptest.Server
@@ -41,21 +41,21 @@ type appWorld struct {
 
 func newAppWorld(t *testing.T) *appWorld {
 	t.Helper()
-	w := &appWorld{t: t, tm: enginetest.NewTime(time.Now().UTC().Truncate(time.Second)), cloud: fakeop.New()}
-	w.gh = ghfake.Start(t, w.tm)
-	key, err := w.gh.AddApp(ghfake.App{ID: 4242, Slug: "sponson-test"})
+	w := &appWorld{t: t, tm: enginetest.NewTime(time.Now().UTC().Truncate(time.Second)), cloud: optest.New()}
+	w.gh = githubtest.Start(t, w.tm)
+	key, err := w.gh.AddApp(githubtest.App{ID: 4242, Slug: "sponson-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.gh.AddRepo(ghfake.Repo{FullName: hello, Branches: map[string]string{"changes": "work on changes", "feat/b": "work on b"}}); err != nil {
+	if err := w.gh.AddRepo(githubtest.Repo{FullName: hello, Branches: map[string]string{"changes": "work on changes", "feat/b": "work on b"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The payloads' installation id is 1.
-	if err := w.gh.AddInstallation(ghfake.Installation{ID: 1, App: 4242, Account: "Codertocat", Repos: []string{hello},
+	if err := w.gh.AddInstallation(githubtest.Installation{ID: 1, App: 4242, Account: "Codertocat", Repos: []string{hello},
 		Permissions: map[string]string{"contents": "write", "pull_requests": "write", "actions": "read", "metadata": "read"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.gh.AddPull(ghfake.PullRequest{Repo: hello, Number: 2, Head: ghfake.Ref{Ref: "changes"}}); err != nil {
+	if _, err := w.gh.AddPull(githubtest.PullRequest{Repo: hello, Number: 2, Head: githubtest.Ref{Ref: "changes"}}); err != nil {
 		t.Fatal(err)
 	}
 	w.key = key

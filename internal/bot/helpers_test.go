@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/ghfixtures"
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/internal/testing/ghfixtures"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/plan"
@@ -90,7 +90,7 @@ type testWorld struct {
 	t     testing.TB
 	tm    *enginetest.Time
 	store *memstore.Store
-	cloud *fakeop.Cloud
+	cloud *optest.Cloud
 	eng   *engine.Engine
 	gh    *repoState
 	bot   *Bot
@@ -108,7 +108,7 @@ func newTestWorld(t *testing.T) *testWorld { return newBenchWorld(t) }
 
 func newBenchWorld(t testing.TB) *testWorld {
 	t.Helper()
-	w := &testWorld{t: t, tm: enginetest.NewTime(t0), cloud: fakeop.New(),
+	w := &testWorld{t: t, tm: enginetest.NewTime(t0), cloud: optest.New(),
 		gh: &repoState{prs: map[int]sweep.PullRequest{}, branches: map[string]bool{}}}
 	w.store = memstore.New(w.tm)
 	w.eng = &engine.Engine{Store: w.store, Ops: w.cloud.Registry(),

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/testing/githubtest"
 )
 
 // syncBuffer is a log sink read while the bot writes it.
@@ -67,8 +67,8 @@ func TestMainRefusesToStartWithoutAWebhookSecret(t *testing.T) {
 // reads its App from GitHub, listens, answers a signed ping and /readyz,
 // logs JSON without the secret, and stops cleanly.
 func TestMainServesUntilStopped(t *testing.T) {
-	gh := ghfake.Start(t, nil)
-	key, err := gh.AddApp(ghfake.App{ID: 77, Slug: "sponson-main"})
+	gh := githubtest.Start(t, nil)
+	key, err := gh.AddApp(githubtest.App{ID: 77, Slug: "sponson-main"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +169,8 @@ func waitReady(t *testing.T, base string, log *syncBuffer) {
 // serves /healthz, is unready on /readyz, refuses deliveries with 503 and
 // Retry-After, and becomes ready once GitHub answers.
 func TestMainStartsUnreadyWhileGitHubIsDown(t *testing.T) {
-	gh := ghfake.Start(t, nil)
-	key, err := gh.AddApp(ghfake.App{ID: 78, Slug: "sponson-late"})
+	gh := githubtest.Start(t, nil)
+	key, err := gh.AddApp(githubtest.App{ID: 78, Slug: "sponson-late"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,19 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/testing/githubtest"
 )
 
 // `sponson gc` as a scheduled workflow runs it: the workflow token, the
 // repository's own receipt branches on the fake GitHub, the bot's sweep.
 func TestGCDestroysClosedPullRequestsOnly(t *testing.T) {
-	gh := ghfake.Start(t, nil)
-	if err := gh.AddRepo(ghfake.Repo{FullName: "acme/shop", Branches: map[string]string{"feat/gc": "gc", "feat/open": "open"}}); err != nil {
+	gh := githubtest.Start(t, nil)
+	if err := gh.AddRepo(githubtest.Repo{FullName: "acme/shop", Branches: map[string]string{"feat/gc": "gc", "feat/open": "open"}}); err != nil {
 		t.Fatal(err)
 	}
-	gh.AddToken(ghfake.Token{Value: "ghs_workflowtoken0123456789", Identity: ghfake.ActionsBot,
+	gh.AddToken(githubtest.Token{Value: "ghs_workflowtoken0123456789", Identity: githubtest.ActionsBot,
 		Permissions: map[string]string{"contents": "write", "pull_requests": "read", "metadata": "read"}})
-	for _, pr := range []ghfake.PullRequest{{Repo: "acme/shop", Number: 3, Head: ghfake.Ref{Ref: "feat/gc"}}, {Repo: "acme/shop", Number: 4, Head: ghfake.Ref{Ref: "feat/open"}}} {
+	for _, pr := range []githubtest.PullRequest{{Repo: "acme/shop", Number: 3, Head: githubtest.Ref{Ref: "feat/gc"}}, {Repo: "acme/shop", Number: 4, Head: githubtest.Ref{Ref: "feat/open"}}} {
 		if _, err := gh.AddPull(pr); err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +84,11 @@ func TestGCNeedsARepositoryAndAToken(t *testing.T) {
 // variable, no origin), gc refuses rather than sweep the local store it
 // would fall back to; --receipts local sweeps it on purpose.
 func TestGCRefusesTheLocalFallback(t *testing.T) {
-	gh := ghfake.Start(t, nil)
-	if err := gh.AddRepo(ghfake.Repo{FullName: "acme/shop"}); err != nil {
+	gh := githubtest.Start(t, nil)
+	if err := gh.AddRepo(githubtest.Repo{FullName: "acme/shop"}); err != nil {
 		t.Fatal(err)
 	}
-	gh.AddToken(ghfake.Token{Value: "ghs_workflowtoken0123456789", Identity: ghfake.ActionsBot,
+	gh.AddToken(githubtest.Token{Value: "ghs_workflowtoken0123456789", Identity: githubtest.ActionsBot,
 		Permissions: map[string]string{"contents": "write", "pull_requests": "read", "metadata": "read"}})
 	env, _, _ := fakeWorld(t)
 	vars := map[string]string{"GITHUB_REPOSITORY": "acme/shop",

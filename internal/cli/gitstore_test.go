@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/gitstore"
 )
 
@@ -82,7 +82,7 @@ func TestReceiptsPushFromAGitSideRef(t *testing.T) {
 	}
 	unsaved, _ := stored.Clone()
 	extra := unsaved.Ledger[0]
-	extra.Key = fakeop.ObjectKey("default", "kept-on-a-side-ref")
+	extra.Key = optest.ObjectKey("default", "kept-on-a-side-ref")
 	unsaved.Ledger = append(unsaved.Ledger, extra)
 	unsaved.RunID = "r-side"
 	ref, err := st.SaveUnsaved(ctx, unsaved)

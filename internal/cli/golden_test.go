@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/goldentest"
+	"github.com/sponson/apply/internal/testing/goldentest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -75,7 +75,7 @@ func TestHumanOutputGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cloud.FailNext(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "the URL https://pr-4.example.dev/cb is not allowed"), 1)
+	cloud.FailNext(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "the URL https://pr-4.example.dev/cb is not allowed"), 1)
 	cmd("apply_failed", "apply", "--pr", "4", "--receipts", "local")
 
 	if err := os.WriteFile(filepath.Join(env.Dir, "typo.yaml"), []byte("version: 1\nchanges:\n  - id: app\n    adapter: fak\n    op: object\n  - id: cb\n   adapter: fake\n    op: item\n"), 0o644); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/cli"
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -35,8 +35,8 @@ changes:
 const appKey = "k3y-0f-the-app-that-must-never-leak"
 
 // fakeWorld is the CLI wired to a fake cloud and a local store in a temp dir.
-func fakeWorld(t *testing.T) (cli.Env, *fakeop.Cloud, receipt.Store) {
-	cloud := fakeop.New()
+func fakeWorld(t *testing.T) (cli.Env, *optest.Cloud, receipt.Store) {
+	cloud := optest.New()
 	env := testEnv(t, map[string]string{"APP_KEY": appKey, "SPONSON_RECEIPTS_DIR": "receipts"}, map[string]string{"release.plan.yaml": fakePlan})
 	env.Ops = cloud.Registry()
 	return env, cloud, localstore.New(filepath.Join(env.Dir, "receipts"), clock.System{})
@@ -58,7 +58,7 @@ func TestApplyExitCodesAndShapes(t *testing.T) {
 	}
 
 	// A failing line: exit 1, the receipt is in the envelope, the run rolled back.
-	cloud.FailNext(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "bad url"), 1)
+	cloud.FailNext(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "bad url"), 1)
 	r = runCLI(t, env, "apply", "--json", "--pr", "3", "--receipts", "local")
 	if r.code != 1 {
 		t.Fatalf("failing line: exit %d\n%s%s", r.code, r.out, r.err)
@@ -156,7 +156,7 @@ func TestReceiptsPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	extra := unsaved.Ledger[0]
-	extra.Key = fakeop.ObjectKey("default", "made-but-not-recorded")
+	extra.Key = optest.ObjectKey("default", "made-but-not-recorded")
 	unsaved.Ledger = append(unsaved.Ledger, extra)
 	unsaved.RunID = "r-lost"
 	path, err := receipt.SaveUnsaved(filepath.Join(env.Dir, ".sponson", "unsaved"), unsaved)

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/ghfake"
 	"github.com/sponson/apply/internal/github"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/githubtest"
+	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -38,13 +38,13 @@ func appPEM() []byte {
 func newApp(t *testing.T) (*world, *github.App) {
 	t.Helper()
 	w := newWorld(t)
-	if _, err := w.AddApp(ghfake.App{ID: 42, Slug: "sponson", Key: appKey}); err != nil {
+	if _, err := w.AddApp(githubtest.App{ID: 42, Slug: "sponson", Key: appKey}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AddRepo(ghfake.Repo{FullName: "octo/other"}); err != nil {
+	if err := w.AddRepo(githubtest.Repo{FullName: "octo/other"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AddInstallation(ghfake.Installation{ID: 7, App: 42, Account: "octo", Repos: []string{"octo/app", "octo/other"}}); err != nil {
+	if err := w.AddInstallation(githubtest.Installation{ID: 7, App: 42, Account: "octo", Repos: []string{"octo/app", "octo/other"}}); err != nil {
 		t.Fatal(err)
 	}
 	app, err := github.NewApp(w.config(), 42, appPEM())
@@ -216,7 +216,7 @@ var _ interface {
 func TestAppCountersSpanInstallations(t *testing.T) {
 	w, app := newApp(t)
 	c, _ := app.Installation(7)
-	w.Inject(ghfake.SecondaryRateLimit(1, 3*time.Second))
+	w.Inject(githubtest.SecondaryRateLimit(1, 3*time.Second))
 	if _, err := c.GetRepository(context.Background(), "octo", "app"); err != nil {
 		t.Fatal(err)
 	}
@@ -228,10 +228,10 @@ func TestAppCountersSpanInstallations(t *testing.T) {
 
 func TestAppRepositoriesSpanInstallations(t *testing.T) {
 	w, app := newApp(t)
-	if err := w.AddRepo(ghfake.Repo{FullName: "acme/site"}); err != nil {
+	if err := w.AddRepo(githubtest.Repo{FullName: "acme/site"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AddInstallation(ghfake.Installation{ID: 8, App: 42, Account: "acme", Repos: []string{"acme/site"}}); err != nil {
+	if err := w.AddInstallation(githubtest.Installation{ID: 8, App: 42, Account: "acme", Repos: []string{"acme/site"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := app.Repositories(context.Background())

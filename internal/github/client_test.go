@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/ghfake"
 	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -20,19 +20,19 @@ var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 // world is a fake GitHub with octo/app, branch feature one commit ahead
 // of main, pull request #1 from it, and the workflow token "wf".
 type world struct {
-	*ghfake.Server
+	*githubtest.Server
 	time *enginetest.Time
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	tm := enginetest.NewTime(t0)
-	s := ghfake.Start(t, tm)
-	if err := s.AddRepo(ghfake.Repo{FullName: "octo/app", Branches: map[string]string{"feature": "add feature"}}); err != nil {
+	s := githubtest.Start(t, tm)
+	if err := s.AddRepo(githubtest.Repo{FullName: "octo/app", Branches: map[string]string{"feature": "add feature"}}); err != nil {
 		t.Fatal(err)
 	}
-	s.AddToken(ghfake.Token{Value: "wf", Identity: ghfake.ActionsBot, Repos: []string{"octo/app"}})
-	if _, err := s.AddPull(ghfake.PullRequest{Repo: "octo/app", Head: ghfake.Ref{Ref: "feature"}}); err != nil {
+	s.AddToken(githubtest.Token{Value: "wf", Identity: githubtest.ActionsBot, Repos: []string{"octo/app"}})
+	if _, err := s.AddPull(githubtest.PullRequest{Repo: "octo/app", Head: githubtest.Ref{Ref: "feature"}}); err != nil {
 		t.Fatal(err)
 	}
 	return &world{Server: s, time: tm}
@@ -104,12 +104,12 @@ func TestReads(t *testing.T) {
 		t.Errorf("IsAncestor(old tip, feature) = %v, %v", ok, err)
 	}
 
-	w.AddRun(ghfake.WorkflowRun{Repo: "octo/app", ID: 77, Status: "completed", Conclusion: "cancelled", Attempt: 2})
+	w.AddRun(githubtest.WorkflowRun{Repo: "octo/app", ID: 77, Status: "completed", Conclusion: "cancelled", Attempt: 2})
 	run, err := c.GetWorkflowRun(ctx, "octo", "app", 77)
 	if err != nil || !run.Done() || run.Attempt != 2 || run.Conclusion != "cancelled" {
 		t.Fatalf("run: %+v %v", run, err)
 	}
-	w.AddRun(ghfake.WorkflowRun{Repo: "octo/app", ID: 78, Status: "in_progress"})
+	w.AddRun(githubtest.WorkflowRun{Repo: "octo/app", ID: 78, Status: "in_progress"})
 	if run, _ := c.GetWorkflowRun(ctx, "octo", "app", 78); run.Done() {
 		t.Errorf("an in-progress run is done: %+v", run)
 	}
@@ -122,7 +122,7 @@ func TestPullRequestLists(t *testing.T) {
 	c := w.client(t, "wf")
 	ctx := context.Background()
 	for i := 0; i < 120; i++ {
-		if _, err := w.AddPull(ghfake.PullRequest{Repo: "octo/app", State: "closed", Head: ghfake.Ref{Ref: "feature"}}); err != nil {
+		if _, err := w.AddPull(githubtest.PullRequest{Repo: "octo/app", State: "closed", Head: githubtest.Ref{Ref: "feature"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,9 +161,9 @@ func TestCommentsAreOneAndEditedInPlace(t *testing.T) {
 	ctx := context.Background()
 	// Hundreds of comments before ours, and a human quoting our marker.
 	for i := 0; i < 230; i++ {
-		w.AddComment("octo/app", 1, ghfake.Identity{Login: "reviewer"}, "looks good")
+		w.AddComment("octo/app", 1, githubtest.Identity{Login: "reviewer"}, "looks good")
 	}
-	w.AddComment("octo/app", 1, ghfake.Identity{Login: "reviewer"}, "quoting <!-- sponson:preview -->")
+	w.AddComment("octo/app", 1, githubtest.Identity{Login: "reviewer"}, "quoting <!-- sponson:preview -->")
 	marker := "<!-- sponson:preview -->"
 	first, created, err := c.UpsertComment(ctx, "octo", "app", 1, marker, marker+"\nplan")
 	if err != nil || !created || first.Author != github.ActionsLogin {
@@ -179,7 +179,7 @@ func TestCommentsAreOneAndEditedInPlace(t *testing.T) {
 	if _, created, err := c.UpsertComment(ctx, "octo", "app", 1, "<!-- sponson:prod -->", "<!-- sponson:prod -->\nx"); err != nil || !created {
 		t.Fatalf("prod: %v %v", created, err)
 	}
-	var ours []ghfake.Comment
+	var ours []githubtest.Comment
 	for _, cm := range w.Comments("octo/app", 1) {
 		if cm.Author.Login == github.ActionsLogin && strings.Contains(cm.Body, marker) {
 			ours = append(ours, cm)
@@ -203,7 +203,7 @@ func TestCommentsAreOneAndEditedInPlace(t *testing.T) {
 func TestErrorsCarryCodes(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	w.AddToken(ghfake.Token{Value: "ro", Identity: ghfake.ActionsBot, Permissions: ghfake.ReadOnly()})
+	w.AddToken(githubtest.Token{Value: "ro", Identity: githubtest.ActionsBot, Permissions: githubtest.ReadOnly()})
 	_, err := w.client(t, "ro").CreateIssueComment(ctx, "octo", "app", 1, "x")
 	wantCode(t, err, errs.GITHUB_PERMISSION)
 	if !strings.Contains(err.Error(), "pull-requests: write") {
@@ -303,7 +303,7 @@ func TestUpsertCostsOneListPerHundredComments(t *testing.T) {
 	w := newWorld(t)
 	c := w.client(t, "wf")
 	for i := 0; i < 250; i++ {
-		w.AddComment("octo/app", 1, ghfake.Identity{Login: "reviewer"}, "noise")
+		w.AddComment("octo/app", 1, githubtest.Identity{Login: "reviewer"}, "noise")
 	}
 	marker := "<!-- sponson:preview -->"
 	if _, _, err := c.UpsertComment(context.Background(), "octo", "app", 1, marker, marker+"\n1"); err != nil {
@@ -347,7 +347,7 @@ func TestALostCreateIsFoundByTheNextUpsert(t *testing.T) {
 	c := w.client(t, "wf")
 	ctx := context.Background()
 	marker := "<!-- sponson:preview -->"
-	w.Inject(ghfake.Fault{Method: "POST", Count: 1, Status: 502, Lost: true})
+	w.Inject(githubtest.Fault{Method: "POST", Count: 1, Status: 502, Lost: true})
 	_, _, err := c.UpsertComment(ctx, "octo", "app", 1, marker, marker+"\nfirst")
 	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
 	if _, created, err := c.UpsertComment(ctx, "octo", "app", 1, marker, marker+"\nsecond"); err != nil || created {

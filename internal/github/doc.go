@@ -87,7 +87,7 @@
 // run budget; leave it 0 in a long-lived bot); past a bound the caller
 // gets GITHUB_RATE_LIMITED at once, without sleeping. Clock and Sleep are
 // injected (Clock must be the clock GitHub's side keeps: the system clock
-// outside tests, the fake's clock against internal/ghfake).
+// outside tests, the fake's clock against internal/testing/githubtest).
 //
 // Stats counts calls, rate limits, retries, give-ups and time throttled;
 // App and Client also have Calls and ThrottledSeconds; Config.Observer
@@ -108,6 +108,6 @@
 // cancelled context INTERRUPTED. Callers decide with errs.CodeOf or
 // errors.Is(err, errs.GITHUB_NOT_FOUND), never on text.
 //
-// Tests run against internal/ghfake, which validates every request and
+// Tests run against internal/testing/githubtest, which validates every request and
 // answer against GitHub's OpenAPI description.
 package github

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/ghfake"
 	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -43,19 +43,19 @@ func (o *observed) Throttled(op string, d time.Duration, reason string) {
 func TestRateLimitsAreWaitedOut(t *testing.T) {
 	cases := []struct {
 		name   string
-		fault  func(now time.Time) ghfake.Fault
+		fault  func(now time.Time) githubtest.Fault
 		waits  []time.Duration
 		reason string
 	}{
-		{"secondary with Retry-After", func(time.Time) ghfake.Fault { return ghfake.SecondaryRateLimit(2, 30*time.Second) },
+		{"secondary with Retry-After", func(time.Time) githubtest.Fault { return githubtest.SecondaryRateLimit(2, 30*time.Second) },
 			[]time.Duration{30 * time.Second, 30 * time.Second}, "retry-after"},
-		{"primary until X-RateLimit-Reset", func(now time.Time) ghfake.Fault { return ghfake.PrimaryRateLimit(1, now.Add(90*time.Second)) },
+		{"primary until X-RateLimit-Reset", func(now time.Time) githubtest.Fault { return githubtest.PrimaryRateLimit(1, now.Add(90*time.Second)) },
 			[]time.Duration{91 * time.Second}, "reset"},
-		{"secondary without a header backs off from a minute", func(time.Time) ghfake.Fault {
-			return ghfake.Fault{Count: 3, Status: 403, Message: "You have exceeded a secondary rate limit."}
+		{"secondary without a header backs off from a minute", func(time.Time) githubtest.Fault {
+			return githubtest.Fault{Count: 3, Status: 403, Message: "You have exceeded a secondary rate limit."}
 		}, []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute}, "backoff"},
-		{"429 with Retry-After", func(time.Time) ghfake.Fault {
-			return ghfake.Fault{Count: 1, Status: 429, RetryAfter: 5 * time.Second, Message: "Too many requests"}
+		{"429 with Retry-After", func(time.Time) githubtest.Fault {
+			return githubtest.Fault{Count: 1, Status: 429, RetryAfter: 5 * time.Second, Message: "Too many requests"}
 		}, []time.Duration{5 * time.Second}, "retry-after"},
 	}
 	for _, c := range cases {
@@ -103,7 +103,7 @@ func TestAPostIsResentOnlyWhenGitHubDidNotProcessIt(t *testing.T) {
 	w := newWorld(t)
 	c := w.client(t, "wf")
 	ctx := context.Background()
-	w.Inject(ghfake.Fault{Method: "POST", Count: 1, Status: 403, RetryAfter: 10 * time.Second, Message: "You have exceeded a secondary rate limit."})
+	w.Inject(githubtest.Fault{Method: "POST", Count: 1, Status: 403, RetryAfter: 10 * time.Second, Message: "You have exceeded a secondary rate limit."})
 	if _, err := c.CreateIssueComment(ctx, "octo", "app", 1, "once"); err != nil {
 		t.Fatal(err)
 	}
@@ -111,18 +111,18 @@ func TestAPostIsResentOnlyWhenGitHubDidNotProcessIt(t *testing.T) {
 		t.Fatalf("after a rate-limited POST: %d comments, %d calls", n, w.Count("issues/create-comment"))
 	}
 	// A server error may have been processed: never sent twice.
-	w.Inject(ghfake.Fault{Method: "POST", Count: 1, Status: 502})
+	w.Inject(githubtest.Fault{Method: "POST", Count: 1, Status: 502})
 	_, err := c.CreateIssueComment(ctx, "octo", "app", 1, "maybe")
 	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
 	if w.Count("issues/create-comment") != 3 {
 		t.Errorf("a POST that met a 502 was sent again: %d calls", w.Count("issues/create-comment"))
 	}
 	// A GET is: twice, after a short backoff.
-	w.Inject(ghfake.ServerError(2, 503))
+	w.Inject(githubtest.ServerError(2, 503))
 	if _, err := c.GetPullRequest(ctx, "octo", "app", 1); err != nil {
 		t.Errorf("a GET after two 503s: %v", err)
 	}
-	w.Inject(ghfake.ServerError(3, 503))
+	w.Inject(githubtest.ServerError(3, 503))
 	_, err = c.GetPullRequest(ctx, "octo", "app", 1)
 	wantCode(t, err, errs.GITHUB_UNAVAILABLE)
 }
@@ -133,12 +133,12 @@ func TestRateLimitWaitsAreBounded(t *testing.T) {
 		cfg := w.config()
 		cfg.Budget = time.Minute
 		c, _ := github.NewToken(cfg, "wf")
-		w.Inject(ghfake.SecondaryRateLimit(1, 50*time.Second))
+		w.Inject(githubtest.SecondaryRateLimit(1, 50*time.Second))
 		if _, err := c.GetPullRequest(context.Background(), "octo", "app", 1); err != nil {
 			t.Fatal(err)
 		}
 		start := w.time.Now()
-		w.Inject(ghfake.SecondaryRateLimit(1, 20*time.Second))
+		w.Inject(githubtest.SecondaryRateLimit(1, 20*time.Second))
 		_, err := c.GetPullRequest(context.Background(), "octo", "app", 1)
 		wantCode(t, err, errs.GITHUB_RATE_LIMITED)
 		if w.time.Now() != start {
@@ -155,7 +155,7 @@ func TestRateLimitWaitsAreBounded(t *testing.T) {
 		c, _ := github.NewToken(cfg, "wf")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 		defer cancel()
-		w.Inject(ghfake.SecondaryRateLimit(1, 2*time.Hour))
+		w.Inject(githubtest.SecondaryRateLimit(1, 2*time.Hour))
 		_, err := c.GetPullRequest(ctx, "octo", "app", 1)
 		wantCode(t, err, errs.GITHUB_RATE_LIMITED)
 		if w.Count("pulls/get") != 1 {
@@ -167,7 +167,7 @@ func TestRateLimitWaitsAreBounded(t *testing.T) {
 		cfg := w.config()
 		cfg.MaxWait = 2 * time.Minute
 		c, _ := github.NewToken(cfg, "wf")
-		w.Inject(ghfake.Fault{Count: 5, Status: 403, Message: "You have exceeded a secondary rate limit."})
+		w.Inject(githubtest.Fault{Count: 5, Status: 403, Message: "You have exceeded a secondary rate limit."})
 		_, err := c.GetPullRequest(context.Background(), "octo", "app", 1)
 		wantCode(t, err, errs.GITHUB_RATE_LIMITED)
 		if got := c.Stats().ThrottledTime; got != time.Minute {
@@ -178,7 +178,7 @@ func TestRateLimitWaitsAreBounded(t *testing.T) {
 
 func TestAPermission403IsNotARateLimit(t *testing.T) {
 	w := newWorld(t)
-	w.AddToken(ghfake.Token{Value: "ro", Identity: ghfake.ActionsBot, Permissions: ghfake.ReadOnly()})
+	w.AddToken(githubtest.Token{Value: "ro", Identity: githubtest.ActionsBot, Permissions: githubtest.ReadOnly()})
 	c := w.client(t, "ro")
 	_, err := c.CreateIssueComment(context.Background(), "octo", "app", 1, "x")
 	wantCode(t, err, errs.GITHUB_PERMISSION)
@@ -189,7 +189,7 @@ func TestAPermission403IsNotARateLimit(t *testing.T) {
 
 func TestThePrimaryLimitIsWaitedForBeforeTheCall(t *testing.T) {
 	w := newWorld(t)
-	w.AddToken(ghfake.Token{Value: "small", Identity: ghfake.ActionsBot, RateLimit: 2})
+	w.AddToken(githubtest.Token{Value: "small", Identity: githubtest.ActionsBot, RateLimit: 2})
 	cfg := w.config()
 	cfg.MaxWait = 2 * time.Hour
 	c, _ := github.NewToken(cfg, "small")
@@ -217,7 +217,7 @@ func TestThePrimaryLimitIsWaitedForBeforeTheCall(t *testing.T) {
 
 func TestSpentPrimaryLimitPastTheBudget(t *testing.T) {
 	w := newWorld(t)
-	w.AddToken(ghfake.Token{Value: "small", Identity: ghfake.ActionsBot, RateLimit: 1})
+	w.AddToken(githubtest.Token{Value: "small", Identity: githubtest.ActionsBot, RateLimit: 1})
 	c, _ := github.NewToken(w.config(), "small") // MaxWait 15 minutes < the hour to the reset
 	ctx := context.Background()
 	if _, err := c.GetPullRequest(ctx, "octo", "app", 1); err != nil {
@@ -300,7 +300,7 @@ func TestARateLimitPausesEveryCall(t *testing.T) {
 	}
 	c, _ := github.NewToken(cfg, "wf")
 	ctx := context.Background()
-	w.Inject(ghfake.Fault{Path: "/repos/octo/app/pulls", Count: 1, Status: 403, RetryAfter: 30 * time.Second, Message: "You have exceeded a secondary rate limit."})
+	w.Inject(githubtest.Fault{Path: "/repos/octo/app/pulls", Count: 1, Status: 403, RetryAfter: 30 * time.Second, Message: "You have exceeded a secondary rate limit."})
 	done := make(chan error)
 	go func() {
 		_, err := c.GetPullRequest(ctx, "octo", "app", 1)

@@ -4,15 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/ghfake"
-	"github.com/sponson/apply/internal/ghfixtures"
 	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/testing/ghfixtures"
+	"github.com/sponson/apply/internal/testing/githubtest"
 )
 
 // Every operation's route is the one GitHub's description gives it, so
 // the bot's metrics are labelled with GitHub's own templates.
 func TestRoutesAreGitHubs(t *testing.T) {
-	spec, err := ghfake.LoadSpec(ghfixtures.OpenAPI(t))
+	spec, err := githubtest.LoadSpec(ghfixtures.OpenAPI(t))
 	if err != nil {
 		t.Fatal(err)
 	}

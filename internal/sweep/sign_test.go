@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"

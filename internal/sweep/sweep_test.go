@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/errs"
@@ -113,13 +113,13 @@ type world struct {
 	t     testing.TB
 	tm    *enginetest.Time
 	store receipt.Store
-	cloud *fakeop.Cloud
+	cloud *optest.Cloud
 	eng   *engine.Engine
 	gh    *fakeGitHub
 }
 
 func newWorld(t testing.TB, st receipt.Store, tm *enginetest.Time) *world {
-	w := &world{t: t, tm: tm, store: st, cloud: fakeop.New(), gh: newGitHub()}
+	w := &world{t: t, tm: tm, store: st, cloud: optest.New(), gh: newGitHub()}
 	w.eng = &engine.Engine{
 		Store: st, Ops: w.cloud.Registry(),
 		Secrets:  secret.New(secret.Config{LookupEnv: func(string) (string, bool) { return "", false }}),
@@ -332,7 +332,7 @@ func TestSweepRetriesAFailedTeardown(t *testing.T) {
 	w := memWorld(t)
 	w.apply("preview", 4, "feat/d")
 	w.close(4)
-	w.cloud.FailNext(fakeop.Match{Op: fakeop.OpObject, Method: fakeop.MethodDelete}, errs.New(errs.PROVIDER_TRANSIENT, "503 from the fake cloud"), 1)
+	w.cloud.FailNext(optest.Match{Op: optest.OpObject, Method: optest.MethodDelete}, errs.New(errs.PROVIDER_TRANSIENT, "503 from the fake cloud"), 1)
 
 	rep := w.sweep()
 	if got, want := kinds(rep), "preview/pr-4:destroy_failed"; got != want {

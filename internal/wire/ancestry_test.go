@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
 )
 
 // LocalAncestry answers from the checkout's history, in the main working

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -32,7 +32,7 @@ func TestReceiptKeyIsWiredAndMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := wire.Build(st, wire.Config{Identity: wire.IdentityFromEnv(receipt.KindCLI, getenv(nil)), Ops: fakeop.New().Registry(), Dir: t.TempDir(),
+	run, err := wire.Build(st, wire.Config{Identity: wire.IdentityFromEnv(receipt.KindCLI, getenv(nil)), Ops: optest.New().Registry(), Dir: t.TempDir(),
 		LookupEnv: lookup(map[string]string{"APP_KEY": appKey})})
 	if err != nil {
 		t.Fatal(err)

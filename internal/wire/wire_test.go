@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
@@ -134,7 +134,7 @@ func TestActionConfigAppliesOnTheRunsRepository(t *testing.T) {
 		t.Errorf("identity = %+v, want %+v", got, want)
 	}
 
-	cloud := fakeop.New()
+	cloud := optest.New()
 	cfg.Ops = cloud.Registry()
 	cfg.LookupEnv = lookup(map[string]string{"APP_KEY": appKey})
 	cfg.Dir = t.TempDir()
@@ -184,7 +184,7 @@ func TestActionOwnerIsRecordedInTheLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Ops = fakeop.New().Registry()
+	cfg.Ops = optest.New().Registry()
 	cfg.LockWait = 0                                             // fail at once: this test is about who blocks
 	cfg.LookupEnv = lookup(map[string]string{"APP_KEY": appKey}) // the plan's secret resolves: the lease is what blocks
 	holder, err := wire.New(context.Background(), cfg)
@@ -255,7 +255,7 @@ func TestTokenSourceRefreshes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud := fakeop.New()
+	cloud := optest.New()
 	cfg := wire.Config{Identity: wire.Identity{Kind: receipt.KindBot, Repository: "acme/api"}, Ops: cloud.Registry(), Dir: t.TempDir(),
 		LookupEnv: lookup(map[string]string{"APP_KEY": appKey})}
 	first, err := wire.Build(st, cfg)
@@ -411,7 +411,7 @@ func TestOpenStoreKinds(t *testing.T) {
 	if git.Git() == nil || git.Location != fileURL {
 		t.Fatalf("git store: %+v", git)
 	}
-	run, err := wire.Build(git, wire.Config{Identity: wire.IdentityFromEnv(receipt.KindCLI, getenv(nil)), Ops: fakeop.New().Registry(), Dir: dir,
+	run, err := wire.Build(git, wire.Config{Identity: wire.IdentityFromEnv(receipt.KindCLI, getenv(nil)), Ops: optest.New().Registry(), Dir: dir,
 		LookupEnv: lookup(map[string]string{"APP_KEY": appKey})})
 	if err != nil {
 		t.Fatal(err)
@@ -435,14 +435,14 @@ func TestLeaseTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := wire.Build(st, wire.Config{LookupEnv: lookup(map[string]string{"SPONSON_LEASE_TTL": "2m"}), Ops: fakeop.New().Registry()})
+	run, err := wire.Build(st, wire.Config{LookupEnv: lookup(map[string]string{"SPONSON_LEASE_TTL": "2m"}), Ops: optest.New().Registry()})
 	if err != nil || run.Engine.LeaseTTL != 2*time.Minute {
 		t.Fatalf("ttl: %v, %v", run, err)
 	}
-	if _, err := wire.Build(st, wire.Config{LookupEnv: lookup(map[string]string{"SPONSON_LEASE_TTL": "1ms"}), Ops: fakeop.New().Registry()}); errs.CodeOf(err) != errs.USAGE {
+	if _, err := wire.Build(st, wire.Config{LookupEnv: lookup(map[string]string{"SPONSON_LEASE_TTL": "1ms"}), Ops: optest.New().Registry()}); errs.CodeOf(err) != errs.USAGE {
 		t.Errorf("1ms ttl: %v", err)
 	}
-	run, err = wire.Build(st, wire.Config{LeaseTTL: time.Hour, LookupEnv: lookup(map[string]string{"SPONSON_LEASE_TTL": "junk"}), Ops: fakeop.New().Registry()})
+	run, err = wire.Build(st, wire.Config{LeaseTTL: time.Hour, LookupEnv: lookup(map[string]string{"SPONSON_LEASE_TTL": "junk"}), Ops: optest.New().Registry()})
 	if err != nil || run.Engine.LeaseTTL != time.Hour {
 		t.Errorf("explicit ttl: %v", err)
 	}

@@ -1,6 +1,6 @@
 package adapters
 
-//go:generate go run ../../internal/cmd/adapterdocs -docs ../../docs/adapters.md -schema ../../schema/release.plan.schema.json
+//go:generate go run ../../cmd/adapterdocs -docs ../../docs/adapters.md -schema ../../schema/release.plan.schema.json
 
 import (
 	"bytes"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -48,7 +48,7 @@ func TestApplyCreatesThenWritesNothing(t *testing.T) {
 			t.Errorf("entry %+v", e)
 		}
 	}
-	if cb := st.Ledger[2]; cb.Parent != fakeop.ListLock("p1", "callbacks") {
+	if cb := st.Ledger[2]; cb.Parent != optest.ListLock("p1", "callbacks") {
 		t.Errorf("item entry parent %q", cb.Parent)
 	}
 	// I3: a second apply against the unchanged world writes nothing.
@@ -198,7 +198,7 @@ func TestRollbackRestoresTheWorld(t *testing.T) {
 	w, _ := basic(t)
 	w.cloud.SeedObject("p1", "unrelated", map[string]any{"a": 1}, nil)
 	before := w.cloud.Keys()
-	w.cloud.FailNext(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, nil, 1)
+	w.cloud.FailNext(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, nil, 1)
 	res, err := w.apply(mustPlan(t, basicPlan), prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.PROVIDER_TRANSIENT || errs.ExitCode(err) != 1 {
 		t.Fatalf("err %v", err)
@@ -232,7 +232,7 @@ func TestRollbackKeepsWhatEarlierRunsCreated(t *testing.T) {
     op: object
     name: boom-${ctx.scope}
 `)
-	w.cloud.FailNext(fakeop.Match{Key: "object:p1:boom-pr-12", Method: fakeop.MethodCreate}, nil, 1)
+	w.cloud.FailNext(optest.Match{Key: "object:p1:boom-pr-12", Method: optest.MethodCreate}, nil, 1)
 	_, err := w.apply(p2, prCtx(12), Options{})
 	if err == nil {
 		t.Fatal("no error")
@@ -247,8 +247,8 @@ func TestRollbackKeepsWhatEarlierRunsCreated(t *testing.T) {
 
 func TestRollbackFailureNamesTheResources(t *testing.T) {
 	w, _ := basic(t)
-	w.cloud.FailNext(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, nil, 1)
-	w.cloud.FailNext(fakeop.Match{Key: keyDB, Method: fakeop.MethodDelete}, nil, 1)
+	w.cloud.FailNext(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, nil, 1)
+	w.cloud.FailNext(optest.Match{Key: keyDB, Method: optest.MethodDelete}, nil, 1)
 	res, err := w.apply(mustPlan(t, basicPlan), prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.ROLLBACK_FAILED || !strings.Contains(err.Error(), keyDB) {
 		t.Fatalf("err %v", err)
@@ -265,7 +265,7 @@ func TestRollbackFailureNamesTheResources(t *testing.T) {
 // run) through its intent.
 func TestLostCreateResponse(t *testing.T) {
 	w, _ := basic(t)
-	w.cloud.LoseResponse(fakeop.Match{Key: keyApp, Method: fakeop.MethodCreate})
+	w.cloud.LoseResponse(optest.Match{Key: keyApp, Method: optest.MethodCreate})
 	_, err := w.apply(mustPlan(t, basicPlan), prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.PROVIDER_TIMEOUT {
 		t.Fatalf("err %v", err)
@@ -306,8 +306,8 @@ changes:
     item: { from: app.url }
 `
 	w := newWorld(t)
-	key := fakeop.ItemKey("p1", "callbacks", "https://app-pr-12.fake.test")
-	w.cloud.Crash(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, func() { panic("SIGKILL") })
+	key := optest.ItemKey("p1", "callbacks", "https://app-pr-12.fake.test")
+	w.cloud.Crash(optest.Match{Key: key, Method: optest.MethodCreate}, func() { panic("SIGKILL") })
 	func() {
 		defer func() {
 			if r := recover(); r != "SIGKILL" {
@@ -326,7 +326,7 @@ changes:
 	}
 	w.tm.Advance(testTTL + time.Second)
 	before := w.cloud.Keys()
-	w.cloud.LoseResponse(fakeop.Match{Key: key, Method: fakeop.MethodCreate})
+	w.cloud.LoseResponse(optest.Match{Key: key, Method: optest.MethodCreate})
 	res, err := w.apply(mustPlan(t, src), prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.PROVIDER_TIMEOUT {
 		t.Fatalf("err %v\n%s", err, dump(res))
@@ -346,7 +346,7 @@ func TestCrashAfterCreateThenNextRunKnows(t *testing.T) {
 	for _, next := range []string{"apply", "destroy"} {
 		t.Run(next, func(t *testing.T) {
 			w, _ := basic(t)
-			w.cloud.CrashAfter(fakeop.Match{Key: keyApp, Method: fakeop.MethodCreate}, func() { panic("SIGKILL") })
+			w.cloud.CrashAfter(optest.Match{Key: keyApp, Method: optest.MethodCreate}, func() { panic("SIGKILL") })
 			func() {
 				defer func() {
 					if r := recover(); r != "SIGKILL" {
@@ -441,7 +441,7 @@ changes:
 func TestDestroyFailureKeepsEntries(t *testing.T) {
 	w, apply := basic(t)
 	apply()
-	w.cloud.FailNext(fakeop.Match{Key: keyDB, Method: fakeop.MethodDelete}, errs.New(errs.PROVIDER_AUTH, "401"), 1)
+	w.cloud.FailNext(optest.Match{Key: keyDB, Method: optest.MethodDelete}, errs.New(errs.PROVIDER_AUTH, "401"), 1)
 	res, err := w.eng.Destroy(context.Background(), prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.DESTROY_FAILED || errs.ExitCode(err) != 1 {
 		t.Fatalf("err %v", err)
@@ -644,7 +644,7 @@ func TestWaitingOnExternalOutput(t *testing.T) {
 	if tok := l["app"].Outputs["token"].(map[string]any); tok["state"] != StateSecret || tok["value"] != nil {
 		t.Errorf("token %v", tok)
 	}
-	w.cloud.Deploy("object:default:app-pr-3", fakeop.DeployReady)
+	w.cloud.Deploy("object:default:app-pr-3", optest.DeployReady)
 	res = w.mustApply(p, prCtx(3), Options{})
 	if res.Receipt.Status != receipt.StatusComplete || res.Receipt.Lines["cb"].Status != LineCreated {
 		t.Fatalf("%s", dump(res.Receipt))
@@ -657,8 +657,8 @@ func TestWaitForExternalOutput(t *testing.T) {
 		outcome string
 		code    errs.Code
 	}{
-		{"arrives", fakeop.DeployReady, ""},
-		{"fails", fakeop.DeployFailed, errs.EXTERNAL_FAILED},
+		{"arrives", optest.DeployReady, ""},
+		{"fails", optest.DeployFailed, errs.EXTERNAL_FAILED},
 		{"never", "", ""}, // runs out of patience: partial, not failed
 	}
 	for _, tc := range cases {
@@ -749,7 +749,7 @@ func TestScopeLeaseHeld(t *testing.T) {
 
 func TestParentLockHeldFailsTheLine(t *testing.T) {
 	w, _ := basic(t)
-	target := receipt.ParentTarget(fakeop.ListLock("p1", "callbacks"))
+	target := receipt.ParentTarget(optest.ListLock("p1", "callbacks"))
 	if _, _, err := w.store.Acquire(context.Background(), target, own("pr-99-run"), testTTL); err != nil {
 		t.Fatal(err)
 	}
@@ -770,7 +770,7 @@ func TestParentLockHeldFailsTheLine(t *testing.T) {
 func TestFencingAfterTakeover(t *testing.T) {
 	w, _ := basic(t)
 	var other receipt.Lease
-	w.cloud.OnCall(fakeop.Match{Key: keyApp, Method: fakeop.MethodCreate}, func() {
+	w.cloud.OnCall(optest.Match{Key: keyApp, Method: optest.MethodCreate}, func() {
 		// The run stalls: its renewals fail, its lease expires, another
 		// run takes the scope over and writes its own receipt.
 		w.store.Inject(memstore.Fault{Method: memstore.MethodRenew, Err: errs.New(errs.STORE_UNAVAILABLE, "partition"), Times: -1})
@@ -879,7 +879,7 @@ func TestCorruptReceiptIsNeverReplaced(t *testing.T) {
 func TestInterruptedRunRecordsAndStops(t *testing.T) {
 	w, _ := basic(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	w.cloud.OnCall(fakeop.Match{Key: keyApp, Method: fakeop.MethodCreate}, cancel)
+	w.cloud.OnCall(optest.Match{Key: keyApp, Method: optest.MethodCreate}, cancel)
 	res, err := w.eng.Apply(ctx, mustPlan(t, basicPlan), prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.INTERRUPTED {
 		t.Fatalf("err %v", err)
@@ -899,9 +899,9 @@ func TestInterruptedRunRecordsAndStops(t *testing.T) {
 // then), and destroy waits for a parent lease another run holds.
 func TestParentLeaseAroundWritesAndDestroy(t *testing.T) {
 	w, _ := basic(t)
-	target := receipt.ParentTarget(fakeop.ListLock("p1", "callbacks"))
+	target := receipt.ParentTarget(optest.ListLock("p1", "callbacks"))
 	var holder string
-	w.cloud.OnCall(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, func() {
+	w.cloud.OnCall(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, func() {
 		if l, _ := w.store.Lease(context.Background(), target); l != nil {
 			holder = l.Holder
 		}
@@ -922,7 +922,7 @@ func TestParentLeaseAroundWritesAndDestroy(t *testing.T) {
 		return w.tm.Sleep(ctx, d)
 	}
 	holder = ""
-	w.cloud.OnCall(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodDelete}, func() {
+	w.cloud.OnCall(optest.Match{Op: optest.OpItem, Method: optest.MethodDelete}, func() {
 		if l, _ := w.store.Lease(context.Background(), target); l != nil {
 			holder = l.Holder
 		}
@@ -979,7 +979,7 @@ changes:
 			}
 			time.Sleep(time.Millisecond)
 		}
-		w.cloud.Deploy("object:default:app-pr-3", fakeop.DeployReady)
+		w.cloud.Deploy("object:default:app-pr-3", optest.DeployReady)
 		return w.tm.Sleep(ctx, d)
 	}
 	res, err := w.apply(mustPlan(t, src), prCtx(3), Options{Wait: true, WaitTimeout: 2 * time.Minute})

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/receipt/memstore"
 	"github.com/sponson/apply/pkg/redact"
@@ -27,7 +27,7 @@ func plan20() string {
 }
 
 func benchWorld(b *testing.B) *world {
-	w := &world{t: &testing.T{}, tm: enginetest.NewTime(t0), cloud: fakeop.New(), red: redact.New(),
+	w := &world{t: &testing.T{}, tm: enginetest.NewTime(t0), cloud: optest.New(), red: redact.New(),
 		env: map[string]string{"API_KEY": theSecret}}
 	w.store = memstore.New(w.tm)
 	w.eng = w.engine(w.store)
@@ -126,7 +126,7 @@ func BenchmarkApplyParallel(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				w := benchWorld(b)
-				w.cloud.SetLatency(fakeop.OpObject, latency)
+				w.cloud.SetLatency(optest.OpObject, latency)
 				b.StartTimer()
 				start := time.Now()
 				res, err := w.eng.Apply(context.Background(), p, prCtx(1), Options{Parallelism: par})

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt/localstore"
@@ -25,7 +25,7 @@ import (
 
 // I9: no entry of a shared parent list is lost, whatever the interleaving
 // of scopes writing it — shown with scopes in goroutines (the fake cloud,
-// fakeop.SetLatency opening the list's read-modify-write window) and in
+// optest.SetLatency opening the list's read-modify-write window) and in
 // separate processes (a list in a file, see fileItem), both on the local
 // store, over many rounds in which every scope adds and removes its own
 // entries (apply; destroy while others re-apply). Each has a control case
@@ -298,8 +298,8 @@ func TestI9ControlWithoutLockLosesEntries(t *testing.T) {
 // error or loss fails t.
 func runI9Goroutines(t *testing.T, rounds int, locksOff bool) string {
 	root := t.TempDir()
-	cloud := fakeop.New()
-	cloud.SetLatency(fakeop.OpItem, i9Latency)
+	cloud := optest.New()
+	cloud.SetLatency(optest.OpItem, i9Latency)
 	engines := make([]*Engine, i9Scopes)
 	waits := &waitCounter{}
 	for s := range engines {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -16,7 +16,7 @@ import (
 // externalOnlyByAwait is fake.object as a real provider behaves: Read does
 // not report external outputs; only AwaitExternal finds them (Vercel's
 // preview_url comes from its deployments, not from the env variables).
-type externalOnlyByAwait struct{ *fakeop.ObjectOp }
+type externalOnlyByAwait struct{ *optest.ObjectOp }
 
 func (o externalOnlyByAwait) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
 	live, err := o.ObjectOp.Read(ctx, req)
@@ -48,7 +48,7 @@ func TestNextApplyFinishesWaitingLine(t *testing.T) {
 	if res.Receipt.Status != receipt.StatusPartial {
 		t.Fatalf("nothing deployed yet, still partial: %s", dump(res.Receipt))
 	}
-	w.cloud.Deploy(fakeop.ObjectKey("default", "app-pr-3"), fakeop.DeployReady)
+	w.cloud.Deploy(optest.ObjectKey("default", "app-pr-3"), optest.DeployReady)
 	res = w.mustApply(p, prCtx(3), Options{})
 	if res.Receipt.Status != receipt.StatusComplete || res.Receipt.Lines["cb"].Status != LineCreated {
 		t.Fatalf("after the deploy: %s", dump(res.Receipt))
@@ -63,7 +63,7 @@ func TestNextApplySeesFailedDeploy(t *testing.T) {
 	w.eng.Ops = reg
 	p := mustPlan(t, deployPlan)
 	w.mustApply(p, prCtx(3), Options{})
-	w.cloud.Deploy(fakeop.ObjectKey("default", "app-pr-3"), fakeop.DeployFailed)
+	w.cloud.Deploy(optest.ObjectKey("default", "app-pr-3"), optest.DeployFailed)
 	res, err := w.apply(p, prCtx(3), Options{})
 	if err == nil || res.Receipt.Lines["cb"].ErrorCode != "EXTERNAL_FAILED" {
 		t.Fatalf("err %v, cb %+v", err, res.Receipt.Lines["cb"])
@@ -81,8 +81,8 @@ changes:
   - { id: app, adapter: fake, op: object, name: "app-${ctx.scope}", fields: { a: 1 } }
   - { id: other, adapter: fake, op: object, name: "other-${ctx.scope}", depends_on: [app] }
 `)
-	key := fakeop.ObjectKey("default", "app-pr-3")
-	w.cloud.OnCall(fakeop.Match{Op: fakeop.OpObject, Method: fakeop.MethodCreate, Key: key}, func() {
+	key := optest.ObjectKey("default", "app-pr-3")
+	w.cloud.OnCall(optest.Match{Op: optest.OpObject, Method: optest.MethodCreate, Key: key}, func() {
 		w.cloud.SeedObject("default", "app-pr-3", map[string]any{"a": "console"}, nil)
 	})
 	res, err := w.apply(p, prCtx(3), Options{})

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -69,7 +69,7 @@ func TestForeignReliedOnUnchanged(t *testing.T) {
 // not unmanaged.
 func TestForeignIntentsCount(t *testing.T) {
 	w := newWorld(t)
-	w.cloud.Crash(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, func() { panic("SIGKILL") })
+	w.cloud.Crash(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, func() { panic("SIGKILL") })
 	func() {
 		defer func() { recover() }()
 		w.apply(mustPlan(t, sharedItemPlan), prCtx(1), Options{})

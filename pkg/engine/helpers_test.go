@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
@@ -24,7 +24,7 @@ type world struct {
 	t        *testing.T
 	tm       *enginetest.Time
 	store    *memstore.Store
-	cloud    *fakeop.Cloud
+	cloud    *optest.Cloud
 	eng      *Engine
 	red      *redact.Redactor
 	env      map[string]string
@@ -35,7 +35,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, tm: enginetest.NewTime(t0), cloud: fakeop.New(), red: redact.New(),
+	w := &world{t: t, tm: enginetest.NewTime(t0), cloud: optest.New(), red: redact.New(),
 		env: map[string]string{}, progress: &bytes.Buffer{}}
 	w.store = memstore.New(w.tm)
 	w.eng = w.engine(w.store)
@@ -136,7 +136,7 @@ func ledgerKeys(r *receipt.Receipt) []string {
 	return out
 }
 
-func writes(c *fakeop.Cloud) int {
+func writes(c *optest.Cloud) int {
 	n := 0
 	for _, w := range c.Writes() {
 		if !w.Failed {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapters"
 	"github.com/sponson/apply/pkg/adapters/vercel"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -15,8 +15,8 @@ import (
 func TestWrongProviderIDIsReportedOnce(t *testing.T) {
 	w, _ := basic(t)
 	notFound := errs.New(errs.PROVIDER_NOT_FOUND, "project p1 does not exist (404)")
-	w.cloud.FailNext(fakeop.Match{Op: fakeop.OpObject, Method: fakeop.MethodRead, Key: keyDB}, notFound, 1)
-	w.cloud.FailNext(fakeop.Match{Op: fakeop.OpObject, Method: fakeop.MethodList}, notFound, 100)
+	w.cloud.FailNext(optest.Match{Op: optest.OpObject, Method: optest.MethodRead, Key: keyDB}, notFound, 1)
+	w.cloud.FailNext(optest.Match{Op: optest.OpObject, Method: optest.MethodList}, notFound, 100)
 	res, err := w.eng.Plan(context.Background(), mustPlan(t, basicPlan), prCtx(12), Options{})
 	if errs.CodeOf(err) != errs.PROVIDER_NOT_FOUND && !strings.Contains(dump(res), "PROVIDER_NOT_FOUND") {
 		t.Fatalf("plan: %v\n%s", err, dump(res))
@@ -41,7 +41,7 @@ func TestWrongProviderIDIsReportedOnce(t *testing.T) {
 // does not repeat.
 func TestListingFailureWarnsOnceUnderItsCode(t *testing.T) {
 	w, _ := basic(t)
-	w.cloud.FailNext(fakeop.Match{Op: fakeop.OpObject, Method: fakeop.MethodList}, errs.New(errs.PROVIDER_NOT_FOUND, "no such project (404)"), 1)
+	w.cloud.FailNext(optest.Match{Op: optest.OpObject, Method: optest.MethodList}, errs.New(errs.PROVIDER_NOT_FOUND, "no such project (404)"), 1)
 	res, err := w.eng.Plan(context.Background(), mustPlan(t, basicPlan), prCtx(12), Options{})
 	if err != nil {
 		t.Fatalf("plan: %v", err)

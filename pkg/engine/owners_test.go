@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -127,7 +127,7 @@ func TestOwnersPlanNamesTheOwnerOfWhatItMeets(t *testing.T) {
 // sent.
 func TestOwnersApplyCreatingSeesAnotherRunsIntent(t *testing.T) {
 	w, rc := ownersWorld(t)
-	w.cloud.Crash(fakeop.Match{Op: fakeop.OpItem, Method: fakeop.MethodCreate}, func() { panic("SIGKILL") })
+	w.cloud.Crash(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, func() { panic("SIGKILL") })
 	func() {
 		defer func() { recover() }()
 		w.apply(mustPlan(t, sharedItemPlan), prCtx(1), Options{})

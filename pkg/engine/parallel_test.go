@@ -11,7 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -21,7 +21,7 @@ import (
 // they started in, how many ran at once, and an optional delay per object
 // name (so a test decides the order lines complete in).
 type tracedObject struct {
-	*fakeop.ObjectOp
+	*optest.ObjectOp
 	mu      sync.Mutex
 	started []string
 	running int
@@ -72,7 +72,7 @@ func TestParallelismBoundsLinesInFlight(t *testing.T) {
 		t.Run(fmt.Sprintf("parallelism %d", par), func(t *testing.T) {
 			w := newWorld(t)
 			o := traced(w)
-			w.cloud.SetLatency(fakeop.OpObject, 5*time.Millisecond)
+			w.cloud.SetLatency(optest.OpObject, 5*time.Millisecond)
 			w.mustApply(mustPlan(t, widePlan(2, 10)), prCtx(1), Options{Parallelism: par})
 			want := max(par, 0)
 			if par == 0 {
@@ -150,7 +150,7 @@ func TestParallelCheckpointsAreMonotonic(t *testing.T) {
 	w := newWorld(t)
 	rec := &recordingStore{Store: w.store}
 	w.eng.Store = rec
-	w.cloud.SetLatency(fakeop.OpObject, 2*time.Millisecond)
+	w.cloud.SetLatency(optest.OpObject, 2*time.Millisecond)
 	w.mustApply(mustPlan(t, widePlan(4, 16)), prCtx(1), Options{Parallelism: 8})
 	var prev map[string]bool
 	for i, data := range rec.written {
@@ -192,14 +192,14 @@ changes:
   - { id: f, adapter: fake, op: object, name: f, depends_on: [a, b, c] }
   - { id: g, adapter: fake, op: object, name: g, depends_on: [f] }
 `)
-		w.cloud.FailNext(fakeop.Match{Key: "object:default:f", Method: fakeop.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "no"), 1)
+		w.cloud.FailNext(optest.Match{Key: "object:default:f", Method: optest.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "no"), 1)
 		res, err := w.apply(p, prCtx(1), Options{Parallelism: 4})
 		if errs.CodeOf(err) != errs.PROVIDER_INVALID {
 			t.Fatalf("err %v", err)
 		}
 		var deletes []string
 		for _, wr := range w.cloud.Writes() {
-			if wr.Method == fakeop.MethodDelete {
+			if wr.Method == optest.MethodDelete {
 				deletes = append(deletes, wr.Key)
 			}
 		}
@@ -229,7 +229,7 @@ changes:
   - { id: later1, adapter: fake, op: object, name: later1, depends_on: [slow] }
   - { id: later2, adapter: fake, op: object, name: later2 }
 `)
-		w.cloud.FailNext(fakeop.Match{Key: "object:default:bad", Method: fakeop.MethodCreate}, nil, 1)
+		w.cloud.FailNext(optest.Match{Key: "object:default:bad", Method: optest.MethodCreate}, nil, 1)
 		res, _ := w.apply(p, prCtx(1), Options{Parallelism: 2})
 		l := res.Receipt.Lines
 		if l["slow"].Status != LineRolledBack || l["bad"].Status != LineFailed || l["later1"].Status != LineSkipped || l["later2"].Status != LineSkipped {

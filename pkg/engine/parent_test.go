@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -17,13 +17,13 @@ import (
 	"github.com/sponson/apply/pkg/scope"
 )
 
-var cbParent = receipt.ParentTarget(fakeop.ListLock("p1", "callbacks"))
+var cbParent = receipt.ParentTarget(optest.ListLock("p1", "callbacks"))
 
 // leakyItem is fake.item whose LockOn puts a secret into the identity (an
 // adapter bug the engine must catch: identities go to receipts and
 // messages).
 type leakyItem struct {
-	*fakeop.ItemOp
+	*optest.ItemOp
 	secret func() string
 }
 
@@ -64,10 +64,10 @@ func TestParentIdentityWithASecretIsRefused(t *testing.T) {
 // LockOn is pure: called with the resolved params and the provider block,
 // it makes no provider call.
 func TestLockOnIsPure(t *testing.T) {
-	c := fakeop.New()
+	c := optest.New()
 	before := c.Calls()
 	id := c.ItemOp().LockOn(map[string]any{"list": "callbacks", "item": "x"}, adapter.Provider{"project": "p1"})
-	if id != fakeop.ListLock("p1", "callbacks") || len(c.Calls()) != len(before) {
+	if id != optest.ListLock("p1", "callbacks") || len(c.Calls()) != len(before) {
 		t.Fatalf("LockOn = %q, calls %v", id, c.Calls())
 	}
 }
@@ -182,13 +182,13 @@ func TestParentLeaseLostFailsTheLineNotTheRun(t *testing.T) {
 				// The read under the lease stalls past the holder's deadline
 				// while renewals fail: the create must not be sent.
 				hs.onFirstParent(func() {
-					w.cloud.OnCall(fakeop.Match{Key: keyCB, Method: fakeop.MethodRead}, func() {
+					w.cloud.OnCall(optest.Match{Key: keyCB, Method: optest.MethodRead}, func() {
 						lose(13*time.Minute, errs.New(errs.STORE_UNAVAILABLE, "partition"))
 					})
 				})
 			} else {
 				// The lease is taken over while the item is being written.
-				w.cloud.OnCall(fakeop.Match{Key: keyCB, Method: fakeop.MethodCreate}, func() {
+				w.cloud.OnCall(optest.Match{Key: keyCB, Method: optest.MethodCreate}, func() {
 					lose(8*time.Minute, errs.New(errs.LOCK_LOST, "taken over"))
 				})
 			}
@@ -229,7 +229,7 @@ func TestDestroyLocksTheParentFromTheLedger(t *testing.T) {
 		t.Fatalf("ledger %s", dump(st.Ledger))
 	}
 	holder := ""
-	w.cloud.OnCall(fakeop.Match{Key: keyCB, Method: fakeop.MethodDelete}, func() {
+	w.cloud.OnCall(optest.Match{Key: keyCB, Method: optest.MethodDelete}, func() {
 		if l, _ := w.store.Lease(context.Background(), cbParent); l != nil {
 			holder = l.Holder
 		}
@@ -247,7 +247,7 @@ func TestDestroyLocksTheParentFromTheLedger(t *testing.T) {
 // (a crash right after it leaves an intent rollback or destroy can lock).
 func TestIntentCarriesTheParent(t *testing.T) {
 	w, _ := basic(t)
-	w.cloud.CrashAfter(fakeop.Match{Key: keyCB, Method: fakeop.MethodCreate}, func() { panic("SIGKILL") })
+	w.cloud.CrashAfter(optest.Match{Key: keyCB, Method: optest.MethodCreate}, func() { panic("SIGKILL") })
 	func() {
 		defer func() { recover() }()
 		w.apply(mustPlan(t, basicPlan), prCtx(12), Options{})
@@ -259,7 +259,7 @@ func TestIntentCarriesTheParent(t *testing.T) {
 	}
 	w.tm.Advance(testTTL + time.Second)
 	holder := ""
-	w.cloud.OnCall(fakeop.Match{Key: keyCB, Method: fakeop.MethodDelete}, func() {
+	w.cloud.OnCall(optest.Match{Key: keyCB, Method: optest.MethodDelete}, func() {
 		if l, _ := w.store.Lease(context.Background(), cbParent); l != nil {
 			holder = l.Holder
 		}
@@ -287,13 +287,13 @@ func TestRollbackWaitsForTheParent(t *testing.T) {
 	setup := func(t *testing.T) (*world, *receipt.Lease) {
 		w, _ := basic(t)
 		var other receipt.Lease
-		w.cloud.OnCall(fakeop.Match{Key: "object:p1:boom-pr-12", Method: fakeop.MethodCreate}, func() {
+		w.cloud.OnCall(optest.Match{Key: "object:p1:boom-pr-12", Method: optest.MethodCreate}, func() {
 			var err error
 			if other, _, err = w.store.Acquire(context.Background(), cbParent, own("pr-99-run"), testTTL); err != nil {
 				t.Errorf("acquire: %v", err)
 			}
 		})
-		w.cloud.FailNext(fakeop.Match{Key: "object:p1:boom-pr-12", Method: fakeop.MethodCreate}, nil, 1)
+		w.cloud.FailNext(optest.Match{Key: "object:p1:boom-pr-12", Method: optest.MethodCreate}, nil, 1)
 		return w, &other
 	}
 	t.Run("released", func(t *testing.T) {
@@ -389,7 +389,7 @@ func TestParentLeasesPerWorker(t *testing.T) {
 	w := newWorld(t)
 	audit := &parentAudit{Store: w.store, held: map[string]int{}}
 	w.eng.Store = audit
-	w.cloud.SetLatency(fakeop.OpItem, 3*time.Millisecond)
+	w.cloud.SetLatency(optest.OpItem, 3*time.Millisecond)
 	p := mustPlan(t, fanPlan)
 	// A predecessor with a ledger, so the PR's apply takes a second scope
 	// lease (succession) in the same run.
@@ -422,7 +422,7 @@ func TestParentLeasesPerWorker(t *testing.T) {
 func TestRollbackConfirmsTheLeaseFirst(t *testing.T) {
 	w, _ := basic(t)
 	var intruder receipt.Lease
-	w.cloud.OnCall(fakeop.Match{Key: "object:p1:boom-pr-12", Method: fakeop.MethodCreate}, func() {
+	w.cloud.OnCall(optest.Match{Key: "object:p1:boom-pr-12", Method: optest.MethodCreate}, func() {
 		ctx := context.Background()
 		w.store.ForceRelease(ctx, scopeT, "stuck run", "alice")
 		var err error
@@ -433,7 +433,7 @@ func TestRollbackConfirmsTheLeaseFirst(t *testing.T) {
 		r.RunID = "successor"
 		w.store.Write(ctx, r, intruder)
 	})
-	w.cloud.FailNext(fakeop.Match{Key: "object:p1:boom-pr-12", Method: fakeop.MethodCreate}, nil, 1)
+	w.cloud.FailNext(optest.Match{Key: "object:p1:boom-pr-12", Method: optest.MethodCreate}, nil, 1)
 	_, err := w.apply(mustPlan(t, boomPlan), prCtx(12), Options{Parallelism: 1})
 	if errs.CodeOf(err) != errs.LOCK_LOST || errs.ExitCode(err) != 3 {
 		t.Fatalf("err %v", err)
@@ -458,7 +458,7 @@ changes:
   - { id: cb, adapter: fake, op: item, list: callbacks, item: "https://${ctx.scope}.example.dev/cb" }
   - { id: origin, adapter: fake, op: item, list: origins, item: { from: app.deploy_url } }
 `)
-	held := receipt.ParentTarget(fakeop.ListLock("default", "callbacks"))
+	held := receipt.ParentTarget(optest.ListLock("default", "callbacks"))
 	other, _, err := w.store.Acquire(context.Background(), held, own("pr-99-run"), testTTL)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -38,7 +38,7 @@ func TestPlanResolvesFinishedExternalOutputs(t *testing.T) {
 		t.Fatalf("before the deployment, cb: %s", dump(cb))
 	}
 
-	w.cloud.Deploy(fakeop.ObjectKey("default", "app-pr-3"), fakeop.DeployReady)
+	w.cloud.Deploy(optest.ObjectKey("default", "app-pr-3"), optest.DeployReady)
 	if r := w.mustApply(p, prCtx(3), Options{}); r.Receipt.Status != receipt.StatusComplete {
 		t.Fatalf("after the deployment: %s", dump(r.Receipt))
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt/memstore"
 	"github.com/sponson/apply/pkg/scope"
@@ -125,7 +125,7 @@ changes:
 }
 
 // outputsOp is fake.object whose outputs also come from its parameters.
-type outputsOp struct{ *fakeop.ObjectOp }
+type outputsOp struct{ *optest.ObjectOp }
 
 func (outputsOp) LineOutputs(params map[string]any) []string { return []string{"id", "url", "custom"} }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/progress"
@@ -120,7 +120,7 @@ func TestExternalWaitReportsProgress(t *testing.T) {
 		name    string
 		outcome string
 		ok      bool
-	}{{"arrives", fakeop.DeployReady, true}, {"fails", fakeop.DeployFailed, false}} {
+	}{{"arrives", optest.DeployReady, true}, {"fails", optest.DeployFailed, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			var log eventLog

@@ -12,7 +12,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -88,8 +88,8 @@ func cstat(k string) {
 }
 
 func concurrentStory(tt *testing.T, t *rapid.T) {
-	cloud := fakeop.New()
-	cloud.SetLatency(fakeop.OpItem, time.Duration(rapid.IntRange(0, 2).Draw(t, "latency_ms"))*time.Millisecond)
+	cloud := optest.New()
+	cloud.SetLatency(optest.OpItem, time.Duration(rapid.IntRange(0, 2).Draw(t, "latency_ms"))*time.Millisecond)
 	cloud.SeedItem("default", "cb", "https://someone-else.example")
 	st := memstore.New(nil)
 	lists := []string{"cb", "origins"}[:rapid.IntRange(1, 2).Draw(t, "lists")]
@@ -166,20 +166,20 @@ func concurrentStory(tt *testing.T, t *rapid.T) {
 			}
 			j.keep[0] = j.keep[0] || !slices.Contains(j.keep[:len(c.items)], true) // a plan has a line
 			j.fault = rapid.IntRange(0, 7).Draw(t, "fault")
-			key := fakeop.ItemKey("default", c.items[0], fmt.Sprintf("https://%s-0.example", c.name))
+			key := optest.ItemKey("default", c.items[0], fmt.Sprintf("https://%s-0.example", c.name))
 			switch {
 			case j.destroy && j.fault == 1:
-				cloud.FailNext(fakeop.Match{Key: key, Method: fakeop.MethodDelete}, nil, 1)
+				cloud.FailNext(optest.Match{Key: key, Method: optest.MethodDelete}, nil, 1)
 			case j.destroy:
 			case j.fault == 1:
-				cloud.FailNext(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, nil, 1)
+				cloud.FailNext(optest.Match{Key: key, Method: optest.MethodCreate}, nil, 1)
 			case j.fault == 2:
-				cloud.LoseResponse(fakeop.Match{Key: key, Method: fakeop.MethodCreate})
+				cloud.LoseResponse(optest.Match{Key: key, Method: optest.MethodCreate})
 			case j.fault == 3:
-				cloud.CrashAfter(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, func() { panic("crash") })
+				cloud.CrashAfter(optest.Match{Key: key, Method: optest.MethodCreate}, func() { panic("crash") })
 			case j.fault == 4:
 				// Another run takes the scope over while this one writes.
-				cloud.OnCall(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, func() {
+				cloud.OnCall(optest.Match{Key: key, Method: optest.MethodCreate}, func() {
 					ctx := context.Background()
 					target := receipt.ScopeTarget("preview", c.name)
 					st.ForceRelease(ctx, target, "property test", "intruder")

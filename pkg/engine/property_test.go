@@ -14,7 +14,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -166,7 +166,7 @@ func propertyRun(tt *testing.T, t *rapid.T) {
 	w.cloud.SeedObject("default", "kept", map[string]any{"owner": "ops"}, nil)
 	w.cloud.SeedObject("default", "stray", map[string]any{"x": 1}, nil)
 	w.cloud.SeedItem("default", "cb", "https://someone-else.example")
-	seeded := []string{fakeop.ObjectKey("default", "kept"), fakeop.ObjectKey("default", "stray"), fakeop.ItemKey("default", "cb", "https://someone-else.example")}
+	seeded := []string{optest.ObjectKey("default", "kept"), optest.ObjectKey("default", "stray"), optest.ItemKey("default", "cb", "https://someone-else.example")}
 
 	lines := genLines(t)
 	cut := rapid.IntRange(1, len(lines)).Draw(t, "cut")
@@ -247,18 +247,18 @@ func propertyRun(tt *testing.T, t *rapid.T) {
 			took := false
 			switch fault {
 			case 1:
-				m := []string{fakeop.MethodCreate, fakeop.MethodUpdate, fakeop.MethodDelete, fakeop.MethodRead, fakeop.MethodLookup}[rapid.IntRange(0, 4).Draw(t, "method")]
-				w.cloud.FailNext(fakeop.Match{Key: key, Method: m}, nil, 1)
+				m := []string{optest.MethodCreate, optest.MethodUpdate, optest.MethodDelete, optest.MethodRead, optest.MethodLookup}[rapid.IntRange(0, 4).Draw(t, "method")]
+				w.cloud.FailNext(optest.Match{Key: key, Method: m}, nil, 1)
 			case 2:
-				w.cloud.LoseResponse(fakeop.Match{Key: key})
+				w.cloud.LoseResponse(optest.Match{Key: key})
 			case 3:
-				w.cloud.CrashAfter(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, func() { panic("crash") })
+				w.cloud.CrashAfter(optest.Match{Key: key, Method: optest.MethodCreate}, func() { panic("crash") })
 			case 4:
-				w.cloud.Crash(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, func() { panic("crash") })
+				w.cloud.Crash(optest.Match{Key: key, Method: optest.MethodCreate}, func() { panic("crash") })
 			case 5:
-				w.cloud.OnCall(fakeop.Match{Key: key}, cancel)
+				w.cloud.OnCall(optest.Match{Key: key}, cancel)
 			case 6:
-				w.cloud.OnCall(fakeop.Match{Key: key, Method: fakeop.MethodCreate}, func() { took = w.takeOver(c) })
+				w.cloud.OnCall(optest.Match{Key: key, Method: optest.MethodCreate}, func() { took = w.takeOver(c) })
 			case 7:
 				w.store.Inject(memstore.Fault{Method: memstore.MethodWrite, Skip: rapid.IntRange(0, 3).Draw(t, "skip"), Err: errs.New(errs.STORE_UNAVAILABLE, "remote hung up")})
 			}
@@ -390,14 +390,14 @@ func propertyRun(tt *testing.T, t *rapid.T) {
 		case kind == 7: // deployments finish
 			step += " deploy"
 			for _, o := range w.cloud.Objects() {
-				if o.Deploy.Status == fakeop.DeployPending {
-					w.cloud.Deploy(o.Key, []string{fakeop.DeployReady, fakeop.DeployFailed}[rapid.IntRange(0, 1).Draw(t, "outcome")])
+				if o.Deploy.Status == optest.DeployPending {
+					w.cloud.Deploy(o.Key, []string{optest.DeployReady, optest.DeployFailed}[rapid.IntRange(0, 1).Draw(t, "outcome")])
 				}
 			}
 		default: // destroy, maybe with a fault
 			step += " destroy"
 			if rapid.Bool().Draw(t, "destroyFault") {
-				w.cloud.FailNext(fakeop.Match{Key: w.randomKey(t, lines, c), Method: fakeop.MethodDelete}, nil, 1)
+				w.cloud.FailNext(optest.Match{Key: w.randomKey(t, lines, c), Method: optest.MethodDelete}, nil, 1)
 			}
 			res, err := w.eng.Destroy(context.Background(), c, Options{})
 			w.cloud.ClearFaults()
@@ -435,20 +435,20 @@ func (w *world) checkDestroyed(t *rapid.T, step string, seeded []string) {
 
 // randomKey picks the key of one of the plan's resources (or a seeded one).
 func (w *world) randomKey(t *rapid.T, lines []gline, _ any) string {
-	keys := []string{fakeop.ObjectKey("default", "kept")}
+	keys := []string{optest.ObjectKey("default", "kept")}
 	for _, l := range lines {
 		switch {
 		case l.keep:
 		case l.item && l.from == "":
-			keys = append(keys, fakeop.ItemKey("default", l.list, strings.ReplaceAll(l.name, "${ctx.scope}", "pr-7")))
+			keys = append(keys, optest.ItemKey("default", l.list, strings.ReplaceAll(l.name, "${ctx.scope}", "pr-7")))
 		case l.item:
 			src, out, _ := strings.Cut(l.from, ".")
 			n := strings.TrimPrefix(src, "l")
 			if out == "url" {
-				keys = append(keys, fakeop.ItemKey("default", l.list, "https://o"+n+"-pr-7.fake.test"))
+				keys = append(keys, optest.ItemKey("default", l.list, "https://o"+n+"-pr-7.fake.test"))
 			}
 		default:
-			keys = append(keys, fakeop.ObjectKey("default", strings.ReplaceAll(l.name, "${ctx.scope}", "pr-7")))
+			keys = append(keys, optest.ObjectKey("default", strings.ReplaceAll(l.name, "${ctx.scope}", "pr-7")))
 		}
 	}
 	return keys[rapid.IntRange(0, len(keys)-1).Draw(t, "key")]

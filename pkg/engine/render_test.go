@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/goldentest"
+	"github.com/sponson/apply/internal/testing/goldentest"
+	"github.com/sponson/apply/internal/testing/optest"
 )
 
 // golden compares got with testdata/<name>, rewriting it with -update.
@@ -58,7 +58,7 @@ func TestRenderGolden(t *testing.T) {
 	golden(t, "plan-drift.txt", b.Bytes())
 
 	w.cloud.Edit(keyDB, map[string]any{"size": 1})
-	w.cloud.FailNext(fakeop.Match{Key: keyDB, Method: fakeop.MethodDelete}, nil, 1)
+	w.cloud.FailNext(optest.Match{Key: keyDB, Method: optest.MethodDelete}, nil, 1)
 	res, _ = w.eng.Destroy(context.Background(), c, Options{})
 	b.Reset()
 	RenderRun(&b, "destroy", res)

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -42,7 +42,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	p := mustPlan(t, basicPlan)
 	emit(w.eng.Plan(context.Background(), p, prCtx(12), Options{}))
 	// The provider echoes the secret in its error.
-	w.cloud.FailNext(fakeop.Match{Key: keyApp, Method: fakeop.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "api_key %q is not valid here", theSecret), 1)
+	w.cloud.FailNext(optest.Match{Key: keyApp, Method: optest.MethodCreate}, errs.New(errs.PROVIDER_INVALID, "api_key %q is not valid here", theSecret), 1)
 	res, err := w.apply(p, prCtx(12), Options{})
 	if err == nil || !strings.Contains(res.Receipt.Lines["app"].Error, "***") {
 		t.Fatalf("the provider's error was not kept, masked: %v %s", err, dump(res.Receipt.Lines["app"]))

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
@@ -319,7 +319,7 @@ func TestSessionLostAnswerOfTheLeaseCommit(t *testing.T) {
 // intent (adapter.BeforeWrite, as httpclient does) and records whether the
 // scope lease was stored when that write went.
 type writeFirst struct {
-	*fakeop.ObjectOp
+	*optest.ObjectOp
 	store  receipt.Store
 	target receipt.Target
 	mu     sync.Mutex

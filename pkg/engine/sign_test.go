@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
@@ -99,7 +99,7 @@ func TestSignedDestroyRefusesAForgedReceiptCommit(t *testing.T) {
 		t.Run("key="+map[string]string{receiptKey: "set", "": "unset"}[key], func(t *testing.T) {
 			w, _, dir := gitWorld(t)
 			w.useKey(t, dir, receiptKey)
-			db := fakeop.ObjectKey("p1", "seeded-db")
+			db := optest.ObjectKey("p1", "seeded-db")
 			w.cloud.SeedObject("p1", "seeded-db", map[string]any{"size": 1}, nil)
 			w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{})
 			made := w.cloud.Keys()

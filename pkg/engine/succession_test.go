@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/receipt/memstore"
@@ -340,7 +340,7 @@ func TestApplyOfPRSkipsSuccessionWhenTheBranchIsBusy(t *testing.T) {
 // order never deadlock, and never leave a resource with two owners.
 func TestSuccessionConcurrentRunsDoNotDeadlock(t *testing.T) {
 	for i := range 10 {
-		cloud := fakeop.New()
+		cloud := optest.New()
 		st := memstore.New(nil, memstore.NonAtomicMulti())
 		eng := func() *Engine {
 			return &Engine{Store: st, Ops: cloud.Registry(), Redactor: redact.New(), Sleep: fastSleep, UnsavedDir: t.TempDir()}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/fakeop"
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
@@ -75,8 +75,8 @@ func fakeEntry(key string) receipt.LedgerEntry {
 // keys before it, and the two seeded keys.
 func destroyGhost(t *testing.T, w *world, dir string) (res *RunResult, made []string, cb, db string, err error) {
 	t.Helper()
-	cb = fakeop.ItemKey("p1", "callbacks", "https://seeded.example/cb")
-	db = fakeop.ObjectKey("p1", "seeded-db")
+	cb = optest.ItemKey("p1", "callbacks", "https://seeded.example/cb")
+	db = optest.ObjectKey("p1", "seeded-db")
 	w.cloud.SeedItem("p1", "callbacks", "https://seeded.example/cb")
 	w.cloud.SeedObject("p1", "seeded-db", map[string]any{"size": 1}, nil)
 	w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{})
@@ -119,7 +119,7 @@ func TestDestroyOfAHandMadeBranchDeletesNothing(t *testing.T) {
 func TestDestroyWeighsEveryClaimOfAResource(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	cb := fakeEntry(fakeop.ItemKey("p1", "callbacks", "https://live.example/cb"))
+	cb := fakeEntry(optest.ItemKey("p1", "callbacks", "https://live.example/cb"))
 	w.cloud.SeedItem("p1", "callbacks", "https://live.example/cb")
 	// Sponson's own writes: pr-1 manages the callback; pr-9 recorded it
 	// once too (the record a stale history would keep); pr-0 holds
@@ -140,12 +140,12 @@ func TestDestroyWeighsEveryClaimOfAResource(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("pr-0", fakeEntry(fakeop.ObjectKey("p1", "other")))
+	write("pr-0", fakeEntry(optest.ObjectKey("p1", "other")))
 	write("pr-1", cb)
 	write("pr-9", cb)
 	// A hand edit adds the callback to pr-0's ledger: sorted first, it
 	// must not stand for every claim.
-	w.store.Plant("preview", "pr-0", forged(t, "preview", "pr-0", "", fakeEntry(fakeop.ObjectKey("p1", "other")), cb))
+	w.store.Plant("preview", "pr-0", forged(t, "preview", "pr-0", "", fakeEntry(optest.ObjectKey("p1", "other")), cb))
 
 	_, err := w.eng.Destroy(ctx, prCtx(9), Options{})
 	if errs.CodeOf(err) != errs.OWNED_BY_OTHER_SCOPE || !strings.Contains(err.Error(), "pr-1") {

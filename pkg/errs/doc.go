@@ -13,4 +13,4 @@
 //     fails when it is out of date.
 package errs
 
-//go:generate go run ../../internal/cmd/errdocs -o ../../docs/errors.md
+//go:generate go run ../../cmd/errdocs -o ../../docs/errors.md

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/receipt"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sponson/apply/internal/gittest"
+	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/receipt"
 )
 

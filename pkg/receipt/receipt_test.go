@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/goldentest"
+	"github.com/sponson/apply/internal/testing/goldentest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )

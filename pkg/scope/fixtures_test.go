@@ -1,7 +1,7 @@
 package scope_test
 
 import (
-	"github.com/sponson/apply/internal/ghfixtures"
+	"github.com/sponson/apply/internal/testing/ghfixtures"
 
 	"encoding/json"
 	"errors"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/sponson/apply/internal/ghfake"
+	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters/httpop"
@@ -15,11 +15,11 @@ import (
 // GitHub's OpenAPI description: the hook is created, found again by its
 // URL, unchanged on a second read, and destroyed.
 func TestRepoWebhookRecipeAgainstGitHubsDescription(t *testing.T) {
-	s := ghfake.Start(t, nil)
-	if err := s.AddRepo(ghfake.Repo{FullName: "octo/app"}); err != nil {
+	s := githubtest.Start(t, nil)
+	if err := s.AddRepo(githubtest.Repo{FullName: "octo/app"}); err != nil {
 		t.Fatal(err)
 	}
-	s.AddToken(ghfake.Token{Value: "tok", Permissions: map[string]string{"repository_hooks": "write", "metadata": "read"}})
+	s.AddToken(githubtest.Token{Value: "tok", Permissions: map[string]string{"repository_hooks": "write", "metadata": "read"}})
 	vars := map[string]string{"GITHUB_API_URL": s.APIURL, "GITHUB_TOKEN": "tok"}
 	env := httpclient.Env(func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
 	cfg, err := httpclient.ConfigFromEnv(env)
