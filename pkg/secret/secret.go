@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -122,12 +123,7 @@ func (r *Resolver) Register(scheme string, src Source) {
 func (r *Resolver) Schemes() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.sources))
-	for s := range r.sources {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.sources))
 }
 
 func (r *Resolver) source(scheme string) Source {
