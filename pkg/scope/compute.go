@@ -91,7 +91,7 @@ func Compute(in Input) (Ctx, error) {
 	// branch chosen.
 	pr := take(&c, "pr.number", l.pr())
 	c.PR.Number = pr
-	ghOK := take(&c, "", l.eventIsThisRun(pr))
+	ghOK := take(&c, "", l.eventIsThisRun(pr)) // no source of its own, only a note
 	branch := take(&c, "git.branch", l.branch(ghOK))
 	c.Git.Branch = branch
 	c.Git.SHA = take(&c, "git.sha", l.sha(pr, branch, ghOK))
