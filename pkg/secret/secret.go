@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -325,7 +326,7 @@ func (f File) Resolve(ctx context.Context, ref Ref) (string, error) {
 	if err != nil {
 		e := errs.Wrap(err, errs.SECRET_UNRESOLVED, "secret %s: cannot read %s", ref, path)
 		if errors.Is(err, fs.ErrNotExist) {
-			e.WithHint("Create %s, or fix the path (relative paths are relative to %s).", path, baseName(f.BaseDir))
+			e.WithHint("Create %s, or fix the path (relative paths are relative to %s).", path, cmp.Or(f.BaseDir, "the working directory"))
 		}
 		return "", e
 	}
@@ -337,13 +338,6 @@ func (f File) Resolve(ctx context.Context, ref Ref) (string, error) {
 		return "", errs.New(errs.SECRET_UNRESOLVED, "secret %s: %s is empty", ref, path)
 	}
 	return v, nil
-}
-
-func baseName(dir string) string {
-	if dir == "" {
-		return "the working directory"
-	}
-	return dir
 }
 
 // CheckRef is the static check of a secret reference, with no I/O: its
