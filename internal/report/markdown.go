@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -115,10 +116,45 @@ func branchLink(r *Report, ref string) string {
 
 // renderRows renders r showing at most n rows of each list (n < 0: all).
 func renderRows(r *Report, s style, n int) string {
-	var b strings.Builder
-	if s.marker {
-		b.WriteString(Marker(r.Env))
-		b.WriteString("\n")
+	m := &mdRows{r: r, s: s, n: n}
+	for _, section := range []func(){
+		m.title, m.errors, m.lock, m.preempted, m.urls, m.lines,
+		m.drift, m.warnings, m.unsaved, m.approval, m.footer,
+	} {
+		section()
+	}
+	return m.b.String()
+}
+
+// mdRows writes the sections of a Markdown report, in order, each list cut
+// to n rows (n < 0: all).
+type mdRows struct {
+	b strings.Builder
+	r *Report
+	s style
+	n int
+}
+
+// take is how many of total rows are shown.
+func (m *mdRows) take(total int) int {
+	if m.n < 0 || total <= m.n {
+		return total
+	}
+	return m.n
+}
+
+// more says how many rows of what were left out and where they all are.
+func (m *mdRows) more(shown, total int, what string) {
+	if shown < total {
+		fmt.Fprintf(&m.b, "_… %d more %s: %s._\n", total-shown, what, m.r.whereAll())
+	}
+}
+
+func (m *mdRows) title() {
+	r := m.r
+	if m.s.marker {
+		m.b.WriteString(Marker(r.Env))
+		m.b.WriteString("\n")
 	}
 	title := []string{"Sponson " + word(r.Command)}
 	for _, part := range []string{r.Env, r.Scope} {
@@ -126,122 +162,152 @@ func renderRows(r *Report, s style, n int) string {
 			title = append(title, word(part))
 		}
 	}
-	fmt.Fprintf(&b, "### %s %s: %s\n\n", icon(r.Status), strings.Join(title, " · "), word(r.Status))
-	take := func(total int) int {
-		if n < 0 || total <= n {
-			return total
-		}
-		return n
-	}
-	more := func(b *strings.Builder, shown, total int, what string) {
-		if shown < total {
-			fmt.Fprintf(b, "_… %d more %s: %s._\n", total-shown, what, r.whereAll())
-		}
-	}
-
+	fmt.Fprintf(&m.b, "### %s %s: %s\n\n", icon(r.Status), strings.Join(title, " · "), word(r.Status))
 	if line := r.headline(); line != "" {
-		b.WriteString(line + "\n\n")
+		m.b.WriteString(line + "\n\n")
 	}
-	if len(r.Errors) > 0 {
-		k := take(len(r.Errors))
-		for _, e := range r.Errors[:k] {
-			fmt.Fprintf(&b, "- ❌ **%s**", word(string(e.Code)))
-			if e.File != "" {
-				fmt.Fprintf(&b, " at %s", Escape(position(e), 0))
-			}
-			fmt.Fprintf(&b, ": %s", Escape(e.Message, s.cell))
-			if e.Hint != "" && (s.hints || len(r.Errors) == 1) {
-				fmt.Fprintf(&b, "<br>_%s_", Escape(e.Hint, s.cell))
-			}
-			b.WriteString("\n")
-		}
-		more(&b, k, len(r.Errors), "errors")
-		b.WriteString("\n")
+}
+
+func (m *mdRows) errors() {
+	r, s := m.r, m.s
+	if len(r.Errors) == 0 {
+		return
 	}
-	if l := r.Lock; l != nil {
-		fmt.Fprintf(&b, "> 🔒 **%s is held by another run**: %s, since %s, until %s.", Escape(l.Target, 0), r.holder(l), stamp(l.Since), stamp(l.Until))
-		if r.Command == "plan" {
-			b.WriteString(" This plan took no lock and may be out of date when that run finishes.")
+	k := m.take(len(r.Errors))
+	for _, e := range r.Errors[:k] {
+		fmt.Fprintf(&m.b, "- ❌ **%s**", word(string(e.Code)))
+		if e.File != "" {
+			fmt.Fprintf(&m.b, " at %s", Escape(position(e), 0))
 		}
-		b.WriteString("\n\n")
+		fmt.Fprintf(&m.b, ": %s", Escape(e.Message, s.cell))
+		if e.Hint != "" && (s.hints || len(r.Errors) == 1) {
+			fmt.Fprintf(&m.b, "<br>_%s_", Escape(e.Hint, s.cell))
+		}
+		m.b.WriteString("\n")
 	}
-	if l := r.Preempted; l != nil {
-		fmt.Fprintf(&b, "> 🔓 **Took over the lease** of %s (held since %s): %s\n\n", r.holder(l), stamp(l.Since), Escape(l.Reason, s.cell))
+	m.more(k, len(r.Errors), "errors")
+	m.b.WriteString("\n")
+}
+
+func (m *mdRows) lock() {
+	r := m.r
+	l := r.Lock
+	if l == nil {
+		return
 	}
-	if len(r.URLs) > 0 {
-		k := take(len(r.URLs))
-		b.WriteString("**Preview**\n\n")
-		for _, o := range r.URLs[:k] {
-			fmt.Fprintf(&b, "- %s · %s: [%s](%s)\n", word(o.Line), word(o.Name), Escape(o.Value, s.cell), linkURL(o.Value))
-		}
-		more(&b, k, len(r.URLs), "URLs")
-		b.WriteString("\n")
+	fmt.Fprintf(&m.b, "> 🔒 **%s is held by another run**: %s, since %s, until %s.", Escape(l.Target, 0), r.holder(l), stamp(l.Since), stamp(l.Until))
+	if r.Command == "plan" {
+		m.b.WriteString(" This plan took no lock and may be out of date when that run finishes.")
 	}
-	if len(r.Lines) > 0 {
-		k := take(len(r.Lines))
-		b.WriteString("| line | op | status | resources | detail |\n|---|---|---|---|---|\n")
-		for _, l := range r.Lines[:k] {
-			fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %s |\n", word(l.ID), word(l.Op), icon(l.Status), word(l.Status),
-				resources(l, s.cell), detail(l, s))
-		}
-		b.WriteString("\n")
-		more(&b, k, len(r.Lines), "lines")
-		if k < len(r.Lines) {
-			b.WriteString("\n")
-		}
-	} else if r.Status != StatusSkipped && len(r.Errors) == 0 {
-		b.WriteString("_No lines in this environment._\n\n")
+	m.b.WriteString("\n\n")
+}
+
+func (m *mdRows) preempted() {
+	if l := m.r.Preempted; l != nil {
+		fmt.Fprintf(&m.b, "> 🔓 **Took over the lease** of %s (held since %s): %s\n\n", m.r.holder(l), stamp(l.Since), Escape(l.Reason, m.s.cell))
 	}
-	if len(r.Drift) > 0 {
-		k := take(len(r.Drift))
-		b.WriteString("**Drift**\n\n| kind | line | resource | detail |\n|---|---|---|---|\n")
-		for _, d := range r.Drift[:k] {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", word(d.Kind), word(d.Line), Escape(d.Key, s.cell), Escape(d.Message, s.cell))
-		}
-		b.WriteString("\n")
-		more(&b, k, len(r.Drift), "drift findings")
-		if k < len(r.Drift) {
-			b.WriteString("\n")
-		}
+}
+
+func (m *mdRows) urls() {
+	urls := m.r.URLs
+	if len(urls) == 0 {
+		return
 	}
-	if len(r.Warnings) > 0 {
-		k := take(len(r.Warnings))
-		b.WriteString("**Warnings**\n\n")
-		for _, w := range r.Warnings[:k] {
-			code := string(w.Code)
-			if code == "" {
-				code = "WARNING"
-			}
-			fmt.Fprintf(&b, "- ⚠️ **%s**: %s\n", word(code), Escape(w.Message, s.cell))
-		}
-		more(&b, k, len(r.Warnings), "warnings")
-		b.WriteString("\n")
+	k := m.take(len(urls))
+	m.b.WriteString("**Preview**\n\n")
+	for _, o := range urls[:k] {
+		fmt.Fprintf(&m.b, "- %s · %s: [%s](%s)\n", word(o.Line), word(o.Name), Escape(o.Value, m.s.cell), linkURL(o.Value))
 	}
-	if u := r.Unsaved; u != nil {
-		b.WriteString("> ⚠️ **The receipt could not be written.** Applied but not recorded: ")
-		k := take(len(u.Resources))
-		parts := make([]string, 0, k)
-		for _, res := range u.Resources[:k] {
-			parts = append(parts, Escape(res, s.cell))
+	m.more(k, len(urls), "URLs")
+	m.b.WriteString("\n")
+}
+
+func (m *mdRows) lines() {
+	r := m.r
+	if len(r.Lines) == 0 {
+		if r.Status != StatusSkipped && len(r.Errors) == 0 {
+			m.b.WriteString("_No lines in this environment._\n\n")
 		}
-		if k < len(u.Resources) {
-			parts = append(parts, fmt.Sprintf("and %d more", len(u.Resources)-k))
-		}
-		b.WriteString(strings.Join(parts, ", "))
-		if u.Ref != "" {
-			fmt.Fprintf(&b, ". Kept in the store as %s", Escape(u.Ref, 0))
-		}
-		fmt.Fprintf(&b, ". Finish the job with: %s\n\n", Escape(u.Command, 0))
+		return
 	}
-	if r.ApprovalRequired && r.Command == "plan" {
-		b.WriteString("> 🛡️ Applying this plan writes production and needs an approver (`approved_by`).\n\n")
+	k := m.take(len(r.Lines))
+	m.b.WriteString("| line | op | status | resources | detail |\n|---|---|---|---|---|\n")
+	for _, l := range r.Lines[:k] {
+		fmt.Fprintf(&m.b, "| %s | %s | %s %s | %s | %s |\n", word(l.ID), word(l.Op), icon(l.Status), word(l.Status),
+			resources(l, m.s.cell), detail(l, m.s))
 	}
-	b.WriteString(r.footer())
-	b.WriteString("\n")
-	if st := r.Store; st != nil && s.hints {
-		b.WriteString("\n<sub>receipts: " + Escape(st.Kind, 0) + " store at " + Escape(st.Location, s.cell) + " · " + guarantees(st.Capabilities) + "</sub>\n")
+	m.b.WriteString("\n")
+	m.more(k, len(r.Lines), "lines")
+	if k < len(r.Lines) {
+		m.b.WriteString("\n")
 	}
-	return b.String()
+}
+
+func (m *mdRows) drift() {
+	drift := m.r.Drift
+	if len(drift) == 0 {
+		return
+	}
+	k := m.take(len(drift))
+	m.b.WriteString("**Drift**\n\n| kind | line | resource | detail |\n|---|---|---|---|\n")
+	for _, d := range drift[:k] {
+		fmt.Fprintf(&m.b, "| %s | %s | %s | %s |\n", word(d.Kind), word(d.Line), Escape(d.Key, m.s.cell), Escape(d.Message, m.s.cell))
+	}
+	m.b.WriteString("\n")
+	m.more(k, len(drift), "drift findings")
+	if k < len(drift) {
+		m.b.WriteString("\n")
+	}
+}
+
+func (m *mdRows) warnings() {
+	warnings := m.r.Warnings
+	if len(warnings) == 0 {
+		return
+	}
+	k := m.take(len(warnings))
+	m.b.WriteString("**Warnings**\n\n")
+	for _, w := range warnings[:k] {
+		code := cmp.Or(string(w.Code), "WARNING")
+		fmt.Fprintf(&m.b, "- ⚠️ **%s**: %s\n", word(code), Escape(w.Message, m.s.cell))
+	}
+	m.more(k, len(warnings), "warnings")
+	m.b.WriteString("\n")
+}
+
+func (m *mdRows) unsaved() {
+	u := m.r.Unsaved
+	if u == nil {
+		return
+	}
+	m.b.WriteString("> ⚠️ **The receipt could not be written.** Applied but not recorded: ")
+	k := m.take(len(u.Resources))
+	parts := make([]string, 0, k)
+	for _, res := range u.Resources[:k] {
+		parts = append(parts, Escape(res, m.s.cell))
+	}
+	if k < len(u.Resources) {
+		parts = append(parts, fmt.Sprintf("and %d more", len(u.Resources)-k))
+	}
+	m.b.WriteString(strings.Join(parts, ", "))
+	if u.Ref != "" {
+		fmt.Fprintf(&m.b, ". Kept in the store as %s", Escape(u.Ref, 0))
+	}
+	fmt.Fprintf(&m.b, ". Finish the job with: %s\n\n", Escape(u.Command, 0))
+}
+
+func (m *mdRows) approval() {
+	if m.r.ApprovalRequired && m.r.Command == "plan" {
+		m.b.WriteString("> 🛡️ Applying this plan writes production and needs an approver (`approved_by`).\n\n")
+	}
+}
+
+func (m *mdRows) footer() {
+	m.b.WriteString(m.r.footer())
+	m.b.WriteString("\n")
+	if st := m.r.Store; st != nil && m.s.hints {
+		m.b.WriteString("\n<sub>receipts: " + Escape(st.Kind, 0) + " store at " + Escape(st.Location, m.s.cell) + " · " + guarantees(st.Capabilities) + "</sub>\n")
+	}
 }
 
 // guarantees says what a store guarantees, and what it does not.

@@ -269,74 +269,7 @@ func FromRun(command string, res *engine.RunResult, err error, p *plan.Plan, lin
 		r.Unsaved = res.Unsaved
 	}
 	if res != nil && res.Receipt != nil {
-		rc := res.Receipt
-		r.RunID = rc.RunID
-		r.Status = string(rc.Status)
-		if rc.Stale {
-			r.Status = StatusStale
-		}
-		r.Destroyed, r.Closed = rc.Destroyed, rc.Closed != nil
-		ops := map[string]string{}
-		if p != nil {
-			for _, l := range p.Lines {
-				ops[l.ID] = op(l.Adapter, l.Op)
-			}
-		}
-		count := &LedgerCount{}
-		for _, e := range rc.Ledger {
-			if e.Line != "" && ops[e.Line] == "" {
-				ops[e.Line] = op(e.Adapter, e.Op)
-			}
-			count.Resources++
-			switch e.CreatedBy {
-			case receipt.CreatedBySponson:
-				count.Sponson++
-			case receipt.CreatedByAdopted:
-				count.Adopted++
-			case receipt.CreatedByIntent:
-				count.Intents++
-			}
-			if e.Orphan {
-				count.Orphans++
-			}
-		}
-		r.Ledger = count
-		ids := slices.Clone(res.Order)
-		rest := make([]string, 0, len(rc.Lines))
-		for id := range rc.Lines {
-			if !slices.Contains(ids, id) {
-				rest = append(rest, id)
-			}
-		}
-		sort.Strings(rest)
-		ids = append(ids, rest...)
-		for _, id := range ids {
-			l, ok := rc.Lines[id]
-			if !ok {
-				continue
-			}
-			line := Line{ID: id, Op: ops[id], Status: l.Status, Resources: l.Resources, Forgotten: l.Forgotten, Outputs: shownOutputs(id, l.Outputs)}
-			if l.Error != "" || l.ErrorCode != "" {
-				line.Error = &Error{Code: l.ErrorCode, Message: l.Error}
-				if errs.Known(l.ErrorCode) {
-					line.Error.Hint = l.ErrorCode.Hint()
-				}
-				if l.ErrorCode == errs.DRIFT_CHANGED {
-					line.Drift = []string{engine.DriftChanged}
-				}
-			}
-			r.Lines = append(r.Lines, line)
-			r.URLs = append(r.URLs, previewURLs(id, l.Outputs)...)
-		}
-		if pre := rc.LockPreempted; pre != nil {
-			r.Preempted = lockOf(*pre, links)
-			r.Preempted.Reason = "its lease had expired"
-			for _, w := range rc.Warnings {
-				if w.Code == errs.LEASE_TAKEN_OVER {
-					r.Preempted.Reason = w.Message
-				}
-			}
-		}
+		r.fromReceipt(res, p, links)
 	}
 	r.setError(err)
 	if err != nil && r.Status != string(receipt.StatusFailed) && errs.CodeOf(err).Exit() != errs.ExitOK {
@@ -344,6 +277,105 @@ func FromRun(command string, res *engine.RunResult, err error, p *plan.Plan, lin
 	}
 	r.ExitCode = exitCode(err, false)
 	return r
+}
+
+// fromReceipt fills what the run's receipt says: its status, ledger, lines
+// (in the run's order, then the others by id) and a preempted lease.
+func (r *Report) fromReceipt(res *engine.RunResult, p *plan.Plan, links Links) {
+	rc := res.Receipt
+	r.RunID = rc.RunID
+	r.Status = string(rc.Status)
+	if rc.Stale {
+		r.Status = StatusStale
+	}
+	r.Destroyed, r.Closed = rc.Destroyed, rc.Closed != nil
+	r.Ledger = ledgerCount(rc.Ledger)
+	ops := lineOps(p, rc.Ledger)
+	for _, id := range lineOrder(res.Order, rc.Lines) {
+		l := rc.Lines[id]
+		r.Lines = append(r.Lines, reportLine(id, ops[id], l))
+		r.URLs = append(r.URLs, previewURLs(id, l.Outputs)...)
+	}
+	if pre := rc.LockPreempted; pre != nil {
+		r.Preempted = lockOf(*pre, links)
+		r.Preempted.Reason = "its lease had expired"
+		for _, w := range rc.Warnings {
+			if w.Code == errs.LEASE_TAKEN_OVER {
+				r.Preempted.Reason = w.Message
+			}
+		}
+	}
+}
+
+// lineOps names each line's op: the plan's, else the ledger's (a receipt's
+// lines do not carry it).
+func lineOps(p *plan.Plan, ledger receipt.Ledger) map[string]string {
+	ops := map[string]string{}
+	if p != nil {
+		for _, l := range p.Lines {
+			ops[l.ID] = op(l.Adapter, l.Op)
+		}
+	}
+	for _, e := range ledger {
+		if e.Line != "" && ops[e.Line] == "" {
+			ops[e.Line] = op(e.Adapter, e.Op)
+		}
+	}
+	return ops
+}
+
+// ledgerCount counts the ledger's resources by who created them.
+func ledgerCount(ledger receipt.Ledger) *LedgerCount {
+	count := &LedgerCount{}
+	for _, e := range ledger {
+		count.Resources++
+		switch e.CreatedBy {
+		case receipt.CreatedBySponson:
+			count.Sponson++
+		case receipt.CreatedByAdopted:
+			count.Adopted++
+		case receipt.CreatedByIntent:
+			count.Intents++
+		}
+		if e.Orphan {
+			count.Orphans++
+		}
+	}
+	return count
+}
+
+// lineOrder is the receipt's lines in the run's order, then the others by
+// id.
+func lineOrder(order []string, lines map[string]receipt.LineResult) []string {
+	var ids []string
+	for _, id := range order {
+		if _, ok := lines[id]; ok {
+			ids = append(ids, id)
+		}
+	}
+	rest := make([]string, 0, len(lines))
+	for id := range lines {
+		if !slices.Contains(order, id) {
+			rest = append(rest, id)
+		}
+	}
+	slices.Sort(rest)
+	return append(ids, rest...)
+}
+
+// reportLine is one line of the receipt as the report shows it.
+func reportLine(id, op string, l receipt.LineResult) Line {
+	line := Line{ID: id, Op: op, Status: l.Status, Resources: l.Resources, Forgotten: l.Forgotten, Outputs: shownOutputs(id, l.Outputs)}
+	if l.Error != "" || l.ErrorCode != "" {
+		line.Error = &Error{Code: l.ErrorCode, Message: l.Error}
+		if errs.Known(l.ErrorCode) {
+			line.Error.Hint = l.ErrorCode.Hint()
+		}
+		if l.ErrorCode == errs.DRIFT_CHANGED {
+			line.Drift = []string{engine.DriftChanged}
+		}
+	}
+	return line
 }
 
 // FromError is the report of a command that failed before it had a result

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -96,7 +97,7 @@ func writePlanText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 	writeWarningsText(b, r.Warnings, o, p)
 	if r.Lock != nil {
 		fmt.Fprintf(b, "\n%s %s holds %s (%s) since %s, until %s; this plan took no lock\n", p.Paint(Yellow, "lock:"),
-			r.Lock.Owner.DescribeAs(r.Lock.Holder), r.Lock.Target, firstOf(r.Lock.Operation, "an operation"),
+			r.Lock.Owner.DescribeAs(r.Lock.Holder), r.Lock.Target, cmp.Or(r.Lock.Operation, "an operation"),
 			r.Lock.Since.UTC().Format("2006-01-02 15:04:05Z"), r.Lock.Until.UTC().Format("2006-01-02 15:04:05Z"))
 	}
 	if r.ApprovalRequired {
@@ -320,15 +321,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // Clean makes text from outside (provider messages, keys, values) safe for a

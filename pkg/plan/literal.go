@@ -2,6 +2,7 @@ package plan
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -12,12 +13,7 @@ var secretSuffixes = []string{"_KEY", "_SECRET", "_TOKEN", "PASSWORD", "_PASS", 
 // secretName reports whether a parameter name says it holds a secret.
 func secretName(name string) bool {
 	up := strings.ToUpper(name)
-	for _, s := range secretSuffixes {
-		if strings.HasSuffix(up, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secretSuffixes, func(s string) bool { return strings.HasSuffix(up, s) })
 }
 
 // credential is a known credential format. prefixes are cheap substrings

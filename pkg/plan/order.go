@@ -15,106 +15,138 @@ import (
 // line in file order, as a path "a → b → a"; the error points at that line's
 // reference to the next one.
 func cycles(pl *Plan) []*errs.Error {
-	n := len(pl.Lines)
-	index := make(map[*Line]int, n)
-	for i, l := range pl.Lines {
-		index[l] = i
-	}
-	next := func(l *Line) []*Line {
-		var out []*Line
-		for _, id := range l.deps {
-			if t := pl.byID[id]; t != nil {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
-
-	// Tarjan's algorithm, iterative so that a long chain cannot exhaust the stack.
-	const unvisited = -1
-	num := make([]int, n)
-	low := make([]int, n)
-	onStack := make([]bool, n)
-	for i := range num {
-		num[i] = unvisited
-	}
-	var stack []int
-	var comps [][]int
-	counter := 0
-	type frame struct {
-		v    int
-		succ []*Line
-		i    int
-	}
-	for root := 0; root < n; root++ {
-		if num[root] != unvisited {
-			continue
-		}
-		work := []frame{{v: root, succ: next(pl.Lines[root])}}
-		num[root], low[root] = counter, counter
-		counter++
-		stack = append(stack, root)
-		onStack[root] = true
-		for len(work) > 0 {
-			f := &work[len(work)-1]
-			if f.i < len(f.succ) {
-				w := index[f.succ[f.i]]
-				f.i++
-				switch {
-				case num[w] == unvisited:
-					num[w], low[w] = counter, counter
-					counter++
-					stack = append(stack, w)
-					onStack[w] = true
-					work = append(work, frame{v: w, succ: next(pl.Lines[w])})
-				case onStack[w]:
-					low[f.v] = min(low[f.v], num[w])
-				}
-				continue
-			}
-			v := f.v
-			work = work[:len(work)-1]
-			if len(work) > 0 {
-				u := work[len(work)-1].v
-				low[u] = min(low[u], low[v])
-			}
-			if low[v] == num[v] {
-				var comp []int
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					comp = append(comp, w)
-					if w == v {
-						break
-					}
-				}
-				comps = append(comps, comp)
-			}
-		}
-	}
-
 	var out []*errs.Error
-	for _, comp := range comps {
-		start := pl.Lines[slices.Min(comp)]
-		if len(comp) == 1 && !slices.Contains(start.deps, start.ID) {
-			continue
+	for _, comp := range stronglyConnected(pl) {
+		if e := cycleError(pl, comp); e != nil {
+			out = append(out, e)
 		}
-		in := make(map[string]bool, len(comp))
-		for _, i := range comp {
-			in[pl.Lines[i].ID] = true
-		}
-		path := shortestCycle(pl, start, in)
-		at := start.Pos
-		for _, e := range start.refs {
-			if e.line == path[1] {
-				at = e.pos
-				break
-			}
-		}
-		out = append(out, errs.At(at, errs.REF_CYCLE, "the lines depend on each other in a cycle: %s", strings.Join(path, " → ")))
 	}
 	return out
+}
+
+// cycleError is the REF_CYCLE of a component of lines, nil when it has no
+// cycle (one line that does not depend on itself).
+func cycleError(pl *Plan, comp []int) *errs.Error {
+	start := pl.Lines[slices.Min(comp)]
+	if len(comp) == 1 && !slices.Contains(start.deps, start.ID) {
+		return nil
+	}
+	in := make(map[string]bool, len(comp))
+	for _, i := range comp {
+		in[pl.Lines[i].ID] = true
+	}
+	path := shortestCycle(pl, start, in)
+	at := start.Pos
+	for _, e := range start.refs {
+		if e.line == path[1] {
+			at = e.pos
+			break
+		}
+	}
+	return errs.At(at, errs.REF_CYCLE, "the lines depend on each other in a cycle: %s", strings.Join(path, " → "))
+}
+
+// tarjan finds the strongly connected components of the lines' dependency
+// graph with Tarjan's algorithm, iterative so that a long chain cannot
+// exhaust the stack. Lines are numbered by their index in the plan.
+type tarjan struct {
+	pl      *Plan
+	index   map[*Line]int
+	num     []int // visit order; unvisited before
+	low     []int
+	onStack []bool
+	stack   []int
+	counter int
+	comps   [][]int
+}
+
+const unvisited = -1
+
+// tarjanFrame is one line being visited and how far through its deps.
+type tarjanFrame struct {
+	v    int
+	succ []*Line
+	i    int
+}
+
+// stronglyConnected returns the components, each as line indexes, in the
+// order Tarjan's algorithm completes them.
+func stronglyConnected(pl *Plan) [][]int {
+	n := len(pl.Lines)
+	t := &tarjan{pl: pl, index: make(map[*Line]int, n), num: make([]int, n), low: make([]int, n), onStack: make([]bool, n)}
+	for i, l := range pl.Lines {
+		t.index[l] = i
+		t.num[i] = unvisited
+	}
+	for root := range n {
+		if t.num[root] == unvisited {
+			t.walk(root)
+		}
+	}
+	return t.comps
+}
+
+// next is the lines l depends on that exist.
+func (t *tarjan) next(l *Line) []*Line {
+	var out []*Line
+	for _, id := range l.deps {
+		if d := t.pl.byID[id]; d != nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// enter numbers line v and puts it on the stack.
+func (t *tarjan) enter(v int) tarjanFrame {
+	t.num[v], t.low[v] = t.counter, t.counter
+	t.counter++
+	t.stack = append(t.stack, v)
+	t.onStack[v] = true
+	return tarjanFrame{v: v, succ: t.next(t.pl.Lines[v])}
+}
+
+// walk visits every line reachable from root not visited yet.
+func (t *tarjan) walk(root int) {
+	work := []tarjanFrame{t.enter(root)}
+	for len(work) > 0 {
+		f := &work[len(work)-1]
+		if f.i < len(f.succ) {
+			w := t.index[f.succ[f.i]]
+			f.i++
+			switch {
+			case t.num[w] == unvisited:
+				work = append(work, t.enter(w))
+			case t.onStack[w]:
+				t.low[f.v] = min(t.low[f.v], t.num[w])
+			}
+			continue
+		}
+		v := f.v
+		work = work[:len(work)-1]
+		if len(work) > 0 {
+			u := work[len(work)-1].v
+			t.low[u] = min(t.low[u], t.low[v])
+		}
+		if t.low[v] == t.num[v] {
+			t.popComponent(v)
+		}
+	}
+}
+
+// popComponent takes the component whose root is v off the stack.
+func (t *tarjan) popComponent(v int) {
+	var comp []int
+	for {
+		w := t.stack[len(t.stack)-1]
+		t.stack = t.stack[:len(t.stack)-1]
+		t.onStack[w] = false
+		comp = append(comp, w)
+		if w == v {
+			break
+		}
+	}
+	t.comps = append(t.comps, comp)
 }
 
 // shortestCycle finds the shortest path from start back to itself through

@@ -199,45 +199,78 @@ func scanFlow(line string, depth int, quote rune) (int, rune) {
 // unclosed finds the last quote, [ or { the file opens and never closes:
 // what it is and its 1-based line and column; "", 0, 0 when all close.
 func unclosed(lines []string) (string, int, int) {
-	type open struct {
-		r         rune
-		line, col int
-	}
-	var stack []open
-	var q *open
+	var s delimScan
 	for i, line := range lines {
-		prev := rune(0)
-		col := 0
-		for _, r := range line {
-			col++
-			switch {
-			case q != nil && (q.r == '"' && r == '"' && prev != '\\' || q.r == '\'' && r == '\''):
-				q = nil
-			case q != nil:
-			case r == '#' && (prev == ' ' || prev == 0):
-				goto next
-			case r == '"' || r == '\'':
-				if prev == 0 || prev == ' ' || prev == ':' || prev == '[' || prev == '{' || prev == ',' {
-					q = &open{r, i + 1, col}
-				}
-			case r == '[' || r == '{':
-				stack = append(stack, open{r, i + 1, col})
-			case r == ']' || r == '}':
-				if len(stack) > 0 {
-					stack = stack[:len(stack)-1]
-				}
-			}
-			prev = r
-		}
-	next:
+		s.scanLine(i+1, line)
 	}
 	names := map[rune]string{'"': "quoted string", '\'': "quoted string", '[': "[", '{': "{"}
-	if q != nil {
-		return names[q.r], q.line, q.col
-	}
-	if len(stack) > 0 {
-		o := stack[len(stack)-1]
+	if o := s.lastOpen(); o != nil {
 		return names[o.r], o.line, o.col
 	}
 	return "", 0, 0
+}
+
+// openDelim is a quote, [ or { and where it opens (1-based).
+type openDelim struct {
+	r         rune
+	line, col int
+}
+
+// delimScan follows the brackets and the quote open so far; a quote may
+// span lines.
+type delimScan struct {
+	stack []openDelim
+	quote *openDelim
+}
+
+// scanLine reads line n up to its end or its comment.
+func (s *delimScan) scanLine(n int, line string) {
+	prev, col := rune(0), 0
+	for _, r := range line {
+		col++
+		if s.quote == nil && r == '#' && (prev == ' ' || prev == 0) {
+			return // the rest of the line is a comment
+		}
+		s.scanRune(r, prev, openDelim{r, n, col})
+		prev = r
+	}
+}
+
+// scanRune reads r, which follows prev on its line, at o.
+func (s *delimScan) scanRune(r, prev rune, o openDelim) {
+	switch {
+	case s.quote != nil:
+		if closesQuote(s.quote.r, r, prev) {
+			s.quote = nil
+		}
+	case r == '"' || r == '\'':
+		if opensQuote(prev) {
+			s.quote = &o
+		}
+	case r == '[' || r == '{':
+		s.stack = append(s.stack, o)
+	case (r == ']' || r == '}') && len(s.stack) > 0:
+		s.stack = s.stack[:len(s.stack)-1]
+	}
+}
+
+// lastOpen is the quote left open, else the innermost bracket, else nil.
+func (s *delimScan) lastOpen() *openDelim {
+	if s.quote != nil {
+		return s.quote
+	}
+	if len(s.stack) > 0 {
+		return &s.stack[len(s.stack)-1]
+	}
+	return nil
+}
+
+// closesQuote: a double quote ends at a " not escaped, a single one at '.
+func closesQuote(q, r, prev rune) bool {
+	return q == '"' && r == '"' && prev != '\\' || q == '\'' && r == '\''
+}
+
+// opensQuote: a quote opens a quoted string only at the start of a value.
+func opensQuote(prev rune) bool {
+	return prev == 0 || strings.ContainsRune(" :[{,", prev)
 }

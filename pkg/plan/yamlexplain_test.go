@@ -87,3 +87,29 @@ var validShapes = []string{
 	"version: 1\nproviders:\n  neon: { project: p }\n  \"quoted key\": { a: b }\nchanges:\n  - id: a\n    adapter: x\n    op: y\n    text: a plain value\n      continued on the next line\n    list:\n      - - nested\n        - items\n      - key: v\n        other: w\n",
 	"version: 1\nchanges:\n  -   id: a\n      adapter: x\n      op: y\n  -\n    id: b\n    adapter: x\n    op: y\n    url: \"https://x.dev/#frag: not a key\"\n    note: 'it''s: fine'\n",
 }
+
+// unclosed names the last quote or bracket left open, where it opens.
+func TestUnclosed(t *testing.T) {
+	cases := []struct {
+		name      string
+		text      string
+		what      string
+		line, col int
+	}{
+		{"all closed", "a: [1, {b: \"x]\"}]\nc: 'it''s'", "", 0, 0},
+		{"a flow list", "version: 1\nchanges: [\n", "[", 2, 10},
+		{"the innermost bracket", "a: [1, {b: 2\n", "{", 1, 8},
+		{"a double quote across lines", "a: \"one\ntwo\n", "quoted string", 1, 4},
+		{"an escaped quote does not close", "a: \"x\\\"\n", "quoted string", 1, 4},
+		{"a quote inside a word opens nothing", "a: it's [\n", "[", 1, 9},
+		{"a comment hides brackets", "a: 1 # [ {\n# {\n", "", 0, 0},
+		{"a hash in a quote is no comment", "a: \"# [\" [\n", "[", 1, 10},
+		{"a stray closer", "a: ]\nb: [\n", "[", 2, 4},
+	}
+	for _, tc := range cases {
+		what, line, col := unclosed(strings.Split(tc.text, "\n"))
+		if what != tc.what || line != tc.line || col != tc.col {
+			t.Errorf("%s: %q at %d:%d, want %q at %d:%d", tc.name, what, line, col, tc.what, tc.line, tc.col)
+		}
+	}
+}

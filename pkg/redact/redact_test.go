@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -433,7 +434,7 @@ func TestKeysAsJSONWritesThem(t *testing.T) {
 		for i, k := range keys {
 			m[k] = i
 		}
-		sorted := sortedKeys(m)
+		sorted := slices.Sorted(maps.Keys(m))
 		whole, err := r.JSON(m)
 		if err != nil {
 			t.Fatal(err)
@@ -455,15 +456,6 @@ func TestKeysAsJSONWritesThem(t *testing.T) {
 			t.Errorf("keys %q: assembled %s, JSON %s", keys, b.String(), whole)
 		}
 	}
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Generation moves exactly when a registration adds a form.

@@ -75,155 +75,30 @@ var usageHint = "Give the scope explicitly: --pr <number> or --branch <name> (or
 // hint naming --pr and --branch; INTERNAL when DeploymentPR is given for
 // another event than deployment_status.
 func Compute(in Input) (Ctx, error) {
-	lookup := in.LookupEnv
-	if lookup == nil {
-		lookup = func(string) (string, bool) { return "", false }
-	}
-	getenv := func(k string) string { v, _ := lookup(k); return v }
-
-	c := Ctx{Sources: map[string]string{}, Notes: []string{}}
-	note := func(format string, args ...any) { c.Notes = append(c.Notes, fmt.Sprintf(format, args...)) }
-	c.GitHubActions = getenv("GITHUB_ACTIONS") == "true"
-
-	// env
-	switch {
-	case in.Env != nil:
-		if strings.TrimSpace(*in.Env) == "" {
-			return Ctx{}, errs.New(errs.USAGE, "--env is empty").WithHint("Pass --env with an environment of the plan, or leave it out for preview.")
-		}
-		c.Env, c.Sources["env"] = *in.Env, "flag"
-	case getenv("SPONSON_CTX_ENV") != "":
-		c.Env, c.Sources["env"] = getenv("SPONSON_CTX_ENV"), "env:SPONSON_CTX_ENV"
-	default:
-		c.Env, c.Sources["env"] = "preview", "default"
-	}
-
-	// Explicit values, checked before anything else is looked at.
-	flagPR, err := parsePR(in.PR, "--pr")
+	l, err := readLayers(in)
 	if err != nil {
 		return Ctx{}, err
 	}
-	ctxPRText, ctxPRSet := lookup("SPONSON_CTX_PR")
-	var ctxPR *int
-	if ctxPRSet && ctxPRText != "" {
-		if ctxPR, err = parsePR(&ctxPRText, "SPONSON_CTX_PR"); err != nil {
-			return Ctx{}, err
-		}
-	}
-	flagBranch, err := explicitBranch(in.Branch)
-	if err != nil {
-		return Ctx{}, err
-	}
-	ctxBranch := strings.TrimPrefix(getenv("SPONSON_CTX_BRANCH"), "refs/heads/")
-	if strings.TrimSpace(ctxBranch) == "" {
-		ctxBranch = "" // blank counts as unset, like SPONSON_CTX_ENV
-	}
-	flagSHA, err := explicitSHA(in.SHA, "--sha", true)
-	if err != nil {
-		return Ctx{}, err
-	}
-	ctxSHA, err := explicitSHA(ptrIf(getenv("SPONSON_CTX_SHA")), "SPONSON_CTX_SHA", false)
-	if err != nil {
-		return Ctx{}, err
-	}
-	if in.Repo != nil && !repoRe.MatchString(*in.Repo) {
-		return Ctx{}, errs.New(errs.USAGE, "--repo %q is not owner/name", *in.Repo).WithHint("Pass --repo as owner/name, for example acme/shop.")
+	c := Ctx{Sources: map[string]string{}, Notes: []string{}, GitHubActions: l.getenv("GITHUB_ACTIONS") == "true"}
+	c.Env = take(&c, "env", l.env())
+	if l.gh != nil {
+		c.Event, c.Action = l.gh.event, l.gh.action
+		c.Notes = append(c.Notes, l.gh.notes...)
 	}
 
-	gh, err := github(in, lookup)
-	if err != nil {
-		return Ctx{}, err
-	}
-	var local *LocalGit
-	if gh == nil {
-		local = in.Local
-	} else {
-		c.Event, c.Action = gh.event, gh.action
-		c.Notes = append(c.Notes, gh.notes...)
-	}
-
-	// pull request
-	var pr *int
-	switch {
-	case flagPR != nil:
-		pr, c.Sources["pr.number"] = flagPR, "flag"
-	case ctxPRSet:
-		pr = ctxPR
-		c.Sources["pr.number"] = "env:SPONSON_CTX_PR"
-		if pr == nil && gh != nil && gh.pr != nil {
-			note("SPONSON_CTX_PR is set and empty: the event's pull request #%d is not used", *gh.pr)
-		}
-	case gh != nil && gh.pr != nil:
-		pr, c.Sources["pr.number"] = gh.pr, gh.prSrc
-	}
+	// Each field depends on the ones chosen before it: a lower layer's
+	// branch only with the pull request chosen, its commit only with the
+	// branch chosen.
+	pr := take(&c, "pr.number", l.pr())
 	c.PR.Number = pr
-
-	// The event describes this run's pull request (or it is about none).
-	ghOK := gh != nil && (gh.pr == nil || pr == nil || *gh.pr == *pr)
-	if gh != nil && !ghOK {
-		note("the event is about pull request #%d, not #%d: its branch, commit and head repository are not used", *gh.pr, *pr)
-	}
-
-	// branch
-	switch {
-	case flagBranch != "":
-		c.Git.Branch, c.Sources["git.branch"] = flagBranch, "flag"
-	case ctxBranch != "":
-		c.Git.Branch, c.Sources["git.branch"] = ctxBranch, "env:SPONSON_CTX_BRANCH"
-	case ghOK && gh.branch != "":
-		c.Git.Branch, c.Sources["git.branch"] = gh.branch, gh.branchSrc
-	case local != nil && local.Branch != "":
-		c.Git.Branch, c.Sources["git.branch"] = local.Branch, "git:HEAD"
-	}
-	branch := c.Git.Branch
-
-	// commit: a lower layer's commit only with the branch it belongs to
-	switch {
-	case flagSHA != "":
-		c.Git.SHA, c.Sources["git.sha"] = flagSHA, "flag"
-	case ctxSHA != "":
-		c.Git.SHA, c.Sources["git.sha"] = ctxSHA, "env:SPONSON_CTX_SHA"
-	case ghOK && gh.sha != "":
-		// A pull request event's head is the PR's whatever the branch is
-		// called; any other event's commit is its branch's.
-		if (gh.pr != nil && pr != nil) || (gh.refBranch != "" && gh.refBranch == branch) {
-			c.Git.SHA, c.Sources["git.sha"] = strings.ToLower(gh.sha), gh.shaSrc
-		} else {
-			note("git.sha: the event's commit %s is not on branch %q; pass --sha", short(gh.sha), branch)
-		}
-	case local != nil && local.SHA != "":
-		// A detached HEAD goes with any branch: it is why --branch is given.
-		if local.Branch == "" || local.Branch == branch {
-			c.Git.SHA, c.Sources["git.sha"] = strings.ToLower(local.SHA), "git:HEAD"
-		} else {
-			note("git.sha: local HEAD is on branch %q, not %q; pass --sha", local.Branch, branch)
-		}
-	}
+	ghOK := take(&c, "", l.eventIsThisRun(pr)) // no source of its own, only a note
+	branch := take(&c, "git.branch", l.branch(ghOK))
+	c.Git.Branch = branch
+	c.Git.SHA = take(&c, "git.sha", l.sha(pr, branch, ghOK))
 	c.Git.ShortSHA = short(c.Git.SHA)
-
-	// repository and its default branch
-	switch {
-	case in.Repo != nil:
-		c.Repo, c.Sources["repo"] = *in.Repo, "flag"
-	case gh != nil && gh.repo != "":
-		c.Repo, c.Sources["repo"] = gh.repo, gh.repoSrc
-	case local != nil && local.Repo != "":
-		c.Repo, c.Sources["repo"] = local.Repo, "git:origin"
-	}
-	switch {
-	case in.DefaultBranch != "":
-		c.DefaultBranch, c.Sources["default_branch"] = in.DefaultBranch, "input:DefaultBranch"
-	case gh != nil && gh.defBranch != "":
-		c.DefaultBranch, c.Sources["default_branch"] = gh.defBranch, gh.defBranchSrc
-	case local != nil && local.DefaultBranch != "":
-		c.DefaultBranch, c.Sources["default_branch"] = local.DefaultBranch, "git:origin/HEAD"
-	}
-
-	// fork and deletion: facts of the event, kept when the event is this run's
-	if ghOK && gh.forkKnown {
-		c.Fork, c.HeadRepo, c.Sources["fork"] = gh.fork, gh.headRepo, gh.forkSrc
-	}
-	c.Deleted = gh != nil && gh.deleted && pr == nil && branch == gh.branch
+	c.Repo = take(&c, "repo", l.repo())
+	c.DefaultBranch = take(&c, "default_branch", l.defaultBranch())
+	l.eventFacts(&c, pr, branch, ghOK)
 
 	// A name git refuses is no branch: it would collapse into another's
 	// scope (a\nb and a-b), and its ref could not be written.
@@ -232,37 +107,309 @@ func Compute(in Input) (Ctx, error) {
 			return Ctx{}, err
 		}
 	}
+	if err := l.decideScope(&c, pr, branch); err != nil {
+		return Ctx{}, err
+	}
+	return c, nil
+}
 
-	// scope
+// offer is what one source says about one field of the Ctx: a value and
+// where it came from, or why a value it had is not used. A source with
+// nothing to say offers the zero offer, and the next source is asked.
+type offer[T any] struct {
+	value  T
+	source string // where value came from, for Ctx.Sources; "" when the source gave nothing
+	note   string // why a value the source had is not used, for Ctx.Notes
+}
+
+// found reports whether the source decided the field: with a value, or by
+// refusing one (a note), which leaves the field unknown.
+func (o offer[T]) found() bool { return o.source != "" || o.note != "" }
+
+// first is the offer of the first source, in order of precedence, that
+// found anything; the zero offer when none did.
+func first[T any](offers ...offer[T]) offer[T] {
+	for _, o := range offers {
+		if o.found() {
+			return o
+		}
+	}
+	return offer[T]{}
+}
+
+// text offers v, from src, when it is not empty.
+func text(v, src string) offer[string] {
+	if v == "" {
+		return offer[string]{}
+	}
+	return offer[string]{value: v, source: src}
+}
+
+// number offers the pull request n, from src, when it is known.
+func number(n *int, src string) offer[*int] {
+	if n == nil {
+		return offer[*int]{}
+	}
+	return offer[*int]{value: n, source: src}
+}
+
+// take records the offer in c, its source under key and its note, and
+// returns its value.
+func take[T any](c *Ctx, key string, o offer[T]) T {
+	if o.source != "" && key != "" {
+		c.Sources[key] = o.source
+	}
+	if o.note != "" {
+		c.Notes = append(c.Notes, o.note)
+	}
+	return o.value
+}
+
+// explicit are the values given on purpose, by flags or by SPONSON_CTX_*,
+// validated; "" and nil when not given.
+type explicit struct {
+	env    string
+	pr     *int
+	prSet  bool // SPONSON_CTX_PR is set, maybe empty ("no pull request")
+	branch string
+	sha    string
+	repo   string
+}
+
+// layers are the places Compute takes values from, highest first: flags,
+// SPONSON_CTX_*, the GitHub layer (nil outside GitHub) and the local
+// checkout (nil inside GitHub or when there is none).
+type layers struct {
+	lookup func(string) (string, bool)
+	flag   explicit
+	ctx    explicit
+	input  Input
+	gh     *ghLayer
+	local  *LocalGit
+}
+
+func (l *layers) getenv(k string) string { return getenv(l.lookup, k) }
+
+// readLayers reads and validates every layer. Explicit values are checked
+// before anything else is looked at, flags and variables in a fixed order,
+// so that the first error named is always the same.
+func readLayers(in Input) (*layers, error) {
+	l := &layers{lookup: in.LookupEnv, input: in}
+	if l.lookup == nil {
+		l.lookup = func(string) (string, bool) { return "", false }
+	}
+	var err error
+	if l.flag.env, err = explicitEnv(in.Env); err != nil {
+		return nil, err
+	}
+	l.ctx.env = l.getenv("SPONSON_CTX_ENV")
+	if l.flag.pr, err = parsePR(in.PR, "--pr"); err != nil {
+		return nil, err
+	}
+	l.flag.prSet = l.flag.pr != nil
+	if l.ctx.pr, l.ctx.prSet, err = ctxPR(l.lookup); err != nil {
+		return nil, err
+	}
+	if l.flag.branch, err = explicitBranch(in.Branch); err != nil {
+		return nil, err
+	}
+	l.ctx.branch = strings.TrimPrefix(l.getenv("SPONSON_CTX_BRANCH"), "refs/heads/")
+	if strings.TrimSpace(l.ctx.branch) == "" {
+		l.ctx.branch = "" // blank counts as unset, like SPONSON_CTX_ENV
+	}
+	if l.flag.sha, err = explicitSHA(in.SHA, "--sha", true); err != nil {
+		return nil, err
+	}
+	if l.ctx.sha, err = explicitSHA(ptrIf(l.getenv("SPONSON_CTX_SHA")), "SPONSON_CTX_SHA", false); err != nil {
+		return nil, err
+	}
+	if l.flag.repo, err = explicitRepo(in.Repo); err != nil {
+		return nil, err
+	}
+	if l.gh, err = github(in, l.lookup); err != nil {
+		return nil, err
+	}
+	if l.gh == nil {
+		l.local = in.Local
+	}
+	return l, nil
+}
+
+// event is the GitHub layer, or an empty one outside GitHub: it offers
+// nothing.
+func (l *layers) event() *ghLayer {
+	if l.gh == nil {
+		return &ghLayer{}
+	}
+	return l.gh
+}
+
+// checkout is the local checkout, or an empty one: it offers nothing.
+func (l *layers) checkout() *LocalGit {
+	if l.local == nil {
+		return &LocalGit{}
+	}
+	return l.local
+}
+
+func (l *layers) env() offer[string] {
+	return first(
+		text(l.flag.env, "flag"),
+		text(l.ctx.env, "env:SPONSON_CTX_ENV"),
+		text("preview", "default"),
+	)
+}
+
+func (l *layers) pr() offer[*int] {
+	return first(
+		number(l.flag.pr, "flag"),
+		l.ctxPR(),
+		number(l.event().pr, l.event().prSrc),
+	)
+}
+
+// ctxPR is SPONSON_CTX_PR's offer: set and empty, it says "no pull request"
+// and the event's is not used.
+func (l *layers) ctxPR() offer[*int] {
+	if !l.ctx.prSet {
+		return offer[*int]{}
+	}
+	o := offer[*int]{value: l.ctx.pr, source: "env:SPONSON_CTX_PR"}
+	if o.value == nil && l.event().pr != nil {
+		o.note = fmt.Sprintf("SPONSON_CTX_PR is set and empty: the event's pull request #%d is not used", *l.event().pr)
+	}
+	return o
+}
+
+// eventIsThisRun reports whether the event describes this run's pull
+// request pr (or is about none); when it does not, its note says so. It is
+// false outside GitHub.
+func (l *layers) eventIsThisRun(pr *int) offer[bool] {
+	gh := l.gh
+	if gh == nil {
+		return offer[bool]{}
+	}
+	if gh.pr == nil || pr == nil || *gh.pr == *pr {
+		return offer[bool]{value: true}
+	}
+	return offer[bool]{note: fmt.Sprintf("the event is about pull request #%d, not #%d: its branch, commit and head repository are not used", *gh.pr, *pr)}
+}
+
+func (l *layers) branch(ghOK bool) offer[string] {
+	gh := offer[string]{}
+	if ghOK {
+		gh = text(l.gh.branch, l.gh.branchSrc)
+	}
+	return first(
+		text(l.flag.branch, "flag"),
+		text(l.ctx.branch, "env:SPONSON_CTX_BRANCH"),
+		gh,
+		text(l.checkout().Branch, "git:HEAD"),
+	)
+}
+
+// sha is the commit: a lower layer's only with the branch it belongs to.
+func (l *layers) sha(pr *int, branch string, ghOK bool) offer[string] {
+	return first(
+		text(l.flag.sha, "flag"),
+		text(l.ctx.sha, "env:SPONSON_CTX_SHA"),
+		l.eventSHA(pr, branch, ghOK),
+		l.localSHA(branch),
+	)
+}
+
+// eventSHA is the event's commit. A pull request event's head is the pull
+// request's whatever the branch is called; any other event's commit is its
+// branch's.
+func (l *layers) eventSHA(pr *int, branch string, ghOK bool) offer[string] {
+	if !ghOK || l.gh.sha == "" {
+		return offer[string]{}
+	}
+	gh := l.gh
+	if (gh.pr != nil && pr != nil) || (gh.refBranch != "" && gh.refBranch == branch) {
+		return text(strings.ToLower(gh.sha), gh.shaSrc)
+	}
+	return offer[string]{note: fmt.Sprintf("git.sha: the event's commit %s is not on branch %q; pass --sha", short(gh.sha), branch)}
+}
+
+// localSHA is the local HEAD. A detached HEAD goes with any branch: it is
+// why --branch is given.
+func (l *layers) localSHA(branch string) offer[string] {
+	local := l.checkout()
+	if local.SHA == "" {
+		return offer[string]{}
+	}
+	if local.Branch == "" || local.Branch == branch {
+		return text(strings.ToLower(local.SHA), "git:HEAD")
+	}
+	return offer[string]{note: fmt.Sprintf("git.sha: local HEAD is on branch %q, not %q; pass --sha", local.Branch, branch)}
+}
+
+func (l *layers) repo() offer[string] {
+	return first(
+		text(l.flag.repo, "flag"),
+		text(l.event().repo, l.event().repoSrc),
+		text(l.checkout().Repo, "git:origin"),
+	)
+}
+
+func (l *layers) defaultBranch() offer[string] {
+	return first(
+		text(l.input.DefaultBranch, "input:DefaultBranch"),
+		text(l.event().defBranch, l.event().defBranchSrc),
+		text(l.checkout().DefaultBranch, "git:origin/HEAD"),
+	)
+}
+
+// eventFacts sets fork and deletion: facts of the event, kept when the
+// event is this run's.
+func (l *layers) eventFacts(c *Ctx, pr *int, branch string, ghOK bool) {
+	if ghOK && l.gh.forkKnown {
+		c.Fork, c.HeadRepo, c.Sources["fork"] = l.gh.fork, l.gh.headRepo, l.gh.forkSrc
+	}
+	c.Deleted = l.gh != nil && l.gh.deleted && pr == nil && branch == l.gh.branch
+}
+
+// decideScope sets the scope and its reason: the pull request's, else the
+// branch's; no scope at all is USAGE.
+func (l *layers) decideScope(c *Ctx, pr *int, branch string) error {
 	switch {
 	case pr != nil:
 		c.Scope, c.Sources["scope"] = PRScope(*pr), c.Sources["pr.number"]
 		c.Reason = fmt.Sprintf("inside pull request #%d (%s)", *pr, c.Sources["pr.number"])
+		return nil
 	case branch == "":
-		return Ctx{}, noScope(gh, local, ctxPRSet && ctxPRText == "")
-	default:
-		c.Sources["scope"] = c.Sources["git.branch"]
-		switch {
-		case c.DefaultBranch != "" && branch == c.DefaultBranch:
-			c.Scope = Main
-			c.Reason = fmt.Sprintf("branch %q is the repository's default branch (%s)", branch, c.Sources["default_branch"])
-		case c.DefaultBranch == "" && (branch == "main" || branch == "master"):
-			c.Scope = Main
-			c.Reason = fmt.Sprintf("branch %q, and the default branch is unknown: main and master count as default", branch)
-		default:
-			c.Scope = BranchScope(branch)
-			if c.DefaultBranch != "" {
-				c.Reason = fmt.Sprintf("branch %q is not the default branch %q", branch, c.DefaultBranch)
-			} else {
-				c.Reason = fmt.Sprintf("branch %q is not main or master (the default branch is unknown)", branch)
-			}
-			if err := Validate(c.Scope); err != nil {
-				return Ctx{}, errs.New(errs.USAGE, "branch %q gives the scope %q, which is not a valid git ref name", branch, c.Scope).
-					WithHint("Pass --branch with a valid git branch name.")
-			}
-		}
+		return noScope(l.gh, l.local, l.ctx.prSet && l.ctx.pr == nil)
 	}
-	return c, nil
+	c.Sources["scope"] = c.Sources["git.branch"]
+	return branchScope(c, branch)
+}
+
+// branchScope sets the scope of a run on branch outside a pull request:
+// main on the default branch (main or master when it is unknown),
+// branch-<name> elsewhere.
+func branchScope(c *Ctx, branch string) error {
+	switch {
+	case c.DefaultBranch != "" && branch == c.DefaultBranch:
+		c.Scope = Main
+		c.Reason = fmt.Sprintf("branch %q is the repository's default branch (%s)", branch, c.Sources["default_branch"])
+		return nil
+	case c.DefaultBranch == "" && (branch == "main" || branch == "master"):
+		c.Scope = Main
+		c.Reason = fmt.Sprintf("branch %q, and the default branch is unknown: main and master count as default", branch)
+		return nil
+	}
+	c.Scope = BranchScope(branch)
+	if c.DefaultBranch != "" {
+		c.Reason = fmt.Sprintf("branch %q is not the default branch %q", branch, c.DefaultBranch)
+	} else {
+		c.Reason = fmt.Sprintf("branch %q is not main or master (the default branch is unknown)", branch)
+	}
+	if err := Validate(c.Scope); err != nil {
+		return errs.New(errs.USAGE, "branch %q gives the scope %q, which is not a valid git ref name", branch, c.Scope).
+			WithHint("Pass --branch with a valid git branch name.")
+	}
+	return nil
 }
 
 // noScope is the USAGE error when neither a pull request nor a branch is known.
@@ -287,6 +434,37 @@ func noScope(gh *ghLayer, local *LocalGit, prDisabled bool) error {
 		e.With("event", gh.event)
 	}
 	return e
+}
+
+func explicitEnv(s *string) (string, error) {
+	if s == nil {
+		return "", nil
+	}
+	if strings.TrimSpace(*s) == "" {
+		return "", errs.New(errs.USAGE, "--env is empty").WithHint("Pass --env with an environment of the plan, or leave it out for preview.")
+	}
+	return *s, nil
+}
+
+// ctxPR reads SPONSON_CTX_PR: set reports whether it is set at all, pr is
+// nil when it is set and empty.
+func ctxPR(lookup func(string) (string, bool)) (pr *int, set bool, err error) {
+	v, set := lookup("SPONSON_CTX_PR")
+	if !set || v == "" {
+		return nil, set, nil
+	}
+	pr, err = parsePR(&v, "SPONSON_CTX_PR")
+	return pr, set, err
+}
+
+func explicitRepo(s *string) (string, error) {
+	if s == nil {
+		return "", nil
+	}
+	if !repoRe.MatchString(*s) {
+		return "", errs.New(errs.USAGE, "--repo %q is not owner/name", *s).WithHint("Pass --repo as owner/name, for example acme/shop.")
+	}
+	return *s, nil
 }
 
 func parsePR(s *string, what string) (*int, error) {

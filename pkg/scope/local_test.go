@@ -1,6 +1,7 @@
 package scope_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -150,9 +151,13 @@ func TestRepoFromRemoteURL(t *testing.T) {
 		"file:///srv/acme/shop.git":              "",
 		"C:/repos/acme":                          "",
 	}
+	// One repository, its origin set anew for each URL: only origin changes.
+	dir, repo := newRepo(t)
+	commit(t, dir, repo, "a.txt")
 	for url, want := range cases {
-		dir, repo := newRepo(t)
-		commit(t, dir, repo, "a.txt")
+		if err := repo.DeleteRemote("origin"); err != nil && !errors.Is(err, git.ErrRemoteNotFound) {
+			t.Fatal(err)
+		}
 		if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,9 @@
 package secret
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // credentialSuffixes end the names of variables that hold credentials.
 var credentialSuffixes = []string{
@@ -26,10 +29,5 @@ func LooksLikeCredentialEnv(name string) bool {
 	if wellKnownCredentials[up] {
 		return true
 	}
-	for _, s := range credentialSuffixes {
-		if strings.HasSuffix(up, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(credentialSuffixes, func(s string) bool { return strings.HasSuffix(up, s) })
 }

@@ -1,13 +1,15 @@
 package secret
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -122,12 +124,7 @@ func (r *Resolver) Register(scheme string, src Source) {
 func (r *Resolver) Schemes() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.sources))
-	for s := range r.sources {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.sources))
 }
 
 func (r *Resolver) source(scheme string) Source {
@@ -329,7 +326,7 @@ func (f File) Resolve(ctx context.Context, ref Ref) (string, error) {
 	if err != nil {
 		e := errs.Wrap(err, errs.SECRET_UNRESOLVED, "secret %s: cannot read %s", ref, path)
 		if errors.Is(err, fs.ErrNotExist) {
-			e.WithHint("Create %s, or fix the path (relative paths are relative to %s).", path, baseName(f.BaseDir))
+			e.WithHint("Create %s, or fix the path (relative paths are relative to %s).", path, cmp.Or(f.BaseDir, "the working directory"))
 		}
 		return "", e
 	}
@@ -341,13 +338,6 @@ func (f File) Resolve(ctx context.Context, ref Ref) (string, error) {
 		return "", errs.New(errs.SECRET_UNRESOLVED, "secret %s: %s is empty", ref, path)
 	}
 	return v, nil
-}
-
-func baseName(dir string) string {
-	if dir == "" {
-		return "the working directory"
-	}
-	return dir
 }
 
 // CheckRef is the static check of a secret reference, with no I/O: its

@@ -290,7 +290,7 @@ func TestStuckFileReadIsBounded(t *testing.T) {
 		r := secret.New(secret.Config{ReadFile: stuck, BaseDir: "/repo"})
 
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { time.Sleep(time.Second); cancel() }()
+		time.AfterFunc(time.Second, cancel) // the bubble's time: no real wait
 		start := time.Now()
 		_, err := r.Resolve(ctx, "file://token")
 		if !errors.Is(err, context.Canceled) || errs.CodeOf(err) != errs.SECRET_UNRESOLVED {

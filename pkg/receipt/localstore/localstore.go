@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,8 +85,7 @@ func ioErr(err error, format string, args ...any) error {
 // otherwise a missing dir makes fn run without a lock on it (there is
 // nothing to protect: no lease, no receipt).
 func (s *Store) locked(dirs []string, create bool, fn func() error) error {
-	dirs = append([]string(nil), dirs...)
-	sort.Strings(dirs)
+	dirs = slices.Sorted(slices.Values(dirs))
 	for _, d := range dirs {
 		if create {
 			if err := os.MkdirAll(d, 0o755); err != nil {
@@ -377,7 +378,7 @@ func (s *Store) recordIntroduced(t receipt.Target, before, after *receipt.Receip
 	if existed && len(ids) == n {
 		return nil
 	}
-	b, err := json.MarshalIndent(sortedKeys(ids), "", "  ")
+	b, err := json.MarshalIndent(slices.Sorted(maps.Keys(ids)), "", "  ")
 	if err != nil {
 		return errs.Wrap(err, errs.INTERNAL, "encode the record of %s", t)
 	}
@@ -405,15 +406,6 @@ func (s *Store) readRecorded(t receipt.Target) (map[string]bool, bool, error) {
 		ids[id] = true
 	}
 	return ids, true, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Recorded implements receipt.Provenance from the scope's record, which

@@ -448,17 +448,34 @@ func testAcquireHeldRelease(t *testing.T, h *harness) {
 	if err != nil || pre != nil {
 		t.Fatalf("Acquire = %v, preempted %v", err, pre)
 	}
+	checkNewLease(t, h, a, target)
+
+	h.clock.Advance(3 * time.Minute)
+	_, _, err = h.s.Acquire(h.ctx, target, owner("run-b"), time.Minute)
+	checkHeld(t, err, a)
+
+	checkReleaseFreesTheTarget(t, h, a)
+}
+
+// checkNewLease checks the lease run-a just acquired for ten minutes.
+func checkNewLease(t *testing.T, h *harness, a receipt.Lease, target receipt.Target) {
+	t.Helper()
 	now := h.clock.Now()
-	if a.Target != target || a.Holder != "run-a" || a.Owner != owner("run-a") || a.Operation != receipt.OpApply ||
-		!a.AcquiredAt.Equal(now) || !a.ExpiresAt.Equal(now.Add(10*time.Minute)) || a.TTL != 10*time.Minute || a.Generation < 1 {
+	if a.Target != target || a.Holder != "run-a" || a.Owner != owner("run-a") || a.Operation != receipt.OpApply {
+		t.Fatalf("lease = %+v", a)
+	}
+	if !a.AcquiredAt.Equal(now) || !a.ExpiresAt.Equal(now.Add(10*time.Minute)) || a.TTL != 10*time.Minute || a.Generation < 1 {
 		t.Fatalf("lease = %+v", a)
 	}
 	if l, err := h.s.Lease(h.ctx, target); err != nil || l == nil || !l.Same(a) {
 		t.Fatalf("Lease = %+v, %v; want %+v", l, err, a)
 	}
+}
 
-	h.clock.Advance(3 * time.Minute)
-	_, _, err = h.s.Acquire(h.ctx, target, owner("run-b"), time.Minute)
+// checkHeld checks the LOCK_HELD an Acquire of a's target got: it names
+// the holder and says how to wait or release.
+func checkHeld(t *testing.T, err error, a receipt.Lease) {
+	t.Helper()
 	e := wantCode(t, err, errs.LOCK_HELD, "Acquire of a held lease")
 	held, ok := receipt.HeldLease(err)
 	if !ok || !held.Same(a) || held.Owner != a.Owner || !held.ExpiresAt.Equal(a.ExpiresAt) || !held.AcquiredAt.Equal(a.AcquiredAt) {
@@ -474,7 +491,13 @@ func testAcquireHeldRelease(t *testing.T, h *harness) {
 			t.Errorf("LOCK_HELD hint %q does not say %q", e.HintText(), s)
 		}
 	}
+}
 
+// checkReleaseFreesTheTarget releases a: the target is free, the next
+// lease has a later generation, and a no longer fences.
+func checkReleaseFreesTheTarget(t *testing.T, h *harness, a receipt.Lease) {
+	t.Helper()
+	target := a.Target
 	if err := h.s.Release(h.ctx, a); err != nil {
 		t.Fatal(err)
 	}
