@@ -67,7 +67,7 @@ func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredential
 	if p == nil {
 		return nil, errs.New(errs.INTERNAL, "engine: nil plan")
 	}
-	env := firstOf(o.Env, c.Env, "preview")
+	env := envFor(o, c)
 	c.Env = env
 	if c.Scope == "" {
 		return nil, errs.New(errs.USAGE, "no scope: the run's context names none").
@@ -277,15 +277,6 @@ func providerBlock(p *plan.Plan, name string) (adapter.Provider, error) {
 	}
 	m, _ := x.(map[string]any)
 	return adapter.Provider(m), nil
-}
-
-func firstOf[S ~string](ss ...S) S {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // Catalog is what plans are checked against: the registered ops (the

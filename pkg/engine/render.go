@@ -2,9 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -64,7 +66,7 @@ func RenderPlan(w io.Writer, r *PlanResult) error {
 	writeWarnings(&b, r.Warnings)
 	if r.Lock != nil {
 		fmt.Fprintf(&b, "\nlock: %s holds %s/%s (%s) since %s, until %s; this plan took no lock\n",
-			describeOwner(r.Lock.Holder, r.Lock.Owner), r.Env, r.Scope, firstOf(r.Lock.Operation, "operation"),
+			describeOwner(r.Lock.Holder, r.Lock.Owner), r.Env, r.Scope, cmp.Or(r.Lock.Operation, "operation"),
 			r.Lock.Since.UTC().Format("2006-01-02 15:04:05Z"), r.Lock.ExpiresAt.UTC().Format("2006-01-02 15:04:05Z"))
 	}
 	if r.ApprovalRequired {
@@ -102,7 +104,7 @@ func RenderRun(w io.Writer, command string, r *RunResult) error {
 	}
 	fmt.Fprintf(&b, "%s %s/%s: %s (run %s)\n", command, r.Env, r.Scope, status, rc.RunID)
 	ids := r.Order
-	for _, id := range sortedKeys(rc.Lines) {
+	for _, id := range slices.Sorted(maps.Keys(rc.Lines)) {
 		if !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
@@ -139,7 +141,7 @@ func RenderRun(w io.Writer, command string, r *RunResult) error {
 				fmt.Fprintf(&b, "      %s\n", l.Error)
 			}
 		}
-		for _, name := range sortedKeys(l.Outputs) {
+		for _, name := range slices.Sorted(maps.Keys(l.Outputs)) {
 			st, _ := l.Outputs[name].(map[string]any)
 			state, _ := st["state"].(string)
 			if state == StateResolved || state == "" {
