@@ -96,7 +96,7 @@ const viewAttempts = 8
 // Apply always did.
 func (st *start) applySession(ctx context.Context, pr *prepared) (*RunResult, error) {
 	e, target := st.e, st.target(pr.scope)
-	view, err := e.view(ctx, pr)
+	view, err := st.view(ctx, pr)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
@@ -109,7 +109,7 @@ func (st *start) applySession(ctx context.Context, pr *prepared) (*RunResult, er
 	}
 	for attempt := 0; attempt < viewAttempts; attempt++ {
 		if view == nil {
-			if view, err = e.view(ctx, pr); err != nil {
+			if view, err = st.view(ctx, pr); err != nil {
 				return nil, e.redactor().Error(err)
 			}
 		}
@@ -159,7 +159,7 @@ func newApplier(st *start, pr *prepared, keeper *LeaseKeeper, at receipt.Version
 func (st *start) applyLocked(ctx context.Context, pr *prepared, keeper *LeaseKeeper, view *receipt.View) (*RunResult, error) {
 	e, o := st.e, st.o
 	var reopened *receipt.Tombstone
-	prev, at, stored, err := e.readScope(ctx, pr, view, func(prev *receipt.Receipt) error {
+	prev, at, stored, err := st.readScope(ctx, pr, view, func(prev *receipt.Receipt) error {
 		if prev == nil || prev.Closed == nil {
 			return nil
 		}
@@ -832,7 +832,8 @@ type UnsavedRefs interface {
 	LoadUnsaved(ctx context.Context, ref string) (*receipt.Receipt, error)
 }
 
-func (e *Engine) saveUnsaved(ctx context.Context, r *receipt.Receipt) *Unsaved {
+func (w *scopeWriter) saveUnsaved(ctx context.Context, r *receipt.Receipt) *Unsaved {
+	e := w.st.e
 	u := &Unsaved{Resources: []string{}}
 	path, err := receipt.SaveUnsaved(e.unsavedDir(), r)
 	// A store that can keep it too (the git store: a create-only side ref

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"io"
 
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -36,7 +37,7 @@ func (e *Engine) begin(ctx context.Context, c scope.Ctx, o Options, op receipt.O
 	st := &start{e: e, env: envFor(o, c), o: o}
 	st.o.Env = st.env
 	if op != "" {
-		owner, err := e.owner(o, op)
+		owner, err := newOwner(e.rand(), o, op)
 		if err != nil {
 			return ctx, nil, err
 		}
@@ -54,7 +55,7 @@ func (st *start) target(sc string) receipt.Target {
 // write's), waiting when wait (bounded, see leaseConfig), granted only at
 // version at when at is not nil; errors are redacted.
 func (st *start) acquire(ctx context.Context, target receipt.Target, owner receipt.Owner, wait bool, at *receipt.Version) (*LeaseKeeper, error) {
-	cfg := st.e.leaseConfig(st.o, wait)
+	cfg := st.leaseConfig(wait)
 	cfg.At = at
 	k, err := AcquireLease(ctx, cfg, target, owner)
 	if err != nil {
@@ -66,7 +67,7 @@ func (st *start) acquire(ctx context.Context, target receipt.Target, owner recei
 // deferred is a scope lease taken only when the run first needs it, at the
 // version at the run read (DeferLease).
 func (st *start) deferred(ctx context.Context, target receipt.Target, at *receipt.Version) *LeaseKeeper {
-	cfg := st.e.leaseConfig(st.o, false)
+	cfg := st.leaseConfig(false)
 	cfg.At = at
 	return DeferLease(ctx, cfg, target, st.owner)
 }
@@ -85,11 +86,11 @@ func (st *start) release(ctx context.Context, k *LeaseKeeper, warn func(Warning)
 
 // owner is the owner of a run of o doing op, with a fresh run id when o
 // names none.
-func (e *Engine) owner(o Options, op receipt.Operation) (receipt.Owner, error) {
+func newOwner(rnd io.Reader, o Options, op receipt.Operation) (receipt.Owner, error) {
 	ow := o.Owner
 	ow.Operation = op
 	if ow.RunID == "" {
-		id, err := newRunID(e.rand())
+		id, err := newRunID(rnd)
 		if err != nil {
 			return ow, err
 		}
@@ -102,7 +103,8 @@ func (e *Engine) owner(o Options, op receipt.Operation) (receipt.Owner, error) {
 // when wait (--wait), else up to Options.LockWait when that is set (a
 // lease held by another run is usually released within seconds), else
 // not at all.
-func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
+func (st *start) leaseConfig(wait bool) LeaseConfig {
+	e, o := st.e, st.o
 	timeout := o.waitTimeout()
 	lockOnly := false
 	if !wait && o.LockWait > 0 {

@@ -301,17 +301,7 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 		if !now.Before(deadline) {
 			waited.Done = true
 			progress.Report(ctx, waited)
-			e := errs.Wrap(err, errs.WAIT_TIMEOUT, "gave up waiting for the lease on %s after %s", target, cfg.WaitTimeout).
-				With("target", target.String())
-			if cfg.LockWaitOnly {
-				e.WithHint("Raise --lock-wait (or SPONSON_LOCK_WAIT) above %s, or, if the holder is dead, release its lease: %s", cfg.WaitTimeout, target.UnlockCommand())
-			} else {
-				e.WithHint("Raise --wait-timeout above %s, or, if the holder is dead, release its lease: %s", cfg.WaitTimeout, target.UnlockCommand())
-			}
-			if isHeld {
-				e.With("lease", held)
-			}
-			return nil, e
+			return nil, waitTimedOut(cfg, target, err, held, isHeld)
 		}
 		progress.Report(ctx, waited)
 		if isHeld && cfg.Progress != nil && (held.Holder != lastHolder || now.Sub(lastProgress) >= progressEvery) {
@@ -327,6 +317,23 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 		}
 		backoff = min(backoff*2, leaseBackoffMax)
 	}
+}
+
+// waitTimedOut is WAIT_TIMEOUT for a wait for target's lease that ended
+// on err (held: the lease that blocked it, when isHeld), its hint naming
+// the setting that bounds the wait.
+func waitTimedOut(cfg LeaseConfig, target receipt.Target, err error, held receipt.Lease, isHeld bool) error {
+	e := errs.Wrap(err, errs.WAIT_TIMEOUT, "gave up waiting for the lease on %s after %s", target, cfg.WaitTimeout).
+		With("target", target.String())
+	setting := "--wait-timeout"
+	if cfg.LockWaitOnly {
+		setting = "--lock-wait (or SPONSON_LOCK_WAIT)"
+	}
+	e.WithHint("Raise %s above %s, or, if the holder is dead, release its lease: %s", setting, cfg.WaitTimeout, target.UnlockCommand())
+	if isHeld {
+		e.With("lease", held)
+	}
+	return e
 }
 
 // takeOverGone asks cfg.HolderGone about held and, when its holder is gone

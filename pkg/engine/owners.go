@@ -231,7 +231,8 @@ func (o *owners) set(id, scope string) {
 // succession must finish it before anything else (see succession.go). On
 // a store with atomic writes a hand-over is never seen half-done, and
 // only the head branch's scope can be inherited.
-func (e *Engine) view(ctx context.Context, pr *prepared) (*receipt.View, error) {
+func (st *start) view(ctx context.Context, pr *prepared) (*receipt.View, error) {
+	e := st.e
 	kind, _, _ := scope.Parse(pr.scope)
 	whole := kind == scope.KindPR && !e.Store.Capabilities().AtomicMulti
 	vw, viewer := e.Store.(receipt.Viewer)

@@ -36,7 +36,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 	}
 	n := &notes{e: e}
 	led := &ledger{}
-	pn := &planner{in: newInspector(e, pr, st.o, false, led, n), led: led, notes: n}
+	pn := &planner{st: st, in: newInspector(e, pr, st.o, false, led, n), led: led, notes: n}
 	pn.in.resolveSecrets(ctx)
 	res := &PlanResult{Env: pr.env, Scope: pr.scope, Lines: []PlanLine{}, Drift: []Drift{}, Warnings: []Warning{},
 		ApprovalRequired: pr.production}
@@ -62,6 +62,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 // planner is one plan: the lines' inspection over the scope's stored
 // ledger, which it only reads, and the warnings.
 type planner struct {
+	st    *start
 	in    *inspector
 	led   *ledger
 	notes *notes
@@ -75,7 +76,7 @@ func (p *planner) read(ctx context.Context, res *PlanResult) error {
 	var l *receipt.Lease
 	// The scope, its lease and (or, later, on demand) the environment in
 	// one read, when the store can.
-	view, err := e.view(ctx, pr)
+	view, err := p.st.view(ctx, pr)
 	if err != nil {
 		return e.redactor().Error(err)
 	} else if view != nil {
@@ -88,7 +89,7 @@ func (p *planner) read(ctx context.Context, res *PlanResult) error {
 		p.notes.warn(errs.APPLY_RUNNING, "an %s is running on %s (run %s, since %s): this plan may be out of date when it finishes",
 			cmp.Or(string(l.Operation), "operation"), target, l.Holder, l.AcquiredAt.UTC().Format("15:04"))
 	}
-	prev, _, stored, err := e.readScope(ctx, pr, view, nil)
+	prev, _, stored, err := p.st.readScope(ctx, pr, view, nil)
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (p *planner) read(ctx context.Context, res *PlanResult) error {
 // view when the store gave one, else read; the receipt is refused by check
 // (nil: none), then when it records another branch (SCOPE_COLLISION),
 // before the environment is read. Store errors are redacted.
-func (e *Engine) readScope(ctx context.Context, pr *prepared, view *receipt.View, check func(*receipt.Receipt) error) (*receipt.Receipt, receipt.Version, []receipt.Stored, error) {
+func (st *start) readScope(ctx context.Context, pr *prepared, view *receipt.View, check func(*receipt.Receipt) error) (*receipt.Receipt, receipt.Version, []receipt.Stored, error) {
 	var (
 		prev   *receipt.Receipt
 		at     receipt.Version
@@ -120,8 +121,8 @@ func (e *Engine) readScope(ctx context.Context, pr *prepared, view *receipt.View
 	)
 	if view != nil {
 		prev, at = view.Receipt, view.Version
-	} else if prev, at, err = e.Store.Read(ctx, pr.env, pr.scope); err != nil {
-		return nil, "", nil, e.redactor().Error(err)
+	} else if prev, at, err = st.e.Store.Read(ctx, pr.env, pr.scope); err != nil {
+		return nil, "", nil, st.e.redactor().Error(err)
 	}
 	if check != nil {
 		if err := check(prev); err != nil {
@@ -139,8 +140,8 @@ func (e *Engine) readScope(ctx context.Context, pr *prepared, view *receipt.View
 	// be read when a line first needs them (owners.go).
 	if view != nil {
 		stored = storedOf(view, pr.env, pr.scope)
-	} else if stored, err = e.Store.List(ctx, pr.env); err != nil {
-		return nil, "", nil, e.redactor().Error(err)
+	} else if stored, err = st.e.Store.List(ctx, pr.env); err != nil {
+		return nil, "", nil, st.e.redactor().Error(err)
 	}
 	return prev, at, stored, nil
 }

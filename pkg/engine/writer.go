@@ -156,7 +156,7 @@ func (w *scopeWriter) writeFinal(res *RunResult, red *receipt.Receipt, runErr er
 	}
 	werr = w.st.e.redactor().Error(werr)
 	if w.lease.wasTouched() {
-		res.Unsaved = w.st.e.saveUnsaved(ctx, red)
+		res.Unsaved = w.saveUnsaved(ctx, red)
 	}
 	if runErr == nil || errs.CodeOf(werr) == errs.LOCK_LOST {
 		runErr = werr
