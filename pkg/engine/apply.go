@@ -697,7 +697,7 @@ func (a *applier) await(ctx context.Context, src *lineState, p pendingRef) error
 			said = true
 		}
 		d := min(jitter(a.e.rand(), backoff), deadline.Sub(now))
-		if err := a.e.sleep(ctx, d); err != nil {
+		if err := a.e.clock().Sleep(ctx, d); err != nil {
 			return errs.Wrap(err, errs.INTERRUPTED, "interrupted while waiting for %s of line %q", p.waitingFor, src.pl.id)
 		}
 		backoff = min(backoff*2, 30*time.Second)

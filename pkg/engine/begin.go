@@ -110,6 +110,6 @@ func (st *start) leaseConfig(wait bool) LeaseConfig {
 	if !wait && o.LockWait > 0 {
 		wait, timeout, lockOnly = true, o.LockWait, true
 	}
-	return LeaseConfig{LockWaitOnly: lockOnly, Store: e.Store, Clock: e.clock(), After: e.after(), Sleep: e.sleep, Rand: e.rand(),
+	return LeaseConfig{LockWaitOnly: lockOnly, Store: e.Store, Clock: e.clock(), Rand: e.rand(),
 		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: timeout, HolderGone: e.HolderGone}
 }
