@@ -37,10 +37,6 @@ func RenderPush(w io.Writer, r *PushResult) error {
 	return writeTrimmed(w, b.Bytes())
 }
 
-
-
-
-
 // writeTrimmed writes text with the trailing blanks of every line removed
 // (padding of the last column), so golden files and diffs stay clean.
 func writeTrimmed(w io.Writer, text []byte) error {
