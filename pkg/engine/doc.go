@@ -100,7 +100,8 @@
 // scopes. Within an apply, lines whose dependencies are done run at once,
 // at most Options.Parallelism (schedule.go); each line's state belongs to
 // the goroutine running it, the shared state is in the parts above, each
-// behind its own lock (never two held at once), and every receipt write
+// behind its own lock (one nesting only: owners warn of an unreadable
+// scope to notes while holding theirs), and every receipt write
 // goes through the run's recorder: checkpoints one at a time, lines asking at
 // once sharing one write (group commit), each line's part of the receipt
 // redacted once, when it changes (recorder.go). What a
