@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"sync"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -95,9 +94,4 @@ func (l *scopeLease) parentOwner(what string) receipt.Owner {
 	o := l.st.owner
 	o.RunID = l.st.owner.RunID + "/" + what
 	return o
-}
-
-// release gives the scope lease up, warning when it fails.
-func (l *scopeLease) release(ctx context.Context) {
-	l.st.release(ctx, l.keeper, func(w Warning) { l.notes.add(w) })
 }
