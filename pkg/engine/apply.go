@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,48 +39,38 @@ import (
 // (this commit is an ancestor of the last one applied: nothing written)
 // return their result and nil.
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options) (*RunResult, error) {
-	ctx = e.events(ctx)
-	if err := e.check(); err != nil {
+	ctx, st, err := e.begin(ctx, c, o, receipt.OpApply)
+	if err != nil {
 		return nil, err
 	}
 	// Every refusal that needs no provider, secrets included, before the
 	// lease and the first write.
-	pr, err := e.preflight(ctx, p, c, o, false)
+	pr, err := e.preflight(ctx, p, c, st.o, false)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	if err := pr.approve(o); err != nil {
-		return nil, err
-	}
-	owner, err := e.owner(o, receipt.OpApply)
-	if err != nil {
+	if err := pr.approve(st.o); err != nil {
 		return nil, err
 	}
 	if _, ok := e.Store.(receipt.Sessions); ok {
-		return e.applySession(ctx, pr, o, owner)
+		return st.applySession(ctx, pr)
 	}
-	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(pr.env, pr.scope), owner)
+	keeper, err := st.acquire(ctx, st.target(pr.scope), st.owner, st.o.Wait, nil)
 	if err != nil {
-		return nil, e.redactor().Error(err)
+		return nil, err
 	}
-	return e.applyHeld(ctx, pr, o, owner, keeper, nil)
+	return st.applyHeld(ctx, pr, keeper, nil)
 }
 
 // applyHeld is applyLocked with keeper's lease given up on every way out,
-// a panic included.
-func (e *Engine) applyHeld(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, keeper *LeaseKeeper, view *receipt.View) (res *RunResult, err error) {
-	defer func() { res = e.released(ctx, keeper, res) }()
-	return e.applyLocked(ctx, pr, o, owner, keeper, view)
-}
-
-// released gives the keeper's lease up (if the run has not already, with
-// its final write) and adds a release that failed to the result's
-// warnings.
-func (e *Engine) released(ctx context.Context, k *LeaseKeeper, res *RunResult) *RunResult {
-	if rerr := k.Release(context.WithoutCancel(ctx)); rerr != nil && res != nil {
-		res.Warnings = append(res.Warnings, Warning{Code: errs.CodeOf(rerr), Message: e.redactor().String(errs.Coded(rerr).Message)})
-	}
-	return res
+// a panic included; a release that failed is a warning of the result.
+func (st *start) applyHeld(ctx context.Context, pr *prepared, keeper *LeaseKeeper, view *receipt.View) (res *RunResult, err error) {
+	defer st.release(ctx, keeper, func(w Warning) {
+		if res != nil {
+			res.Warnings = append(res.Warnings, w)
+		}
+	})
+	return st.applyLocked(ctx, pr, keeper, view)
 }
 
 // errLeaseNeeded ends a run that started without the scope lease and
@@ -103,17 +94,14 @@ const viewAttempts = 8
 // When the scope moved or is held, the run that started without the lease
 // has written nothing: it starts again with the lease taken first, as
 // Apply always did.
-func (e *Engine) applySession(ctx context.Context, pr *prepared, o Options, owner receipt.Owner) (*RunResult, error) {
-	target := receipt.ScopeTarget(pr.env, pr.scope)
-	view, err := e.view(ctx, pr)
+func (st *start) applySession(ctx context.Context, pr *prepared) (*RunResult, error) {
+	e, target := st.e, st.target(pr.scope)
+	view, err := st.view(ctx, pr)
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
 	if view.Lease == nil {
-		cfg := e.leaseConfig(o, false)
-		cfg.At = &view.Version
-		keeper := DeferLease(ctx, cfg, target, owner)
-		res, err := e.applyHeld(ctx, pr, o, owner, keeper, view)
+		res, err := st.applyHeld(ctx, pr, st.deferred(ctx, target, &view.Version), view)
 		if !errors.Is(err, errLeaseNeeded) {
 			return res, err
 		}
@@ -121,112 +109,68 @@ func (e *Engine) applySession(ctx context.Context, pr *prepared, o Options, owne
 	}
 	for attempt := 0; attempt < viewAttempts; attempt++ {
 		if view == nil {
-			if view, err = e.view(ctx, pr); err != nil {
+			if view, err = st.view(ctx, pr); err != nil {
 				return nil, e.redactor().Error(err)
 			}
 		}
-		cfg := e.leaseConfig(o, o.Wait)
-		cfg.At = &view.Version
-		keeper, err := AcquireLease(ctx, cfg, target, owner)
+		keeper, err := st.acquire(ctx, target, st.owner, st.o.Wait, &view.Version)
 		if receiptMoved(err) {
 			view = nil
 			continue
 		}
 		if err != nil {
-			return nil, e.redactor().Error(err)
+			return nil, err
 		}
-		return e.applyHeld(ctx, pr, o, owner, keeper, view)
+		return st.applyHeld(ctx, pr, keeper, view)
 	}
-	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), target, owner)
+	keeper, err := st.acquire(ctx, target, st.owner, st.o.Wait, nil)
 	if err != nil {
-		return nil, e.redactor().Error(err)
+		return nil, err
 	}
-	return e.applyHeld(ctx, pr, o, owner, keeper, nil)
+	return st.applyHeld(ctx, pr, keeper, nil)
 }
 
-func (e *Engine) owner(o Options, op receipt.Operation) (receipt.Owner, error) {
-	ow := o.Owner
-	ow.Operation = op
-	if ow.RunID == "" {
-		id, err := newRunID(e.rand())
-		if err != nil {
-			return ow, err
-		}
-		ow.RunID = id
-	}
-	return ow, nil
-}
-
-// leaseConfig is how a lease is taken: waiting up to the wait timeout
-// when wait (--wait), else up to Options.LockWait when that is set (a
-// lease held by another run is usually released within seconds), else
-// not at all.
-func (e *Engine) leaseConfig(o Options, wait bool) LeaseConfig {
-	timeout := o.waitTimeout()
-	lockOnly := false
-	if !wait && o.LockWait > 0 {
-		wait, timeout, lockOnly = true, o.LockWait, true
-	}
-	return LeaseConfig{LockWaitOnly: lockOnly, Store: e.Store, Clock: e.clock(), After: e.after(), Sleep: e.sleep, Rand: e.rand(),
-		Progress: func(s string) { e.progress("%s", s) }, TTL: e.ttl(), Wait: wait, WaitTimeout: timeout, HolderGone: e.HolderGone}
-}
-
-// applier is one apply: its lines, run under the scope lease, and what
-// it created (for rollback).
+// applier is one apply: its lines, run under the scope lease by the
+// scheduler (runLines), the parts it writes through (the scope writer:
+// ledger, warnings, lease, recorder) and what it created, for rollback.
 type applier struct {
-	*scopeRun
-
-	// Guarded by run.mu (lines run concurrently):
-	created []createdKey // what this run created, in completion order
+	e  *Engine
+	o  Options
+	pr *prepared
+	w  *scopeWriter
+	in *inspector
+	rb *rollback
 
 	initial map[string]bool // identities in the ledger when the lines started
 }
 
 // newApplier is an apply of pr under keeper; at is the version of the
 // scope's receipt it read.
-func newApplier(e *Engine, pr *prepared, o Options, keeper *LeaseKeeper, owner receipt.Owner, at receipt.Version) *applier {
-	return &applier{scopeRun: newScopeRun(e, pr, o, keeper, owner, at)}
-}
-
-type createdKey struct {
-	ls  *lineState
-	key string
+func newApplier(st *start, pr *prepared, keeper *LeaseKeeper, at receipt.Version) *applier {
+	w := newScopeWriter(st, pr, keeper, at)
+	in := newInspector(st.e, pr, st.o, true, w.led, w.notes)
+	in.reads = w.reads
+	return &applier{e: st.e, o: st.o, pr: pr, w: w, in: in, rb: &rollback{w: w, in: in}}
 }
 
 // applyLocked runs the apply with keeper's lease (held, or deferred until
 // the first write) on the state view read; with a nil view it reads the
 // scope and the environment itself, under the lease.
-func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner receipt.Owner, keeper *LeaseKeeper, view *receipt.View) (*RunResult, error) {
-	var (
-		prev *receipt.Receipt
-		at   receipt.Version
-		err  error
-	)
-	if view != nil {
-		prev, at = view.Receipt, view.Version
-	} else if prev, at, err = e.Store.Read(ctx, pr.env, pr.scope); err != nil {
-		return nil, e.redactor().Error(err)
-	}
+func (st *start) applyLocked(ctx context.Context, pr *prepared, keeper *LeaseKeeper, view *receipt.View) (*RunResult, error) {
+	e, o := st.e, st.o
 	var reopened *receipt.Tombstone
-	if prev != nil && prev.Closed != nil {
+	prev, at, stored, err := st.readScope(ctx, pr, view, func(prev *receipt.Receipt) error {
+		if prev == nil || prev.Closed == nil {
+			return nil
+		}
 		if !o.Reopen {
-			return nil, closedError(pr.env, pr.scope, prev.Closed)
+			return closedError(pr.env, pr.scope, prev.Closed)
 		}
 		reopened = prev.Closed
-	}
-	if prev != nil {
-		if err := scope.CheckCollision(pr.scope, prev.Branch, pr.ctx.Git.Branch); err != nil {
-			return nil, err
-		}
-	}
-	// One List(env) gives the other scopes' ledgers (foreign resources) and
-	// the scopes this one succeeds; a View may leave the other scopes to
-	// be read when a line first needs them (owners.go).
-	var stored []receipt.Stored
-	if view != nil {
-		stored = storedOf(view, pr.env, pr.scope)
-	} else if stored, err = e.Store.List(ctx, pr.env); err != nil {
-		return nil, e.redactor().Error(err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// --recreate is judged on the ledger before anything is read or
 	// deleted: a line recreated without the producer of a once-only value
@@ -236,103 +180,114 @@ func (e *Engine) applyLocked(ctx context.Context, pr *prepared, o Options, owner
 		if prev != nil {
 			held = prev.Ledger
 		}
-		if o.Recreate, err = recreateSet(pr, o.Recreate, held); err != nil {
+		if st.o.Recreate, err = recreateSet(pr, o.Recreate, held); err != nil {
 			return nil, e.redactor().Error(err)
 		}
 	}
 	// Who runs it: a confirmed manual step records it.
-	pr.run.Actor = firstOf(owner.Actor, owner.Host, "unknown")
-	a := newApplier(e, pr, o, keeper, owner, at)
-	a.noteTakeover()
-	stored = a.readable(stored)
-	a.loadForeign(stored)
+	pr.run.Actor = cmp.Or(st.owner.Actor, st.owner.Host, "unknown")
+	a := newApplier(st, pr, keeper, at)
+	stale, err := a.open(ctx, prev, stored, view, reopened)
+	if err != nil {
+		return nil, err
+	}
+	if stale {
+		a.w.rec.w.Stale, a.w.rec.w.Status, a.w.rec.w.FinishedAt = true, receipt.StatusComplete, e.now()
+		a.w.rec.w.Lines = map[string]receipt.LineResult{}
+		return a.w.result(nil, nil, nil, a.in.lines)
+	}
+	return a.run(ctx)
+}
+
+// open readies the apply on the scope's receipt prev and the
+// environment's stored (view: what is left to read of it): the other
+// scopes' ledgers, the hand-overs (unless stale), the receipt to write and
+// its ledger, the hash key. It reports whether the run is stale.
+func (a *applier) open(ctx context.Context, prev *receipt.Receipt, stored []receipt.Stored, view *receipt.View, reopened *receipt.Tombstone) (bool, error) {
+	pr := a.pr
+	a.w.lease.noteTakeover()
+	stored = readable(stored, pr.scope, a.w.notes)
+	a.in.owners.load(stored)
 	if view != nil {
-		a.foreignLater(view.Rest, view.Named)
+		a.in.owners.later(view.Rest, view.Named)
 	}
 	if reopened != nil {
-		a.warn(errs.SCOPE_REOPENED, "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,
+		a.w.notes.warn(errs.SCOPE_REOPENED, "scope %s/%s was closed by %s at %s%s; reopened by this run (--reopen)", pr.env, pr.scope,
 			reopened.By, reopened.At.UTC().Format(time.RFC3339), headOf(reopened))
 	}
 	// A stale run writes nothing, a hand-over included: decided on the
 	// scope's own history, which succession does not change.
 	stale := a.stale(prev)
 	if !stale {
-		if prev, err = a.succeed(ctx, prev, stored, false); err != nil {
-			return nil, a.leaseNeeded(e.redactor().Error(err))
+		var err error
+		if prev, err = a.w.succeed(ctx, prev, stored, false, a.in.owners); err != nil {
+			return false, a.w.lease.needed(a.e.redactor().Error(err))
 		}
 	}
-	a.rec.w = a.startReceipt(prev)
-	a.hashKey = a.rec.w.HashKey
-	a.ledger = slices.Clone(a.rec.w.Ledger)
-	if a.rec.w.SupersededBy != "" && len(a.ledger) == 0 {
+	a.w.startReceipt(prev, receipt.OpApply)
+	w := a.w.rec.w
+	if w.SupersededBy != "" && len(w.Ledger) == 0 {
 		// Everything was handed over; applying the scope again starts it
 		// anew (what it creates now is its own, not in transit).
-		a.warn(errs.SUCCESSION, "scope %s was superseded by %s, which owns what it had created; this run starts it anew", pr.scope, a.rec.w.SupersededBy)
-		a.rec.w.SupersededBy = ""
+		a.w.notes.warn(errs.SUCCESSION, "scope %s was superseded by %s, which owns what it had created; this run starts it anew", pr.scope, w.SupersededBy)
+		w.SupersededBy = ""
 	}
-	if a.hashKey == "" {
-		if a.hashKey, err = receipt.NewHashKey(e.rand()); err != nil {
-			return nil, err
+	if w.HashKey == "" {
+		key, err := receipt.NewHashKey(a.e.rand())
+		if err != nil {
+			return false, err
 		}
-		a.rec.w.HashKey = a.hashKey
+		w.HashKey = key
+		a.w.led.reset(w.Ledger, key)
 	}
+	return stale, nil
+}
 
-	if stale {
-		a.rec.w.Stale, a.rec.w.Status, a.rec.w.FinishedAt = true, receipt.StatusComplete, e.now()
-		a.rec.w.Lines = map[string]receipt.LineResult{}
-		return a.result(nil, nil, nil)
-	}
-
+// run runs the lines (step 5), rolls back what they created when one
+// failed (step 6), settles the ledger (step 7) and writes the final
+// receipt (step 8).
+func (a *applier) run(ctx context.Context) (*RunResult, error) {
 	// A line the ledger holds nothing of asks who owns what it declares
 	// before it writes: the environment is read beside the first reads.
 	if a.someLineNew() {
-		a.prefetchOwners(ctx)
-		defer a.owners.settle()
+		a.in.owners.prefetch(ctx)
+		defer a.in.owners.settle()
 	}
-
 	// Secrets are registered before any output exists (step 4).
-	a.resolveSecrets(ctx)
-
-	a.initial = map[string]bool{}
-	for _, en := range a.ledger {
-		a.initial[en.Ref().Identity()] = true
-	}
+	a.in.resolveSecrets(ctx)
+	a.initial = a.w.led.identities()
 	failure := a.runLines(ctx)
-	if a.leaseNeeded(nil) != nil {
+	if a.w.lease.needed(nil) != nil {
 		// No line got past its first write: nothing to undo or record.
 		return nil, errLeaseNeeded
 	}
 	interrupted := ctx.Err() != nil
 	var rollbackErr error
-	if failure != nil && a.lostErr() == nil && !interrupted {
-		rollbackErr = a.rollback(ctx)
+	if failure != nil && a.w.lease.lostErr() == nil && !interrupted {
+		rollbackErr = a.rb.undo(ctx)
 	}
 	a.settle(context.WithoutCancel(ctx))
-
+	lost := a.w.lease.lostErr()
 	status := receipt.StatusComplete
-	for _, ls := range a.lines {
-		if ls.status == LineWaiting {
-			status = receipt.StatusPartial
-		}
-	}
-	lost := a.lostErr()
-	if failure != nil || lost != nil || interrupted || rollbackErr != nil {
+	switch {
+	case failure != nil || lost != nil || interrupted || rollbackErr != nil:
 		status = receipt.StatusFailed
+	case slices.ContainsFunc(a.in.lines, func(ls *lineState) bool { return ls.status == LineWaiting }):
+		status = receipt.StatusPartial
 	}
 	a.finish(status)
-
 	var runErr error
 	switch {
 	case lost != nil:
 		runErr = lost
 	case interrupted:
-		runErr = errs.Wrap(ctx.Err(), errs.INTERRUPTED, "apply of %s/%s was interrupted; what was created is recorded", pr.env, pr.scope)
+		runErr = errs.Wrap(ctx.Err(), errs.INTERRUPTED, "apply of %s/%s was interrupted; what was created is recorded", a.pr.env, a.pr.scope)
 	case rollbackErr != nil:
 		runErr = rollbackErr
 	case failure != nil:
 		runErr = runError(failure, "apply")
 	}
-	return a.result(runErr, nil, nil)
+	return a.w.result(runErr, nil, nil, a.in.lines)
 }
 
 // storedOf is the environment of a View as List returns it: every scope
@@ -355,16 +310,16 @@ func (a *applier) stale(prev *receipt.Receipt) bool {
 		return false
 	}
 	if a.e.Ancestry == nil {
-		a.warn(errs.STALE_UNDECIDED, "cannot tell whether commit %s is older than %s, the last one applied to the scope: applying", short(sha), short(last))
+		a.w.notes.warn(errs.STALE_UNDECIDED, "cannot tell whether commit %s is older than %s, the last one applied to the scope: applying", short(sha), short(last))
 		return false
 	}
 	anc, err := a.e.Ancestry(sha, last)
 	if err != nil {
-		a.warn(errs.STALE_UNDECIDED, "cannot tell whether commit %s is older than %s, the last one applied to the scope (%v): applying", short(sha), short(last), a.e.redactor().Error(err))
+		a.w.notes.warn(errs.STALE_UNDECIDED, "cannot tell whether commit %s is older than %s, the last one applied to the scope (%v): applying", short(sha), short(last), a.e.redactor().Error(err))
 		return false
 	}
 	if anc {
-		a.warn(errs.STALE_RUN, "commit %s is an ancestor of %s, already applied to the scope: this run is stale and writes nothing", short(sha), short(last))
+		a.w.notes.warn(errs.STALE_RUN, "commit %s is an ancestor of %s, already applied to the scope: this run is stale and writes nothing", short(sha), short(last))
 	}
 	return anc
 }
@@ -397,7 +352,7 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	pl := ls.pl
 	defer a.depart(ls)
 	for _, dep := range pl.deps {
-		d := a.byID[dep]
+		d := a.in.byID[dep]
 		if d == nil {
 			continue
 		}
@@ -412,7 +367,7 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 			return
 		}
 	}
-	if _, pend, _ := a.resolve(pl); len(pend) > 0 {
+	if _, pend, _ := a.in.resolve(pl); len(pend) > 0 {
 		// Waiting for an external event is not on the way to a write:
 		// checkpoints do not wait for it (arrive).
 		a.depart(ls)
@@ -424,7 +379,7 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	if slices.Contains(a.o.Recreate, pl.id) && !a.recreate(ctx, ls) {
 		return
 	}
-	a.inspect(ctx, ls)
+	a.in.inspect(ctx, ls)
 	if !a.judged(ls) {
 		return
 	}
@@ -440,7 +395,7 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	// (and before a parent's lease: a parent lease is never held while
 	// waiting on the scope's). A line whose first write is a create takes
 	// it with its intents, in the same commit, when the store can.
-	ls.byIntent = a.rec.combines() && (ls.parent == "" || a.e.unlockedParents) && createsOnly(ls.diffs)
+	ls.byIntent = a.w.rec.combines() && (ls.parent == "" || a.e.unlockedParents) && createsOnly(ls.diffs)
 	if !ls.byIntent {
 		if err := a.takeLease(ctx, ls); err != nil {
 			ls.status, ls.err = LineFailed, a.e.redactor().Error(err)
@@ -460,13 +415,13 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 // checkpoint or the lease, waits for an event, or ends.
 func (a *applier) arrive(ls *lineState) {
 	if ls.heading.CompareAndSwap(false, true) {
-		a.rec.arrive()
+		a.w.rec.arrive()
 	}
 }
 
 func (a *applier) depart(ls *lineState) {
 	if ls.heading.CompareAndSwap(true, false) {
-		a.rec.depart()
+		a.w.rec.depart()
 	}
 }
 
@@ -474,22 +429,14 @@ func (a *applier) depart(ls *lineState) {
 // if the run has not taken it yet (recorder.lease).
 func (a *applier) takeLease(ctx context.Context, ls *lineState) error {
 	a.depart(ls)
-	return a.rec.lease(ctx)
+	return a.w.rec.lease(ctx)
 }
 
 // someLineNew reports whether a line of the plan has no entry in the
 // run's ledger.
 func (a *applier) someLineNew() bool {
-	held := map[string]bool{}
-	for _, en := range a.ledger {
-		held[en.Line] = true
-	}
-	for _, ls := range a.lines {
-		if !held[ls.pl.id] {
-			return true
-		}
-	}
-	return false
+	held := a.w.led.lines()
+	return slices.ContainsFunc(a.in.lines, func(ls *lineState) bool { return !held[ls.pl.id] })
 }
 
 // createsOnly reports whether every change of diffs is a create: then the
@@ -530,25 +477,12 @@ func redactVars(e *Engine, vars map[string]any) map[string]any {
 // reports whether the line can go on.
 func (a *applier) recreate(ctx context.Context, ls *lineState) bool {
 	pl := ls.pl
-	var mine []receipt.ResourceRef
-	var others []receipt.LedgerEntry
-	a.mu.Lock()
-	for _, en := range a.ledger {
-		if en.Line != pl.id || en.Adapter != pl.spec.Adapter || en.Op != pl.spec.Op {
-			continue
-		}
-		if en.CreatedBy == receipt.CreatedBySponson {
-			mine = append(mine, en.Ref())
-		} else {
-			others = append(others, en)
-		}
-	}
-	a.mu.Unlock()
+	mine, others := a.w.led.ofLine(pl)
 	for _, en := range others {
-		a.warn(errs.RECREATE_SKIPPED, "line %q: %s is %s, not created by this scope; --recreate leaves it alone", pl.id, en.Key, en.CreatedBy)
+		a.w.notes.warn(errs.RECREATE_SKIPPED, "line %q: %s is %s, not created by this scope; --recreate leaves it alone", pl.id, en.Key, en.CreatedBy)
 	}
 	if len(mine) == 0 {
-		a.warn(errs.RECREATE_SKIPPED, "line %q: this scope created nothing for it yet; --recreate creates it as usual", pl.id)
+		a.w.notes.warn(errs.RECREATE_SKIPPED, "line %q: this scope created nothing for it yet; --recreate creates it as usual", pl.id)
 	}
 	if len(mine) > 0 {
 		if err := a.takeLease(ctx, ls); err != nil {
@@ -558,7 +492,7 @@ func (a *applier) recreate(ctx context.Context, ls *lineState) bool {
 	}
 	for _, ref := range mine {
 		ls.touched = true
-		if err := a.destroyEntry(ctx, pl.op, ref, true); err != nil {
+		if err := a.w.destroyEntry(ctx, pl.op, ref, true); err != nil {
 			ls.status, ls.err = LineFailed, a.e.redactor().Error(errs.Wrap(err, errs.DESTROY_FAILED, "line %q: --recreate could not delete %s", pl.id, ref.Key))
 			return false
 		}
@@ -599,24 +533,24 @@ func (a *applier) write(ctx context.Context, ls *lineState) {
 		return
 	}
 	ls.touched = true
-	a.setTouched()
+	a.w.lease.setTouched()
 	actx := ctx
 	if ls.byIntent {
 		// Its intent's checkpoint takes the lease; a write the op sends
 		// before its intent takes it first.
 		actx = adapter.WithBeforeWrite(ctx, func() error {
-			if !a.keeper.attempted() {
+			if !a.w.lease.keeper.attempted() {
 				if err := a.takeLease(ctx, ls); err != nil {
 					return err
 				}
 			}
-			return a.leaseChecked()
+			return a.w.lease.checked()
 		})
 	}
 	res, err := pl.op.Apply(actx, ls.req, ls.live, a.intend(ctx, ls))
 	if err != nil {
-		a.dropRefused(ls, adapter.NotCreatedKeys(err))
-		if lost := a.lostErr(); lost != nil {
+		a.w.led.dropRefused(ls, adapter.NotCreatedKeys(err))
+		if lost := a.w.lease.lostErr(); lost != nil {
 			ls.status, ls.err = LineFailed, lost
 			return
 		}
@@ -641,10 +575,10 @@ func (a *applier) write(ctx context.Context, ls *lineState) {
 // the lease is still to be taken: its intent's checkpoint takes it, and
 // the check follows.
 func (a *applier) checkLease(ls *lineState) error {
-	if ls.byIntent && !a.keeper.attempted() {
+	if ls.byIntent && !a.w.lease.keeper.attempted() {
 		return nil
 	}
-	return a.leaseChecked()
+	return a.w.lease.checked()
 }
 
 // judged maps the inspection's plan status to the line's apply status,
@@ -674,7 +608,7 @@ func (a *applier) judged(ls *lineState) bool {
 // (missingOutput). It reports whether the line can go on.
 func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pendingRef) bool {
 	for _, p := range pend {
-		src := a.byID[p.line]
+		src := a.in.byID[p.line]
 		if !p.external {
 			ls.status = LineFailed
 			ls.err = missingOutput(ls, src, p)
@@ -699,7 +633,7 @@ func (a *applier) awaitInputs(ctx context.Context, ls *lineState, pend []pending
 				// Running out of patience is not a failure: the line waits,
 				// as without --wait, and the run ends partial keeping what
 				// it created; the next apply continues.
-				a.warn(errs.WAIT_TIMEOUT, "%s; line %q is waiting, the run ends partial", errs.Coded(err).Message, ls.pl.id)
+				a.w.notes.warn(errs.WAIT_TIMEOUT, "%s; line %q is waiting, the run ends partial", errs.Coded(err).Message, ls.pl.id)
 				ls.status, ls.pending = LineWaiting, pend
 				return false
 			}
@@ -726,10 +660,10 @@ func (a *applier) lookExternal(ctx context.Context, src *lineState, p pendingRef
 		return false, err
 	}
 	if outs != nil {
-		a.learn(src.pl, outs)
-		a.mergeOutputs(src, outs)
+		a.in.learn(src.pl, outs)
+		a.w.led.mergeOutputs(src, outs)
 	}
-	_, known := a.output(p.line, p.output)
+	_, known := a.in.output(p.line, p.output)
 	return known, nil
 }
 
@@ -763,62 +697,10 @@ func (a *applier) await(ctx context.Context, src *lineState, p pendingRef) error
 			said = true
 		}
 		d := min(jitter(a.e.rand(), backoff), deadline.Sub(now))
-		if err := a.e.sleep(ctx, d); err != nil {
+		if err := a.e.clock().Sleep(ctx, d); err != nil {
 			return errs.Wrap(err, errs.INTERRUPTED, "interrupted while waiting for %s of line %q", p.waitingFor, src.pl.id)
 		}
 		backoff = min(backoff*2, 30*time.Second)
-	}
-}
-
-// mergeOutputs records external outputs on the source line's ledger
-// entries ("the last non-sensitive outputs, external ones included").
-func (a *applier) mergeOutputs(src *lineState, outs map[string]any) {
-	pub := src.pl.publicOutputs(outs)
-	if len(pub) == 0 {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, k := range src.resKeys {
-		if i := a.ledger.Index(src.pl.ref(k)); i >= 0 {
-			m := map[string]any{}
-			for x, v := range a.ledger[i].Outputs {
-				m[x] = v
-			}
-			for x, v := range pub {
-				m[x] = v
-			}
-			a.ledger[i].Outputs = m
-		}
-	}
-}
-
-// dropRefused forgets the intents of creates the provider refused outright
-// (adapter.NotCreated): nothing was created, so a resource later found at
-// such a key is someone else's and must be neither claimed nor rolled back.
-// An entry the key had before the intent gets its previous owner back.
-func (a *applier) dropRefused(ls *lineState, keys []string) {
-	if len(keys) == 0 {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, k := range keys {
-		i := slices.Index(ls.intents, k)
-		if i < 0 {
-			continue
-		}
-		ls.intents = slices.Delete(ls.intents, i, i+1)
-		j := a.ledger.Index(ls.pl.ref(k))
-		if j < 0 || a.ledger[j].CreatedBy != receipt.CreatedByIntent {
-			continue
-		}
-		if prior := ls.priorBy[k]; prior != "" {
-			a.ledger[j].CreatedBy = prior
-		} else {
-			a.ledger = slices.Delete(a.ledger, j, j+1)
-		}
-		delete(ls.priorBy, k)
 	}
 }
 
@@ -833,41 +715,17 @@ func (a *applier) intend(ctx context.Context, ls *lineState) adapter.Intend {
 		if err := checkParent(ls.pk, ls.parent, ls.pl.id); err != nil {
 			return err
 		}
-		a.mu.Lock()
-		for _, k := range keys {
-			ref := ls.pl.ref(k)
-			if ls.priorBy == nil {
-				ls.priorBy = map[string]receipt.CreatedBy{}
-			}
-			if !slices.Contains(ls.intents, k) {
-				ls.intents = append(ls.intents, k)
-			}
-			if i := a.ledger.Index(ref); i >= 0 {
-				// Recreating what went missing, or replacing: until the
-				// answer comes, the entry is an intent like any create.
-				if _, seen := ls.priorBy[k]; !seen {
-					ls.priorBy[k] = a.ledger[i].CreatedBy
-				}
-				a.ledger[i].CreatedBy, a.ledger[i].Parent, a.ledger[i].Line = receipt.CreatedByIntent, ls.parent, ls.pl.id
-				continue
-			}
-			if _, seen := ls.priorBy[k]; !seen {
-				ls.priorBy[k] = ""
-			}
-			a.ledger = append(a.ledger, receipt.LedgerEntry{Adapter: ref.Adapter, Op: ref.Op, Provider: cloneMap(ref.Provider),
-				Key: k, CreatedBy: receipt.CreatedByIntent, Line: ls.pl.id, Parent: ls.parent})
-		}
-		a.mu.Unlock()
+		a.w.led.intend(ls, keys)
 		a.depart(ls)
-		if err := a.rec.checkpoint(ctx); err != nil {
+		if err := a.w.rec.checkpoint(ctx); err != nil {
 			if errs.CodeOf(err) == errs.LOCK_LOST {
-				a.setLost(err)
+				a.w.lease.setLost(err)
 			}
 			return err
 		}
 		if ls.byIntent {
 			// The lease came with this checkpoint (or just before it).
-			return a.leaseChecked()
+			return a.w.lease.checked()
 		}
 		return nil
 	}
@@ -882,7 +740,7 @@ func (a *applier) recordUnchanged(ls *lineState) {
 		}
 	}
 	if ls.live != nil {
-		a.learn(ls.pl, ls.live.Outputs)
+		a.in.learn(ls.pl, ls.live.Outputs)
 	}
 	ls.resKeys = ls.declared()
 	ls.status, ls.ran = LineUnchanged, true
@@ -891,213 +749,36 @@ func (a *applier) recordUnchanged(ls *lineState) {
 // recordResult records what Apply returned.
 func (a *applier) recordResult(ls *lineState, res *adapter.Result) {
 	created := map[string]bool{}
-	a.mu.Lock()
 	for _, k := range res.Created {
 		created[k] = true
 		ls.created = append(ls.created, k)
 		if !ls.pl.spec.Manual { // a step a person did is never rolled back
-			a.created = append(a.created, createdKey{ls: ls, key: k})
+			a.rb.add(ls, k)
 		}
 	}
-	a.mu.Unlock()
 	ls.resKeys = nil
 	for _, r := range res.Resources {
 		a.upsert(ls, r, created[r.Key])
 		ls.resKeys = append(ls.resKeys, r.Key)
 	}
-	a.learn(ls.pl, res.Outputs)
+	a.in.learn(ls.pl, res.Outputs)
 }
 
-// upsert writes the ledger entry of one resource the line manages.
+// upsert writes the ledger entry of one resource the line manages
+// (never of one it relies on: foreign), its sensitive outputs registered
+// first.
 func (a *applier) upsert(ls *lineState, res adapter.Resource, created bool) {
-	v := ls.verdict[res.Key]
-	if v.Foreign {
+	if ls.verdict[res.Key].Foreign {
 		return
 	}
-	a.learnSensitive(ls.pl, res.Outputs)
-	ref := ls.pl.ref(res.Key)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i := a.ledger.Index(ref)
-	by := receipt.CreatedByAdopted
-	switch {
-	case created:
-		by = receipt.CreatedBySponson
-	case i >= 0 && v.Adopt:
-		by = receipt.CreatedByAdopted
-	case i >= 0 && a.ledger[i].CreatedBy == receipt.CreatedByIntent:
-		by = receipt.CreatedBySponson // the create of an earlier run landed
-		if prior, mine := ls.priorBy[res.Key]; mine {
-			// This run intended it and did not create it: it was there.
-			by = firstOf(prior, receipt.CreatedByAdopted)
-		}
-	case i >= 0:
-		by = a.ledger[i].CreatedBy
-	}
-	en := receipt.LedgerEntry{Adapter: ref.Adapter, Op: ref.Op, Provider: cloneMap(ref.Provider), Key: res.Key, ID: res.ID,
-		Hash: a.hash(res.Value), CreatedBy: by, Line: ls.pl.id, Outputs: ls.pl.publicOutputs(res.Outputs), Parent: ls.parent,
-		Fingerprints: a.fingerprints(ls.pl, res.Outputs)}
-	if en.Fingerprints == nil && i >= 0 && !created {
-		en.Fingerprints = a.ledger[i].Fingerprints // the value made by the create stands
-	}
-	if i >= 0 {
-		a.ledger[i] = en
-	} else {
-		a.ledger = append(a.ledger, en)
-	}
-}
-
-// rollback undoes what this run created (step 6), once it has confirmed
-// it still holds the scope lease: first it re-reads the intents this run
-// recorded whose create may have landed (a lost answer), then destroys
-// what this run created, newest first, each entry with a
-// parent under that parent's lease (always waiting, bounded). Nothing an
-// earlier run created is touched. A destroy that fails leaves its entry
-// and makes the line rollback_failed; the error is ROLLBACK_FAILED naming
-// the resources.
-func (a *applier) rollback(ctx context.Context) error {
-	// A run taken over by force (the unlock escape hatch) may not have
-	// noticed yet: undoing what it created would contradict the receipt
-	// its successor now holds. Confirm the lease first; lost, the run
-	// stops (LOCK_LOST) and what it created stays for the unsaved receipt.
-	if err := a.keeper.confirm(); err != nil {
-		a.setLost(err)
-		return nil
-	}
-	created := map[string]bool{}
-	for _, ck := range a.created {
-		created[ck.ls.pl.ref(ck.key).Identity()] = true
-	}
-	for _, ls := range a.lines {
-		for _, k := range ls.intents {
-			ref := ls.pl.ref(k)
-			i, en := a.entry(ref)
-			// A create of this run whose answer never came back (the line
-			// did not record a result) may have been seen since by another
-			// line running at the same time, which then recorded it as
-			// found: it is still this run's to undo. So it is when the key
-			// held only an earlier run's intent: that create had not landed
-			// (the line found the key absent before intending it), so the
-			// intent is no owner to give the resource back to.
-			prior := ls.priorBy[k]
-			mine := !ls.ran && (prior == "" || prior == receipt.CreatedByIntent) && !created[ref.Identity()]
-			if en == nil || (en.CreatedBy != receipt.CreatedByIntent && !mine) {
-				continue
-			}
-			found, err := ls.pl.op.Lookup(ctx, ls.pl.provider, a.pr.run, k)
-			switch {
-			case err != nil:
-				ls.rollback = append(ls.rollback, k)
-				a.warn(errs.INTENT_UNRESOLVED, "line %q: could not tell whether %s was created: %v", ls.pl.id, k, a.e.redactor().Error(err))
-			case found == nil:
-				a.mu.Lock()
-				a.ledger = slices.Delete(a.ledger, i, i+1)
-				a.mu.Unlock()
-			default:
-				a.mu.Lock()
-				a.ledger[i].CreatedBy, a.ledger[i].ID, a.ledger[i].Hash = receipt.CreatedBySponson, found.ID, a.hash(found.Value)
-				a.mu.Unlock()
-				if !slices.Contains(ls.created, k) {
-					ls.created = append(ls.created, k)
-					a.created = append(a.created, createdKey{ls: ls, key: k})
-				}
-			}
-		}
-	}
-	for i := len(a.created) - 1; i >= 0; i-- {
-		ck := a.created[i]
-		if err := a.destroyEntry(ctx, ck.ls.pl.op, ck.ls.pl.ref(ck.key), true); err != nil {
-			ck.ls.rollback = append(ck.ls.rollback, ck.key)
-			a.warn(errs.CodeOf(err), "rollback of %s (line %q): %v", ck.key, ck.ls.pl.id, a.e.redactor().Error(err))
-			if a.lostErr() != nil {
-				break
-			}
-			continue
-		}
-		ck.ls.resKeys = slices.DeleteFunc(ck.ls.resKeys, func(k string) bool { return k == ck.key })
-	}
-	var left []string
-	for _, ls := range a.lines {
-		if len(ls.rollback) > 0 {
-			ls.outcome = ls.status
-			ls.status = LineRollbackFailed
-			ls.err = errs.New(errs.ROLLBACK_FAILED, "line %q: rollback left %s", ls.pl.id, strings.Join(ls.rollback, ", ")).With("resources", ls.rollback)
-			left = append(left, ls.rollback...)
-			continue
-		}
-		if len(ls.created) > 0 && (ls.status == LineCreated || ls.status == LineUpdated) {
-			ls.outcome = ls.status
-			ls.status = LineRolledBack
-		}
-	}
-	if len(left) > 0 {
-		return errs.New(errs.ROLLBACK_FAILED, "rollback left %d resource(s) this run created: %s", len(left), strings.Join(left, ", ")).
-			With("resources", left)
-	}
-	return nil
-}
-
-// settle applies the ledger rules of step 7: an entry no current line
-// declares becomes orphan (we created it) or is forgotten (adopted); an
-// intent no line declares is looked up (found: an orphan we created; gone:
-// dropped). Entries of lines that did not run are left as they are.
-func (a *applier) settle(ctx context.Context) {
-	var out receipt.Ledger
-	for _, en := range a.ledger {
-		ls := a.byID[en.Line]
-		switch {
-		case ls != nil && !ls.ran:
-			// The line did not run: its entries stay as they are.
-			out = append(out, en)
-			continue
-		case ls != nil && declares(ls, en):
-			en.Orphan = false
-			out = append(out, en)
-			continue
-		}
-		switch en.CreatedBy {
-		case receipt.CreatedByAdopted:
-			a.warn(errs.ADOPTED_FORGOTTEN, "%s (%s.%s) was adopted and no line declares it now: forgotten, left as it is", en.Key, en.Adapter, en.Op)
-			continue
-		case receipt.CreatedByIntent:
-			if op, ok := a.e.Ops.Lookup(en.Adapter, en.Op); ok {
-				found, err := op.Lookup(ctx, adapter.Provider(en.Provider), a.pr.run, en.Key)
-				switch {
-				case err == nil && found == nil:
-					continue
-				case err == nil:
-					en.CreatedBy, en.ID, en.Hash = receipt.CreatedBySponson, found.ID, a.hash(found.Value)
-				}
-			}
-		}
-		en.Orphan = true
-		out = append(out, en)
-	}
-	if out == nil {
-		out = receipt.Ledger{}
-	}
-	// Entries this run added come after the ones it started from, in run
-	// order of their lines: lines running at once add them in any order,
-	// the receipt must not depend on it (destroy walks the ledger newest
-	// first, and run order puts every line after its dependencies).
-	pos := make(map[string]int, len(a.lines))
-	for i, ls := range a.lines {
-		pos[ls.pl.id] = i
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		oi, oj := a.initial[out[i].Ref().Identity()], a.initial[out[j].Ref().Identity()]
-		if oi || oj {
-			return oi && !oj
-		}
-		return pos[out[i].Line] < pos[out[j].Line]
-	})
-	a.ledger = out
+	a.in.learnSensitive(ls.pl, res.Outputs)
+	a.w.led.upsert(ls, res, created)
 }
 
 // lineResults are the receipt's lines: what this run did with each line.
 func (a *applier) lineResults() map[string]receipt.LineResult {
-	out := make(map[string]receipt.LineResult, len(a.lines))
-	for _, ls := range a.lines {
+	out := make(map[string]receipt.LineResult, len(a.in.lines))
+	for _, ls := range a.in.lines {
 		if ls.status == "" {
 			continue
 		}
@@ -1127,7 +808,7 @@ func (a *applier) lineResult(ls *lineState) receipt.LineResult {
 		}
 		lr.Resources = slices.Clone(ls.resKeys)
 		if ls.ran && ls.status != LineRolledBack && ls.status != LineRollbackFailed {
-			lr.Outputs = a.outputStates(ls.pl)
+			lr.Outputs = a.in.outputStates(ls.pl)
 		}
 		return lr
 	}
@@ -1135,14 +816,10 @@ func (a *applier) lineResult(ls *lineState) receipt.LineResult {
 
 // finish stamps the final receipt.
 func (a *applier) finish(status receipt.Status) {
-	now := a.e.now()
-	a.rec.w.Status, a.rec.w.FinishedAt = status, now
-	a.rec.w.Ledger = slices.Clone(a.ledger)
-	a.rec.w.Lines = a.lineResults()
-	a.rec.w.History = appendHistory(a.rec.w.History, receipt.HistoryEntry{SHA: a.pr.ctx.Git.SHA, At: now, RunID: a.owner.RunID, Status: status})
-	a.rec.w.Warnings = slices.Clone(a.warnings)
-	if a.rec.w.LockPreempted == nil {
-		a.rec.w.LockPreempted = a.keeper.Preempted() // a deferred lease takes over when it is taken
+	a.w.stamp(status)
+	a.w.rec.w.Lines = a.lineResults()
+	if a.w.rec.w.LockPreempted == nil {
+		a.w.rec.w.LockPreempted = a.w.lease.keeper.Preempted() // a deferred lease takes over when it is taken
 	}
 }
 
@@ -1155,7 +832,8 @@ type UnsavedRefs interface {
 	LoadUnsaved(ctx context.Context, ref string) (*receipt.Receipt, error)
 }
 
-func (e *Engine) saveUnsaved(ctx context.Context, r *receipt.Receipt) *Unsaved {
+func (w *scopeWriter) saveUnsaved(ctx context.Context, r *receipt.Receipt) *Unsaved {
+	e := w.st.e
 	u := &Unsaved{Resources: []string{}}
 	path, err := receipt.SaveUnsaved(e.unsavedDir(), r)
 	// A store that can keep it too (the git store: a create-only side ref
@@ -1270,23 +948,4 @@ func recreateSet(pr *prepared, named []string, held receipt.Ledger) ([]string, e
 		}
 	}
 	return set, nil
-}
-
-// fingerprints are the keyed hashes (the scope's HashKey) of the
-// once-only outputs among outs, by name; nil when there are none. The
-// values themselves are never recorded.
-func (r *run) fingerprints(pl *pline, outs map[string]any) map[string]string {
-	var fp map[string]string
-	for name, v := range outs {
-		if !pl.outputs[name].Once || v == nil {
-			continue
-		}
-		if h := r.hash(v); h != "" {
-			if fp == nil {
-				fp = map[string]string{}
-			}
-			fp[name] = h
-		}
-	}
-	return fp
 }

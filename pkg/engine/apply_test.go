@@ -665,12 +665,12 @@ func TestWaitForExternalOutput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			n := 0
-			w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+			w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 				if n++; n == 3 && tc.outcome != "" {
 					w.cloud.Deploy("object:default:app-pr-3", tc.outcome)
 				}
 				return w.tm.Sleep(ctx, d)
-			}
+			})
 			res, err := w.apply(mustPlan(t, deployPlan), prCtx(3), Options{Wait: true, WaitTimeout: 2 * time.Minute})
 			if errs.CodeOf(err) != tc.code {
 				t.Fatalf("err %v, want %q", err, tc.code)
@@ -732,12 +732,12 @@ func TestScopeLeaseHeld(t *testing.T) {
 		t.Error("touched the provider without the lease")
 	}
 	n := 0
-	w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+	w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 		if n++; n == 2 {
 			w.store.Release(ctx, l)
 		}
 		return w.tm.Sleep(ctx, d)
-	}
+	})
 	w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{Wait: true})
 	if !strings.Contains(w.progress.String(), "waiting for lock on preview/pr-12 held by run other") {
 		t.Errorf("progress %q", w.progress.String())
@@ -915,12 +915,12 @@ func TestParentLeaseAroundWritesAndDestroy(t *testing.T) {
 	}
 	other, _, _ := w.store.Acquire(context.Background(), target, own("pr-99-run"), testTTL)
 	n := 0
-	w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+	w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 		if n++; n == 2 {
 			w.store.Release(ctx, other)
 		}
 		return w.tm.Sleep(ctx, d)
-	}
+	})
 	holder = ""
 	w.cloud.OnCall(optest.Match{Op: optest.OpItem, Method: optest.MethodDelete}, func() {
 		if l, _ := w.store.Lease(context.Background(), target); l != nil {
@@ -969,7 +969,7 @@ changes:
   - { id: other, adapter: fake, op: object, name: "other-${ctx.scope}", fields: { a: { from: app.url } } }
   - { id: later, adapter: fake, op: object, name: "later-${ctx.scope}", fields: { u: { from: other.url } } }
 `
-	w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+	w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 		// cb polls for app's deploy; it arrives after later's create,
 		// which follows other's, each after its intent's checkpoint. The
 		// bound is reached only when those checkpoints wait for cb.
@@ -981,7 +981,7 @@ changes:
 		}
 		w.cloud.Deploy("object:default:app-pr-3", optest.DeployReady)
 		return w.tm.Sleep(ctx, d)
-	}
+	})
 	res, err := w.apply(mustPlan(t, src), prCtx(3), Options{Wait: true, WaitTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sponson/apply/internal/testing/optest"
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt/localstore"
 	"github.com/sponson/apply/pkg/redact"
@@ -175,10 +176,15 @@ func fastSleep(ctx context.Context, d time.Duration) error {
 	return RealSleep(ctx, max(d/100, 200*time.Microsecond))
 }
 
+// fastClock is the system clock whose foreground waits are fastSleep's.
+type fastClock struct{ clock.System }
+
+func (fastClock) Sleep(ctx context.Context, d time.Duration) error { return fastSleep(ctx, d) }
+
 // i9Engine is one scope's engine, as its own process would build it: its
 // own store instance on the shared root, the real clock.
 func i9Engine(root string, ops *adapter.Registry, unsaved string, locksOff bool) *Engine {
-	e := &Engine{Store: localstore.New(root, nil), Ops: ops, Redactor: redact.New(), Sleep: fastSleep, UnsavedDir: unsaved}
+	e := &Engine{Store: localstore.New(root, nil), Ops: ops, Redactor: redact.New(), Clock: fastClock{}, UnsavedDir: unsaved}
 	e.unlockedParents = locksOff
 	return e
 }

@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -28,41 +28,36 @@ import (
 // of single entries (LEDGER_UNPROVEN, LEDGER_IMPLAUSIBLE, ENV_NOT_APPROVED,
 // OWNED_BY_OTHER_SCOPE, RESOURCE_UNMARKED: the resource does not carry the
 // scope's mark, adapter.Marked) leave the entry and let the rest go on.
-func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (*RunResult, error) {
-	ctx = e.events(ctx)
-	if err := e.check(); err != nil {
+func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (res *RunResult, err error) {
+	ctx, st, err := e.begin(ctx, c, o, receipt.OpDestroy)
+	if err != nil {
 		return nil, err
 	}
-	env := firstOf(o.Env, c.Env, "preview")
-	c.Env = env
+	c.Env = st.env
 	if c.Scope == "" {
 		return nil, errs.New(errs.USAGE, "no scope to destroy").WithHint("Give the scope with --pr or --branch.")
 	}
 	if err := scope.Validate(c.Scope); err != nil {
 		return nil, err
 	}
-	if env == "production" && o.ApprovedBy == "" {
+	if st.env == "production" && o.ApprovedBy == "" {
 		return nil, errs.New(errs.ENV_NOT_APPROVED, "destroying scope %s of production needs a named approver", c.Scope)
 	}
-	owner, err := e.owner(o, receipt.OpDestroy)
+	keeper, err := st.acquire(ctx, st.target(c.Scope), st.owner, o.Wait, nil)
 	if err != nil {
 		return nil, err
 	}
-	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(env, c.Scope), owner)
-	if err != nil {
-		return nil, e.redactor().Error(err)
-	}
-	var res *RunResult
-	defer func() {
-		if rerr := keeper.Release(context.WithoutCancel(ctx)); rerr != nil && res != nil {
-			res.Warnings = append(res.Warnings, Warning{Code: errs.CodeOf(rerr), Message: e.redactor().String(errs.Coded(rerr).Message)})
+	defer st.release(ctx, keeper, func(w Warning) {
+		if res != nil {
+			res.Warnings = append(res.Warnings, w)
 		}
-	}()
-	res, err = e.destroyLocked(ctx, c, o, owner, keeper)
-	return res, err
+	})
+	return st.destroyLocked(ctx, c, keeper)
 }
 
-func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owner receipt.Owner, keeper *LeaseKeeper) (*RunResult, error) {
+// destroyLocked is Destroy under the scope lease keeper.
+func (st *start) destroyLocked(ctx context.Context, c scope.Ctx, keeper *LeaseKeeper) (*RunResult, error) {
+	e := st.e
 	prev, _, err := e.Store.Read(ctx, c.Env, c.Scope)
 	if err != nil {
 		return nil, e.redactor().Error(err)
@@ -75,8 +70,8 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 		}
 	}
 	pr := &prepared{env: c.Env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}}
-	a := &destroyer{scopeRun: newScopeRun(e, pr, o, keeper, owner, "")}
-	a.noteTakeover()
+	d := &destroyer{w: newScopeWriter(st, pr, keeper, ""), lines: map[string]*lineOut{}, failedCodes: map[string]errs.Code{}}
+	d.w.lease.noteTakeover()
 	// Hand-overs in transit to or from this scope are finished first, so
 	// destroying it can never take the other scope's resources, nor leave
 	// in transit what it should destroy.
@@ -87,233 +82,266 @@ func (e *Engine) destroyLocked(ctx context.Context, c scope.Ctx, o Options, owne
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	stored = a.readable(stored)
-	if prev, err = a.succeed(ctx, prev, stored, true); err != nil {
+	stored = readable(stored, c.Scope, d.w.notes)
+	if prev, err = d.w.succeed(ctx, prev, stored, true, newOwners(c.Scope, d.w.notes)); err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	others := otherClaims(stored, c.Scope)
+	d.prev, d.others = prev, otherClaims(stored, c.Scope)
 	// What Sponson itself recorded creating, per scope (receipt.Provenance):
 	// an entry only a hand edit added is never destroyed, and a claim only
 	// a hand edit made never stops a destroy. A store that keeps no record
 	// proves nothing (unknown is unproven).
 	pv, _ := e.Store.(receipt.Provenance)
 	sg, _ := e.Store.(receipt.Signing)
-	signs := sg != nil && sg.Signs()
-	proofs := &provenance{pv: pv, env: c.Env, ids: map[string]map[string]bool{}, errs: map[string]error{}}
-	var recorded map[string]bool
+	d.signs = sg != nil && sg.Signs()
+	d.proofs = &provenance{pv: pv, env: c.Env, ids: map[string]map[string]bool{}, errs: map[string]error{}}
 	if prev != nil {
-		ids, err := proofs.of(ctx, c.Scope)
-		if err != nil {
+		if d.recorded, err = d.proofs.of(ctx, c.Scope); err != nil {
 			return nil, e.redactor().Error(err)
 		}
-		recorded = ids
 	}
-	a.rec.w = a.startReceipt(prev)
-	a.rec.w.Operation = receipt.OpDestroy
-	a.hashKey = a.rec.w.HashKey
-	a.ledger = slices.Clone(a.rec.w.Ledger)
+	d.w.startReceipt(prev, receipt.OpDestroy)
+	d.walk(ctx)
+	return d.finish()
+}
 
-	type lineOut struct {
-		keys      []string // destroyed, or failing to be
-		forgotten []string // adopted: let go of, left in place
-		status    string
-		err       error
+// destroyer is one destroy: the walk of the scope's ledger, newest
+// first, under the scope lease, and what became of each entry.
+type destroyer struct {
+	w        *scopeWriter
+	prev     *receipt.Receipt   // the scope's receipt after the hand-overs
+	others   map[string][]claim // the other scopes' claims, by identity
+	proofs   *provenance        // what the store proves Sponson recorded
+	recorded map[string]bool    // identities this scope's record proves
+	signs    bool               // the store signs receipt writes
+
+	lines       map[string]*lineOut  // what became of each line's entries
+	order       []string             // the line ids in the order they were walked
+	undo        []adapter.Todo       // the manual steps forgotten, with how to undo them
+	failed      []string             // the keys left
+	failedCodes map[string]errs.Code // key → why it is left
+	firstErr    error
+}
+
+// lineOut is what destroy did with one line's entries.
+type lineOut struct {
+	keys      []string // destroyed, or failing to be
+	forgotten []string // adopted: let go of, left in place
+	status    string
+	err       error
+}
+
+// note records what became of entry en.
+func (d *destroyer) note(en receipt.LedgerEntry, status string, err error) {
+	id := cmp.Or(en.Line, en.Key)
+	lo := d.lines[id]
+	if lo == nil {
+		lo = &lineOut{status: status}
+		d.lines[id] = lo
+		d.order = append(d.order, id)
 	}
-	lines := map[string]*lineOut{}
-	note := func(en receipt.LedgerEntry, status string, err error) {
-		id := firstOf(en.Line, en.Key)
-		lo := lines[id]
-		if lo == nil {
-			lo = &lineOut{status: status}
-			lines[id] = lo
-			a.order = append(a.order, id)
-		}
-		if status == LineForgotten {
-			lo.forgotten = append(lo.forgotten, en.Key)
-			return
-		}
-		lo.keys = append(lo.keys, en.Key)
-		switch {
-		case err != nil && lo.err == nil:
-			lo.status, lo.err = LineDestroyFailed, err
-		case lo.err == nil && status == LineDestroyed:
-			lo.status = LineDestroyed
-		}
+	if status == LineForgotten {
+		lo.forgotten = append(lo.forgotten, en.Key)
+		return
 	}
-	var failed []string
-	var firstErr error
-	failedCodes := map[string]errs.Code{} // key → why it is left
-	fail := func(en receipt.LedgerEntry, err error) {
-		note(en, LineDestroyFailed, err)
-		failed = append(failed, en.Key)
-		failedCodes[en.Key] = errs.CodeOf(err)
-		if firstErr == nil {
-			firstErr = err
-		}
+	lo.keys = append(lo.keys, en.Key)
+	switch {
+	case err != nil && lo.err == nil:
+		lo.status, lo.err = LineDestroyFailed, err
+	case lo.err == nil && status == LineDestroyed:
+		lo.status = LineDestroyed
 	}
-	var walk receipt.Ledger
-	if prev != nil {
-		walk = prev.Ledger
+}
+
+// fail records that entry en is left, and why.
+func (d *destroyer) fail(en receipt.LedgerEntry, err error) {
+	d.note(en, LineDestroyFailed, err)
+	d.failed = append(d.failed, en.Key)
+	d.failedCodes[en.Key] = errs.CodeOf(err)
+	if d.firstErr == nil {
+		d.firstErr = err
 	}
-	for i := len(walk) - 1; i >= 0 && a.lostErr() == nil; i-- {
-		en := walk[i]
-		ref := en.Ref()
+}
+
+// walk destroys the ledger's entries, newest first, until the lease is
+// lost.
+func (d *destroyer) walk(ctx context.Context) {
+	if d.prev == nil {
+		return
+	}
+	for i := len(d.prev.Ledger) - 1; i >= 0 && d.w.lease.lostErr() == nil; i-- {
+		en := d.prev.Ledger[i]
 		if ctx.Err() != nil {
-			fail(en, errs.Wrap(ctx.Err(), errs.INTERRUPTED, "destroy of %s was interrupted", en.Key))
+			d.fail(en, errs.Wrap(ctx.Err(), errs.INTERRUPTED, "destroy of %s was interrupted", en.Key))
 			continue
 		}
 		if en.CreatedBy == receipt.CreatedByAdopted {
-			a.removeEntry(ref)
-			note(en, LineForgotten, nil)
+			d.w.led.remove(en.Ref())
+			d.note(en, LineForgotten, nil)
 			continue
 		}
-		if other := proofs.claimant(ctx, others[ref.Identity()], ref.Identity()); other != "" {
-			// Two ledgers claim one resource, and the other's claim is
-			// Sponson's own record: deleting it would take it from the
-			// scope that manages it (I5); the entry is reported and left
-			// alone.
-			fail(en, errs.New(errs.OWNED_BY_OTHER_SCOPE, "the ledger of %s/%s claims %s (%s.%s), which scope %s manages; destroy leaves it alone",
-				c.Env, c.Scope, en.Key, en.Adapter, en.Op, other).With("key", en.Key).With("owner", other).With("branch", branchOf(c.Env, c.Scope)).
-				WithHint("Only a hand edit of a receipt makes two scopes claim one resource: inspect the history of %s/%s and remove the entry from the receipt that should not have it.", c.Env, c.Scope))
+		if err := d.refusal(ctx, en); err != nil {
+			d.fail(en, err)
 			continue
 		}
-		if !recorded[ref.Identity()] {
-			why := "no receipt Sponson wrote for this scope recorded creating it"
-			if proofs.unknown[c.Scope] {
-				why = "the store holds no receipt Sponson wrote for this scope (a branch made or rewritten by hand, or a store that keeps no record)"
-			}
-			if signs {
-				why = "no receipt write of this scope under a valid signature (" + receipt.ReceiptKeyVar + ") recorded creating it (a write made before the key was set, under another key, or by hand)"
-			}
-			unproven := errs.New(errs.LEDGER_UNPROVEN, "the ledger of %s/%s (%s) claims Sponson created %s (%s.%s), but %s; destroy leaves it alone",
-				c.Env, c.Scope, branchOf(c.Env, c.Scope), en.Key, en.Adapter, en.Op, why).With("key", en.Key).With("branch", branchOf(c.Env, c.Scope))
-			if signs {
-				// Signing refuses with the same code: the fact is the
-				// same (the store does not prove Sponson created it),
-				// and every caller already reports it per entry and goes
-				// on; the detail and the hint say what differs.
-				unproven = unproven.With("proof", "signature").
-					WithHint("Only receipt writes under a valid MAC of %s (or %s) count: an entry recorded before the key was set, under another key, or by a forged commit is left. Inspect the branch's history; to let go of an entry you trust, destroy the scope once with the key that signed it, or delete the resource by hand.", receipt.ReceiptKeyVar, receipt.PreviousReceiptKeyVar)
-			}
-			fail(en, unproven)
-			continue
-		}
-		op, ok := e.Ops.Lookup(en.Adapter, en.Op)
-		if !ok {
-			fail(en, errs.New(errs.DESTROY_FAILED, "%s: op %s.%s is not available in this Sponson", en.Key, en.Adapter, en.Op))
-			continue
-		}
-		if err := a.mayDestroy(op, en, o.ApprovedBy); err != nil {
-			fail(en, err)
-			continue
-		}
-		if en.CreatedBy == receipt.CreatedByIntent {
-			found, err := op.Lookup(ctx, adapter.Provider(en.Provider), pr.run, en.Key)
-			if err != nil {
-				fail(en, errs.Wrap(e.redactor().Error(err), errs.INTENT_UNRESOLVED, "%s (%s.%s) may have been created and cannot be located", en.Key, en.Adapter, en.Op).With("key", en.Key))
-				continue
-			}
-			if found == nil {
-				a.removeEntry(ref)
-				note(en, LineDestroyed, nil)
-				continue
-			}
-			a.setID(ref, found.ID)
-		}
-		if err := a.checkMark(ctx, op, ref, prev); err != nil {
-			fail(en, err)
-			continue
-		}
-		if err := a.destroyEntry(ctx, op, ref, true); err != nil {
-			code := errs.DESTROY_FAILED
-			if errs.CodeOf(err) == errs.LOCK_LOST && a.lostErr() != nil {
-				code = errs.LOCK_LOST
-			}
-			fail(en, errs.Wrap(e.redactor().Error(err), code, "destroy %s (%s.%s)", en.Key, en.Adapter, en.Op).With("key", en.Key))
-			continue
-		}
-		note(en, LineDestroyed, nil)
-		if _, manual := op.(adapter.Stepper); manual {
-			// Sponson cannot undo what a person did: it says how.
-			a.undoStep(en)
-		}
+		d.destroy(ctx, en)
 	}
+}
 
+// refusal is why destroy leaves en alone before any provider call: another
+// scope's proven claim (OWNED_BY_OTHER_SCOPE), no proof that Sponson
+// created it (LEDGER_UNPROVEN), nil when it may go on.
+func (d *destroyer) refusal(ctx context.Context, en receipt.LedgerEntry) error {
+	env, sc := d.w.pr.env, d.w.pr.scope
+	id := en.Ref().Identity()
+	if other := d.proofs.claimant(ctx, d.others[id], id); other != "" {
+		// Two ledgers claim one resource, and the other's claim is
+		// Sponson's own record: deleting it would take it from the
+		// scope that manages it (I5); the entry is reported and left
+		// alone.
+		return errs.New(errs.OWNED_BY_OTHER_SCOPE, "the ledger of %s/%s claims %s (%s.%s), which scope %s manages; destroy leaves it alone",
+			env, sc, en.Key, en.Adapter, en.Op, other).With("key", en.Key).With("owner", other).With("branch", branchOf(env, sc)).
+			WithHint("Only a hand edit of a receipt makes two scopes claim one resource: inspect the history of %s/%s and remove the entry from the receipt that should not have it.", env, sc)
+	}
+	if d.recorded[id] {
+		return nil
+	}
+	why := "no receipt Sponson wrote for this scope recorded creating it"
+	if d.proofs.unknown[sc] {
+		why = "the store holds no receipt Sponson wrote for this scope (a branch made or rewritten by hand, or a store that keeps no record)"
+	}
+	if d.signs {
+		why = "no receipt write of this scope under a valid signature (" + receipt.ReceiptKeyVar + ") recorded creating it (a write made before the key was set, under another key, or by hand)"
+	}
+	unproven := errs.New(errs.LEDGER_UNPROVEN, "the ledger of %s/%s (%s) claims Sponson created %s (%s.%s), but %s; destroy leaves it alone",
+		env, sc, branchOf(env, sc), en.Key, en.Adapter, en.Op, why).With("key", en.Key).With("branch", branchOf(env, sc))
+	if d.signs {
+		// Signing refuses with the same code: the fact is the
+		// same (the store does not prove Sponson created it),
+		// and every caller already reports it per entry and goes
+		// on; the detail and the hint say what differs.
+		unproven = unproven.With("proof", "signature").
+			WithHint("Only receipt writes under a valid MAC of %s (or %s) count: an entry recorded before the key was set, under another key, or by a forged commit is left. Inspect the branch's history; to let go of an entry you trust, destroy the scope once with the key that signed it, or delete the resource by hand.", receipt.ReceiptKeyVar, receipt.PreviousReceiptKeyVar)
+	}
+	return unproven
+}
+
+// destroy destroys one entry the store proves: its op judges it first
+// (mayDestroy, checkMark), an intent is located first.
+func (d *destroyer) destroy(ctx context.Context, en receipt.LedgerEntry) {
+	e, ref := d.w.st.e, en.Ref()
+	op, ok := e.Ops.Lookup(en.Adapter, en.Op)
+	if !ok {
+		d.fail(en, errs.New(errs.DESTROY_FAILED, "%s: op %s.%s is not available in this Sponson", en.Key, en.Adapter, en.Op))
+		return
+	}
+	if err := d.mayDestroy(op, en, d.w.st.o.ApprovedBy); err != nil {
+		d.fail(en, err)
+		return
+	}
+	if en.CreatedBy == receipt.CreatedByIntent {
+		found, err := op.Lookup(ctx, adapter.Provider(en.Provider), d.w.pr.run, en.Key)
+		if err != nil {
+			d.fail(en, errs.Wrap(e.redactor().Error(err), errs.INTENT_UNRESOLVED, "%s (%s.%s) may have been created and cannot be located", en.Key, en.Adapter, en.Op).With("key", en.Key))
+			return
+		}
+		if found == nil {
+			d.w.led.remove(ref)
+			d.note(en, LineDestroyed, nil)
+			return
+		}
+		d.w.led.setID(ref, found.ID)
+	}
+	if err := d.checkMark(ctx, op, ref, d.prev); err != nil {
+		d.fail(en, err)
+		return
+	}
+	if err := d.w.destroyEntry(ctx, op, ref, true); err != nil {
+		code := errs.DESTROY_FAILED
+		if errs.CodeOf(err) == errs.LOCK_LOST && d.w.lease.lostErr() != nil {
+			code = errs.LOCK_LOST
+		}
+		d.fail(en, errs.Wrap(e.redactor().Error(err), code, "destroy %s (%s.%s)", en.Key, en.Adapter, en.Op).With("key", en.Key))
+		return
+	}
+	d.note(en, LineDestroyed, nil)
+	if _, manual := op.(adapter.Stepper); manual {
+		// Sponson cannot undo what a person did: it says how.
+		d.undoStep(en)
+	}
+}
+
+// finish stamps the final receipt and writes it (nothing is written for
+// a scope never recorded and not closed now).
+func (d *destroyer) finish() (*RunResult, error) {
 	status := receipt.StatusComplete
-	if len(failed) > 0 || a.lostErr() != nil {
+	if len(d.failed) > 0 || d.w.lease.lostErr() != nil {
 		status = receipt.StatusFailed
 	}
-	now := e.now()
-	a.rec.w.Status, a.rec.w.FinishedAt = status, now
-	a.rec.w.Ledger = slices.Clone(a.ledger)
-	if a.rec.w.Ledger == nil {
-		a.rec.w.Ledger = receipt.Ledger{}
-	}
-	a.rec.w.Destroyed = len(a.rec.w.Ledger) == 0
+	d.w.stamp(status)
+	w, o, pr := d.w.rec.w, d.w.st.o, d.w.pr
+	w.Destroyed = len(w.Ledger) == 0
 	switch {
 	case o.Close != nil:
-		a.rec.w.Closed = o.Close
-	case prev != nil:
-		a.rec.w.Closed = prev.Closed // destroying a closed scope again keeps its tombstone
+		w.Closed = o.Close
+	case d.prev != nil:
+		w.Closed = d.prev.Closed // destroying a closed scope again keeps its tombstone
 	}
-	a.rec.w.Lines = map[string]receipt.LineResult{}
-	for id, lo := range lines {
+	w.Lines = map[string]receipt.LineResult{}
+	for id, lo := range d.lines {
 		lr := receipt.LineResult{Status: lo.status, Resources: lo.keys, Forgotten: lo.forgotten}
 		if lo.err != nil {
 			le := lineError(lo.err)
 			lr.ErrorCode, lr.Error = le.Code, le.Message
 		}
-		a.rec.w.Lines[id] = lr
+		w.Lines[id] = lr
 	}
-	a.rec.w.History = appendHistory(a.rec.w.History, receipt.HistoryEntry{SHA: c.Git.SHA, At: now, RunID: owner.RunID, Status: status})
-	a.rec.w.Warnings = slices.Clone(a.warnings)
-	if prev == nil && o.Close == nil {
+	if d.prev == nil && o.Close == nil {
 		// Nothing was ever recorded here: nothing to write.
-		red, err := a.rec.redacted(a.rec.w)
+		red, err := d.w.rec.redacted(w)
 		if err != nil {
 			return nil, err
 		}
-		return &RunResult{Env: c.Env, Scope: c.Scope, Receipt: red, Order: []string{}, Warnings: []Warning{}}, nil
+		return &RunResult{Env: pr.env, Scope: pr.scope, Receipt: red, Order: []string{}, Warnings: []Warning{}}, nil
 	}
-	var runErr error
-	switch {
-	case a.lostErr() != nil:
-		runErr = a.lostErr()
-	case firstErr != nil:
-		code := errs.DESTROY_FAILED
-		if c := errs.CodeOf(firstErr); c == errs.INTENT_UNRESOLVED || c == errs.INTERRUPTED || c == errs.OWNED_BY_OTHER_SCOPE || c == errs.LEDGER_UNPROVEN ||
-			c == errs.LEDGER_IMPLAUSIBLE || c == errs.ENV_NOT_APPROVED || c == errs.RESOURCE_UNMARKED {
-			code = errs.CodeOf(firstErr)
-		}
-		msg := fmt.Sprintf("destroy of %s/%s left %d resource(s): %s", c.Env, c.Scope, len(failed), strings.Join(failed, ", "))
-		switch code {
-		case errs.LEDGER_IMPLAUSIBLE, errs.ENV_NOT_APPROVED, errs.RESOURCE_UNMARKED:
-			// Refusals by rule: the first says why, so an unattended
-			// teardown's report does.
-			msg += "; " + errs.Coded(firstErr).Message
-		}
-		runErr = errs.Wrap(firstErr, code, "%s", msg).With("resources", failed).With("codes", failedCodes)
-	}
-	return a.result(runErr, a.order, a.undo)
+	return d.w.result(d.runErr(), d.order, d.undo, nil)
 }
 
-// destroyer is one destroy: the walk of the scope's ledger, newest
-// first, under the scope lease.
-type destroyer struct {
-	*scopeRun
-	order []string       // the line ids in the order they were walked
-	undo  []adapter.Todo // the manual steps forgotten, with how to undo them
+// runErr is the destroy's error: the lease lost, else the first entry
+// left, with every key left and why.
+func (d *destroyer) runErr() error {
+	env, sc := d.w.pr.env, d.w.pr.scope
+	switch {
+	case d.w.lease.lostErr() != nil:
+		return d.w.lease.lostErr()
+	case d.firstErr == nil:
+		return nil
+	}
+	code := errs.DESTROY_FAILED
+	switch c := errs.CodeOf(d.firstErr); c {
+	case errs.INTENT_UNRESOLVED, errs.INTERRUPTED, errs.OWNED_BY_OTHER_SCOPE, errs.LEDGER_UNPROVEN,
+		errs.LEDGER_IMPLAUSIBLE, errs.ENV_NOT_APPROVED, errs.RESOURCE_UNMARKED:
+		code = c
+	}
+	msg := fmt.Sprintf("destroy of %s/%s left %d resource(s): %s", env, sc, len(d.failed), strings.Join(d.failed, ", "))
+	switch code {
+	case errs.LEDGER_IMPLAUSIBLE, errs.ENV_NOT_APPROVED, errs.RESOURCE_UNMARKED:
+		// Refusals by rule: the first says why, so an unattended
+		// teardown's report does.
+		msg += "; " + errs.Coded(d.firstErr).Message
+	}
+	return errs.Wrap(d.firstErr, code, "%s", msg).With("resources", d.failed).With("codes", d.failedCodes)
 }
 
 // undoStep notes a manual step destroy forgot: its undo, as recorded when
 // it was confirmed, becomes a todo of the destroy.
-func (a *destroyer) undoStep(en receipt.LedgerEntry) {
-	str := func(k string) string { s, _ := en.Outputs[k].(string); return a.e.redactor().String(s) }
+func (d *destroyer) undoStep(en receipt.LedgerEntry) {
+	str := func(k string) string { s, _ := en.Outputs[k].(string); return d.w.st.e.redactor().String(s) }
 	t := adapter.Todo{Line: en.Line, Title: str("title"), Undo: str("undo"), ConfirmedBy: str("confirmed_by"), ConfirmedAt: str("confirmed_at")}
 	if t.Undo == "" {
 		t.Undo = "The step has no undo instructions: check by hand whether what it did should be reverted."
 	}
-	a.undo = append(a.undo, t)
+	d.undo = append(d.undo, t)
 }
 
 // mayDestroy is what destroy asks of an entry the store proves, before
@@ -323,17 +351,17 @@ func (a *destroyer) undoStep(en receipt.LedgerEntry) {
 // bot, the sweep and gc without --approved-by never destroy one). An op
 // that says a line may write production (adapter.ProductionWriter) but
 // cannot judge a key is taken to write production.
-func (a *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy string) error {
-	env, sc := a.pr.env, a.pr.scope
+func (d *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy string) error {
+	env, sc, run := d.w.pr.env, d.w.pr.scope, d.w.pr.run
 	where := branchOf(env, sc)
 	production := env == "production"
 	kj, judges := op.(adapter.KeyJudge)
 	if judges {
-		if err := kj.CheckKey(en.Key, adapter.Provider(en.Provider), a.pr.run); err != nil {
+		if err := kj.CheckKey(en.Key, adapter.Provider(en.Provider), run); err != nil {
 			return errs.Wrap(err, errs.LEDGER_IMPLAUSIBLE, "the ledger of %s/%s (%s) names %s (%s.%s), which %s.%s could not have made in a run of %s/%s; destroy leaves it alone",
 				env, sc, where, en.Key, en.Adapter, en.Op, en.Adapter, en.Op, env, sc).With("key", en.Key).With("branch", where)
 		}
-		production = production || kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), a.pr.run) == "production"
+		production = production || kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), run) == "production"
 	}
 	if production && approvedBy == "" {
 		return errs.New(errs.ENV_NOT_APPROVED, "the ledger of %s/%s (%s) holds %s (%s.%s), a resource of production: destroying it needs a named approver, and an unattended teardown (the bot, the sweep, gc without --approved-by) leaves it alone",
@@ -353,18 +381,18 @@ func (a *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy
 // may run from any checkout. A pull request's scope also accepts the mark
 // of its branch's scope (branch-<name>), the only scope that hands over
 // to it (succession).
-func (a *destroyer) checkMark(ctx context.Context, op adapter.Op, ref receipt.ResourceRef, prev *receipt.Receipt) error {
+func (d *destroyer) checkMark(ctx context.Context, op adapter.Op, ref receipt.ResourceRef, prev *receipt.Receipt) error {
 	mk, ok := op.(adapter.Marked)
 	if !ok {
 		return nil
 	}
-	_, en := a.entry(ref)
+	_, en := d.w.led.entry(ref)
 	if en == nil {
 		return nil
 	}
-	env, sc := a.pr.env, a.pr.scope
+	env, sc := d.w.pr.env, d.w.pr.scope
 	where := branchOf(env, sc)
-	run := a.pr.run
+	run := d.w.pr.run
 	if prev != nil && prev.Branch != "" {
 		run.Branch = prev.Branch
 	}
@@ -392,9 +420,9 @@ func (a *destroyer) checkMark(ctx context.Context, op adapter.Op, ref receipt.Re
 		return nil
 	case errs.CodeOf(err) == errs.RESOURCE_UNMARKED:
 		return errs.New(errs.RESOURCE_UNMARKED, "the ledger of %s/%s (%s) names %s (%s.%s), which does not carry the mark of %s/%s at the provider (%s); destroy leaves it alone",
-			env, sc, where, en.Key, en.Adapter, en.Op, env, sc, a.e.redactor().String(errs.Coded(err).Message)).With("key", en.Key).With("branch", where)
+			env, sc, where, en.Key, en.Adapter, en.Op, env, sc, d.w.st.e.redactor().String(errs.Coded(err).Message)).With("key", en.Key).With("branch", where)
 	default:
-		return errs.Wrap(a.e.redactor().Error(err), errs.DESTROY_FAILED, "destroy %s (%s.%s): its mark could not be read", en.Key, en.Adapter, en.Op).With("key", en.Key)
+		return errs.Wrap(d.w.st.e.redactor().Error(err), errs.DESTROY_FAILED, "destroy %s (%s.%s): its mark could not be read", en.Key, en.Adapter, en.Op).With("key", en.Key)
 	}
 }
 
@@ -481,20 +509,4 @@ func (p *provenance) claimant(ctx context.Context, claims []claim, id string) st
 // store).
 func branchOf(env, sc string) string {
 	return "sponson-receipts/" + receipt.ScopeTarget(env, sc).Key()
-}
-
-func (a *destroyer) removeEntry(ref receipt.ResourceRef) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if i := a.ledger.Index(ref); i >= 0 {
-		a.ledger = slices.Delete(a.ledger, i, i+1)
-	}
-}
-
-func (a *destroyer) setID(ref receipt.ResourceRef, id string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if i := a.ledger.Index(ref); i >= 0 {
-		a.ledger[i].ID = id
-	}
 }

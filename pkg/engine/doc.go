@@ -4,9 +4,45 @@
 // receipt.Store, and speaks in run Options, never in flags.
 //
 // Entry points: Engine.Plan, Engine.Apply, Engine.Destroy,
-// Engine.Succeed and Engine.PushUnsaved; RenderPlan, RenderRun and
-// RenderPush for text; AcquireLease and LeaseKeeper for any lease (scope or
-// parent object); Owners for the succession rule of ownership.
+// Engine.Succeed, Engine.Reopen and Engine.PushUnsaved; RenderPush for
+// text (plans and runs are drawn by internal/report); AcquireLease and
+// LeaseKeeper for any lease (scope or parent object); Owners for the
+// succession rule of ownership.
+//
+// Composition: every entry point starts with Engine.begin, which checks
+// the engine, resolves the environment once (Options.Env, the context's,
+// "preview") and makes the run's owner into a start; every lease of a run
+// (the scope's, a predecessor's or successor's, a parent object's) is
+// taken by start.acquire and given up by start.release. A run is made of
+// parts, each the one owner of its state, holding its own lock where
+// lines running at once share it:
+//
+//   - ledger (ledger.go): the entries being judged and written and the
+//     hash key, behind ledger.mu; the recorder writes from its snapshots.
+//   - notes (notes.go): the warnings, behind notes.mu.
+//   - scopeLease (scopelease.go): the scope's LeaseKeeper and what the
+//     run knows of it (lost, a provider write attempted) behind its mu,
+//     and the run's turns on parent objects behind parentMu.
+//   - recorder (recorder.go): the receipt being written, the lines'
+//     results (mu), the group commit of checkpoints (ck) and the cache of
+//     redacted parts (redMu).
+//   - inspector (state.go): the lines as they are read and judged — the
+//     secrets (set before any line runs), the outputs known (its mu) and
+//     one lineState per line, owned by the goroutine running the line.
+//   - owners (owners.go): who else manages what, read on demand, behind
+//     its own mu.
+//   - rollback (rollback.go): what an apply created, behind its mu, and
+//     the undoing of it.
+//   - scheduler (schedule.go): the dependency waves apply and plan run
+//     lines in, used by the one goroutine that starts them.
+//
+// Apply (applier), destroy (destroyer) and plan (planner) hold the parts
+// they use as named fields, embedding none: apply and destroy share a
+// scopeWriter, which holds the ledger, notes, scope lease and recorder and
+// owns no state of its own; apply adds an inspector and a rollback;
+// destroy its walk of the ledger (what became of each entry); plan an
+// inspector, a ledger it only reads, and notes. Succession works on the
+// start of its run (handOver), under the leases the caller holds.
 //
 // Invariants (quality.md numbers them; tests cite them):
 //   - I1 No secret value leaves the engine: every secret is resolved and
@@ -63,9 +99,10 @@
 // Concurrency: an Engine may run several commands at once on different
 // scopes. Within an apply, lines whose dependencies are done run at once,
 // at most Options.Parallelism (schedule.go); each line's state belongs to
-// the goroutine running it, the shared state (ledger, outputs, warnings,
-// what was created) is behind run.mu, and every receipt write goes
-// through the run's recorder: checkpoints one at a time, lines asking at
+// the goroutine running it, the shared state is in the parts above, each
+// behind its own lock (one nesting only: owners warn of an unreadable
+// scope to notes while holding theirs), and every receipt write
+// goes through the run's recorder: checkpoints one at a time, lines asking at
 // once sharing one write (group commit), each line's part of the receipt
 // redacted once, when it changes (recorder.go). What a
 // run reports does not depend on the interleaving: lines are listed in run

@@ -40,7 +40,7 @@ const (
 // moves a fake clock instead of sleeping.
 //
 // The zero values of the optional fields are the production defaults:
-// Clock the system clock, Rand crypto/rand, Sleep and After real timers,
+// Clock the system clock, Rand crypto/rand,
 // LeaseTTL receipt.DefaultTTL, UnsavedDir receipt.DefaultUnsavedDir,
 // Redactor a fresh one (a caller that prints anything must pass its own, so
 // that what the engine registers masks the caller's output too).
@@ -50,12 +50,18 @@ type Engine struct {
 	Secrets  *secret.Resolver
 	Redactor *redact.Redactor
 
+	// Clock stamps receipts and leases, and times every wait: the
+	// foreground ones (lease waits, external-output polls, its Sleep) and
+	// the background ones (lease renewal, its After).
 	Clock clock.Clock
 	Rand  io.Reader
-	// Sleep waits d in the foreground (lease waits, external-output polls),
-	// returning early with ctx's error.
+	// Sleep, when set, replaces Clock's Sleep.
+	//
+	// Deprecated: set Clock.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// After is the timer of background work (lease renewal).
+	// After, when set, replaces Clock's After.
+	//
+	// Deprecated: set Clock.
 	After func(d time.Duration) <-chan time.Time
 	// Progress receives human progress lines ("waiting for lock held by
 	// ..."); nil discards them. Lines pass through the redactor.
@@ -165,18 +171,45 @@ func (o Options) waitTimeout() time.Duration {
 	return DefaultWaitTimeout
 }
 
-func (e *Engine) now() time.Time {
-	if e.Clock == nil {
-		return clock.System{}.Now()
-	}
-	return e.Clock.Now()
+func (e *Engine) now() time.Time { return clock.Or(e.Clock).Now() }
+
+// clock is the engine's clock: Clock (the system's when nil), with the
+// deprecated Sleep and After in place of its own when they are set, and
+// its sleeps ending INTERRUPTED when ctx is done.
+func (e *Engine) clock() clock.Clock {
+	return engineClock{Clock: clock.Or(e.Clock), sleep: e.Sleep, after: e.After}
 }
 
-func (e *Engine) clock() clock.Clock {
-	if e.Clock == nil {
-		return clock.System{}
+// engineClock is Engine.clock.
+type engineClock struct {
+	clock.Clock
+	sleep func(ctx context.Context, d time.Duration) error
+	after func(d time.Duration) <-chan time.Time
+}
+
+func (c engineClock) Sleep(ctx context.Context, d time.Duration) error {
+	if c.sleep != nil {
+		return c.sleep(ctx, d)
 	}
-	return e.Clock
+	return sleepOn(c.Clock, ctx, d)
+}
+
+func (c engineClock) After(d time.Duration) <-chan time.Time {
+	if c.after != nil {
+		return c.after(d)
+	}
+	return c.Clock.After(d)
+}
+
+// sleepOn waits d on c, or until ctx is done (INTERRUPTED).
+func sleepOn(c clock.Clock, ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return interrupted(ctx)
+	}
+	if c.Sleep(ctx, d) != nil {
+		return interrupted(ctx)
+	}
+	return nil
 }
 
 func (e *Engine) rand() io.Reader {
@@ -207,20 +240,6 @@ func (e *Engine) redactor() *redact.Redactor {
 		}
 	})
 	return e.Redactor
-}
-
-func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
-	if e.Sleep != nil {
-		return e.Sleep(ctx, d)
-	}
-	return RealSleep(ctx, d)
-}
-
-func (e *Engine) after() func(time.Duration) <-chan time.Time {
-	if e.After != nil {
-		return e.After
-	}
-	return time.After
 }
 
 // progress writes one human progress line, redacted.
@@ -255,19 +274,10 @@ func (e *Engine) check() error {
 	return nil
 }
 
-// RealSleep waits d or until ctx is done (INTERRUPTED).
+// RealSleep waits d on the system clock or until ctx is done
+// (INTERRUPTED).
 func RealSleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return interrupted(ctx)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return interrupted(ctx)
-	}
+	return sleepOn(clock.System{}, ctx, d)
 }
 
 func interrupted(ctx context.Context) error {

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sponson/apply/internal/testing/optest"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
@@ -48,7 +50,7 @@ func (w *world) engine(st receipt.Store) *Engine {
 	return &Engine{
 		Store: st, Ops: w.cloud.Registry(),
 		Secrets:  secret.New(secret.Config{LookupEnv: func(n string) (string, bool) { v, ok := w.env[n]; return v, ok }}),
-		Redactor: w.red, Clock: w.tm, Rand: &seqRand{}, Sleep: w.tm.Sleep, After: w.tm.After,
+		Redactor: w.red, Clock: w.tm, Rand: &seqRand{},
 		Progress: w.progress, UnsavedDir: w.t.TempDir(),
 	}
 }
@@ -197,4 +199,18 @@ func (s *parentAudit) Recorded(ctx context.Context, t receipt.Target) (map[strin
 
 func (s *ownersChecker) Recorded(ctx context.Context, t receipt.Target) (map[string]bool, bool, error) {
 	return recordedOf(ctx, s.Store, t)
+}
+
+// sleepHook is a clock whose Sleep is a test's: one that steers the run
+// (releases a lease, lets an event happen) or watches its waits.
+type sleepHook struct {
+	clock.Clock
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (h sleepHook) Sleep(ctx context.Context, d time.Duration) error { return h.sleep(ctx, d) }
+
+// onSleep is c with its Sleep replaced by sleep.
+func onSleep(c clock.Clock, sleep func(ctx context.Context, d time.Duration) error) clock.Clock {
+	return sleepHook{Clock: c, sleep: sleep}
 }

@@ -31,15 +31,14 @@ const (
 )
 
 // LeaseConfig is what a LeaseKeeper needs: the store's lease half, the
-// injected clock and timers, and the wait policy. The same machinery holds
+// injected clock (stamps, waits between attempts, renewal timers), and the
+// wait policy. The same machinery holds
 // scope leases and parent-object leases.
 type LeaseConfig struct {
 	Store receipt.Leases
+	// Clock stamps, waits between acquire attempts (Sleep) and times
+	// renewals (After); nil is the system clock.
 	Clock clock.Clock
-	// After schedules background renewals; nil is time.After.
-	After func(time.Duration) <-chan time.Time
-	// Sleep waits between acquire attempts; nil is RealSleep.
-	Sleep func(context.Context, time.Duration) error
 	// Rand draws the jitter; nil is crypto/rand.
 	Rand io.Reader
 	// Progress receives one human line per notable wait step; nil drops it.
@@ -87,15 +86,7 @@ func receiptMoved(err error) bool {
 type HolderGone func(ctx context.Context, held receipt.Lease) (reason string, err error)
 
 func (c *LeaseConfig) fill() {
-	if c.Clock == nil {
-		c.Clock = clock.System{}
-	}
-	if c.After == nil {
-		c.After = time.After
-	}
-	if c.Sleep == nil {
-		c.Sleep = RealSleep
-	}
+	c.Clock = clock.Or(c.Clock)
 	if c.Rand == nil {
 		c.Rand = rand.Reader
 	}
@@ -301,17 +292,7 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 		if !now.Before(deadline) {
 			waited.Done = true
 			progress.Report(ctx, waited)
-			e := errs.Wrap(err, errs.WAIT_TIMEOUT, "gave up waiting for the lease on %s after %s", target, cfg.WaitTimeout).
-				With("target", target.String())
-			if cfg.LockWaitOnly {
-				e.WithHint("Raise --lock-wait (or SPONSON_LOCK_WAIT) above %s, or, if the holder is dead, release its lease: %s", cfg.WaitTimeout, target.UnlockCommand())
-			} else {
-				e.WithHint("Raise --wait-timeout above %s, or, if the holder is dead, release its lease: %s", cfg.WaitTimeout, target.UnlockCommand())
-			}
-			if isHeld {
-				e.With("lease", held)
-			}
-			return nil, e
+			return nil, waitTimedOut(cfg, target, err, held, isHeld)
 		}
 		progress.Report(ctx, waited)
 		if isHeld && cfg.Progress != nil && (held.Holder != lastHolder || now.Sub(lastProgress) >= progressEvery) {
@@ -322,11 +303,28 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig, target receipt.Target, o
 		if left := deadline.Sub(now); d > left {
 			d = left
 		}
-		if err := cfg.Sleep(ctx, d); err != nil {
+		if err := cfg.Clock.Sleep(ctx, d); err != nil {
 			return nil, errs.Wrap(err, errs.INTERRUPTED, "interrupted while waiting for the lease on %s", target)
 		}
 		backoff = min(backoff*2, leaseBackoffMax)
 	}
+}
+
+// waitTimedOut is WAIT_TIMEOUT for a wait for target's lease that ended
+// on err (held: the lease that blocked it, when isHeld), its hint naming
+// the setting that bounds the wait.
+func waitTimedOut(cfg LeaseConfig, target receipt.Target, err error, held receipt.Lease, isHeld bool) error {
+	e := errs.Wrap(err, errs.WAIT_TIMEOUT, "gave up waiting for the lease on %s after %s", target, cfg.WaitTimeout).
+		With("target", target.String())
+	setting := "--wait-timeout"
+	if cfg.LockWaitOnly {
+		setting = "--lock-wait (or SPONSON_LOCK_WAIT)"
+	}
+	e.WithHint("Raise %s above %s, or, if the holder is dead, release its lease: %s", setting, cfg.WaitTimeout, target.UnlockCommand())
+	if isHeld {
+		e.With("lease", held)
+	}
+	return e
 }
 
 // takeOverGone asks cfg.HolderGone about held and, when its holder is gone
@@ -434,7 +432,7 @@ func (k *LeaseKeeper) loop() {
 		select {
 		case <-k.stop:
 			return
-		case <-k.cfg.After(interval):
+		case <-k.cfg.Clock.After(interval):
 		}
 		select {
 		case <-k.stop:
@@ -609,7 +607,7 @@ func (k *LeaseKeeper) Release(ctx context.Context) error {
 				return
 			}
 			if i < releaseAttempts-1 {
-				if k.cfg.Sleep(ctx, jitter(k.cfg.Rand, backoff)) != nil {
+				if k.cfg.Clock.Sleep(ctx, jitter(k.cfg.Rand, backoff)) != nil {
 					break
 				}
 				backoff *= 2

@@ -57,7 +57,7 @@ func (h *hookStore) Lease(ctx context.Context, t receipt.Target) (*receipt.Lease
 var scopeT = receipt.ScopeTarget("preview", "pr-12")
 
 func leaseCfg(tm *enginetest.Time, s receipt.Leases) LeaseConfig {
-	return LeaseConfig{Store: s, Clock: tm, After: tm.After, Sleep: tm.Sleep, TTL: testTTL}
+	return LeaseConfig{Store: s, Clock: tm, TTL: testTTL}
 }
 
 func own(run string) receipt.Owner {
@@ -255,7 +255,7 @@ func TestLeaseWaitBacksOffAndTimesOut(t *testing.T) {
 	var lines []string
 	cfg := leaseCfg(tm, st)
 	cfg.Wait, cfg.WaitTimeout = true, 3*time.Minute
-	cfg.Sleep = func(ctx context.Context, d time.Duration) error { sleeps = append(sleeps, d); return tm.Sleep(ctx, d) }
+	cfg.Clock = onSleep(tm, func(ctx context.Context, d time.Duration) error { sleeps = append(sleeps, d); return tm.Sleep(ctx, d) })
 	cfg.Progress = func(s string) { lines = append(lines, s) }
 	_, err := AcquireLease(context.Background(), cfg, scopeT, own("b"))
 	wantCode(t, err, errs.WAIT_TIMEOUT)
@@ -297,12 +297,12 @@ func TestLeaseWaitGetsItWhenReleased(t *testing.T) {
 	cfg := leaseCfg(tm, st)
 	cfg.Wait = true
 	n := 0
-	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+	cfg.Clock = onSleep(tm, func(ctx context.Context, d time.Duration) error {
 		if n++; n == 3 {
 			a.Release(context.Background())
 		}
 		return tm.Sleep(ctx, d)
-	}
+	})
 	b, err := AcquireLease(context.Background(), cfg, scopeT, own("b"))
 	if err != nil {
 		t.Fatal(err)

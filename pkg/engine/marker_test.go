@@ -145,6 +145,7 @@ func sponsonPush(t *testing.T, bare, env, sc string, data []byte) {
 // naming the branch and the entry), leaves them in the ledger and at the
 // provider, and deletes the one resource that carries the scope's mark.
 func TestDestroyRefusesWhatCarriesAnotherScopesMark(t *testing.T) {
+	t.Parallel()
 	m := newMarkWorld(t)
 	ctx := context.Background()
 	pr7 := prCtx(7)
@@ -236,6 +237,7 @@ func providerOf(e []receipt.LedgerEntry, k string) map[string]any { return entry
 // Sponson wrote marks (no comment) included: the store proves Sponson made
 // it in this scope, and an absent comment contradicts nothing.
 func TestDestroyDeletesWhatCarriesItsMark(t *testing.T) {
+	t.Parallel()
 	m := newMarkWorld(t)
 	ctx := context.Background()
 	p := mustPlan(t, m.plan)

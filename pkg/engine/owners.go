@@ -26,6 +26,9 @@ import (
 // environment itself (its ownership checks), and succession reads the
 // scopes it names.
 type owners struct {
+	me    string // the run's scope
+	notes *notes // where a damaged receipt is warned of
+
 	mu    sync.Mutex
 	byID  map[string]string   // identity → the other scope that manages it
 	rest  receipt.Lister      // the environment, not read yet; nil once read
@@ -34,13 +37,13 @@ type owners struct {
 	over  map[string]string   // what this run changed: identity → owner ("": none)
 	err   error               // reading rest failed
 
-	// A read of rest started ahead (prefetchOwners): closed once what it
+	// A read of rest started ahead (prefetch): closed once what it
 	// read is indexed (or its error kept).
 	early chan struct{}
 }
 
-func newOwners() *owners {
-	return &owners{byID: map[string]string{}, known: map[string]bool{}, over: map[string]string{}}
+func newOwners(me string, n *notes) *owners {
+	return &owners{me: me, notes: n, byID: map[string]string{}, known: map[string]bool{}, over: map[string]string{}}
 }
 
 // loadForeign indexes the ledgers of the other scopes of the environment
@@ -49,23 +52,21 @@ func newOwners() *owners {
 // in transit to a third scope is that scope's. An entry in transit to this
 // scope that is not in its ledger yet stays foreign (named after the
 // scope that still holds it) until the hand-over is finished.
-func (r *run) loadForeign(stored []receipt.Stored) {
-	o := r.owners
+func (o *owners) load(stored []receipt.Stored) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	r.indexOwners(stored)
+	o.index(stored)
 }
 
-// indexOwners is loadForeign with r.owners.mu held.
-func (r *run) indexOwners(stored []receipt.Stored) {
-	o := r.owners
+// index is load with o.mu held.
+func (o *owners) index(stored []receipt.Stored) {
 	for _, s := range stored {
 		o.known[s.Scope] = true
-		if s.Scope == r.pr.scope || s.Receipt == nil {
+		if s.Scope == o.me || s.Receipt == nil {
 			continue
 		}
 		name := s.Scope
-		if inTransit(s.Receipt) && s.Receipt.SupersededBy != r.pr.scope {
+		if inTransit(s.Receipt) && s.Receipt.SupersededBy != o.me {
 			name = s.Receipt.SupersededBy
 		}
 		for _, en := range s.Receipt.Ledger {
@@ -77,12 +78,12 @@ func (r *run) indexOwners(stored []receipt.Stored) {
 // foreignLater leaves the rest of the environment to be read by rest, the
 // first time the run asks for the owner of a resource (nil: stored was all
 // of it).
-func (r *run) foreignLater(rest receipt.Lister, named receipt.NamedLister) {
-	r.owners.mu.Lock()
-	defer r.owners.mu.Unlock()
-	r.owners.rest = rest
+func (o *owners) later(rest receipt.Lister, named receipt.NamedLister) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rest = rest
 	if rest != nil {
-		r.owners.named = named
+		o.named = named
 	}
 }
 
@@ -107,8 +108,7 @@ func (o *owners) knownOwner(id string) (name string, ok bool) {
 // found in other scopes' places (unmanaged drift), at the cost of those
 // scopes, not of every scope. Errors are left to the whole read that
 // follows when an owner is still unknown.
-func (r *run) readScopes(ctx context.Context, scopes []string) {
-	o := r.owners
+func (o *owners) readScopes(ctx context.Context, scopes []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.rest == nil || o.named == nil || o.early != nil {
@@ -116,7 +116,7 @@ func (r *run) readScopes(ctx context.Context, scopes []string) {
 	}
 	var want []string
 	for _, sc := range scopes {
-		if !o.known[sc] && sc != r.pr.scope {
+		if !o.known[sc] && sc != o.me {
 			want = append(want, sc)
 		}
 	}
@@ -130,15 +130,14 @@ func (r *run) readScopes(ctx context.Context, scopes []string) {
 	for _, s := range stored {
 		o.known[s.Scope] = true // a damaged one is warned of once, here
 	}
-	r.indexOwners(r.readable(stored))
+	o.index(readable(stored, o.me, o.notes))
 }
 
 // foreignOwner is the other scope that manages the resource of identity
 // id, "" when none; it reads the rest of the environment first when it has
-// not been read, or waits for the read prefetchOwners started. Errors are
+// not been read, or waits for the read prefetch started. Errors are
 // the store's (STORE_*), and every later call returns the same one.
-func (r *run) foreignOwner(ctx context.Context, id string) (string, error) {
-	o := r.owners
+func (o *owners) owner(ctx context.Context, id string) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for {
@@ -158,14 +157,13 @@ func (r *run) foreignOwner(ctx context.Context, id string) (string, error) {
 			continue
 		}
 		stored, err := o.rest(ctx)
-		r.absorbRest(stored, err)
+		o.absorb(stored, err)
 	}
 }
 
 // absorbRest indexes the rest of the environment, read (or keeps the
-// read's error); r.owners.mu held.
-func (r *run) absorbRest(stored []receipt.Stored, err error) {
-	o := r.owners
+// read's error); o.mu held.
+func (o *owners) absorb(stored []receipt.Stored, err error) {
 	if err != nil {
 		o.err = err
 		return
@@ -177,16 +175,15 @@ func (r *run) absorbRest(stored []receipt.Stored, err error) {
 			fresh = append(fresh, s)
 		}
 	}
-	r.indexOwners(r.readable(fresh))
+	o.index(readable(fresh, o.me, o.notes))
 }
 
 // prefetchOwners starts reading the rest of the environment now, beside
 // the run's first provider reads, for a run that will ask (an apply with a
 // line its ledger holds nothing of): the read is then off the lines'
-// critical path. It is the same read foreignOwner would make, as of the
+// critical path. It is the same read owner would make, as of the
 // same listing where the store can (receipt.ScopeViewer).
-func (r *run) prefetchOwners(ctx context.Context) {
-	o := r.owners
+func (o *owners) prefetch(ctx context.Context) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.rest == nil || o.early != nil {
@@ -197,7 +194,7 @@ func (r *run) prefetchOwners(ctx context.Context) {
 	go func() {
 		stored, err := rest(ctx)
 		o.mu.Lock()
-		r.absorbRest(stored, err)
+		o.absorb(stored, err)
 		o.mu.Unlock()
 		close(early)
 	}()
@@ -216,10 +213,10 @@ func (o *owners) settle() {
 
 // setOwner records that this run changed the owner of identity id (a
 // hand-over it finished or previews): "" for none.
-func (r *run) setOwner(id, scope string) {
-	r.owners.mu.Lock()
-	defer r.owners.mu.Unlock()
-	r.owners.over[id] = scope
+func (o *owners) set(id, scope string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.over[id] = scope
 }
 
 // view is the run's first read of the scope, at the floor of round trips
@@ -234,7 +231,8 @@ func (r *run) setOwner(id, scope string) {
 // succession must finish it before anything else (see succession.go). On
 // a store with atomic writes a hand-over is never seen half-done, and
 // only the head branch's scope can be inherited.
-func (e *Engine) view(ctx context.Context, pr *prepared) (*receipt.View, error) {
+func (st *start) view(ctx context.Context, pr *prepared) (*receipt.View, error) {
+	e := st.e
 	kind, _, _ := scope.Parse(pr.scope)
 	whole := kind == scope.KindPR && !e.Store.Capabilities().AtomicMulti
 	vw, viewer := e.Store.(receipt.Viewer)

@@ -64,6 +64,7 @@ changes:
 // under the same prefix would be met by the unmanaged-drift listing, which
 // must tell it from what nobody manages.)
 func TestOwnersNotReadForWhatTheLedgerHolds(t *testing.T) {
+	t.Parallel()
 	w, rc := ownersWorld(t)
 	p := mustPlan(t, ownObjectPlan)
 	for _, n := range []int{1, 2, 3} {
@@ -98,6 +99,7 @@ func TestOwnersNotReadForWhatTheLedgerHolds(t *testing.T) {
 // A plan that meets a resource another scope manages reads the other
 // scopes (once) and names its owner.
 func TestOwnersPlanNamesTheOwnerOfWhatItMeets(t *testing.T) {
+	t.Parallel()
 	w, rc := ownersWorld(t)
 	shared := strings.ReplaceAll(ownObjectPlan, "${ctx.scope}", "shared")
 	w.mustApply(mustPlan(t, shared), prCtx(1), Options{})
@@ -126,6 +128,7 @@ func TestOwnersPlanNamesTheOwnerOfWhatItMeets(t *testing.T) {
 // (a create in flight, here a crashed one) is seen before any create is
 // sent.
 func TestOwnersApplyCreatingSeesAnotherRunsIntent(t *testing.T) {
+	t.Parallel()
 	w, rc := ownersWorld(t)
 	w.cloud.Crash(optest.Match{Op: optest.OpItem, Method: optest.MethodCreate}, func() { panic("SIGKILL") })
 	func() {
@@ -156,6 +159,7 @@ func TestOwnersApplyCreatingSeesAnotherRunsIntent(t *testing.T) {
 // When the other scopes cannot be read, a line that would create is
 // refused with the store's error, and nothing is sent.
 func TestOwnersUnreadableRefusesTheCreate(t *testing.T) {
+	t.Parallel()
 	w, rc := ownersWorld(t)
 	rc.fail = errs.Wrap(errors.New("connection reset"), errs.STORE_UNAVAILABLE, "list the refs of the remote")
 	res, err := w.apply(mustPlan(t, ownObjectPlan), prCtx(1), Options{})
@@ -180,6 +184,7 @@ func TestOwnersUnreadableRefusesTheCreate(t *testing.T) {
 // scope's first read is then of the whole environment, and plan still
 // says what apply will inherit.
 func TestOwnersPRScopeWithoutAtomicWritesReadsTheEnvironment(t *testing.T) {
+	t.Parallel()
 	w, _, dir := gitWorld(t)
 	gittest.Run(t, dir, "config", "receive.advertiseAtomic", "false")
 	gs, err := gitstore.New(context.Background(), gitstore.Options{URL: gittest.FileURL(dir), Clock: w.tm})
@@ -249,6 +254,7 @@ func (s *namedCounter) ViewScope(ctx context.Context, env, sc string, also []str
 // receipts alone, in one read, to tell them from what nobody manages, and
 // the whole environment only for what they do not own.
 func TestOwnersUnmanagedDriftReadsOnlyTheScopesItMeets(t *testing.T) {
+	t.Parallel()
 	w, gs, _ := gitWorld(t)
 	nc := &namedCounter{restCounter: restCounter{Store: gs}}
 	w.eng = w.engine(nc)

@@ -70,17 +70,22 @@ func widePlan(roots, kids int) string {
 func TestParallelismBoundsLinesInFlight(t *testing.T) {
 	for _, par := range []int{1, 3, 0} {
 		t.Run(fmt.Sprintf("parallelism %d", par), func(t *testing.T) {
-			w := newWorld(t)
-			o := traced(w)
-			w.cloud.SetLatency(optest.OpObject, 5*time.Millisecond)
-			w.mustApply(mustPlan(t, widePlan(2, 10)), prCtx(1), Options{Parallelism: par})
-			want := max(par, 0)
-			if par == 0 {
-				want = DefaultParallelism
-			}
-			if o.most != want {
-				t.Errorf("%d lines at once, want %d", o.most, want)
-			}
+			// The provider's latency keeps lines in flight; in a synctest
+			// bubble it is virtual, so how many overlap never depends on
+			// how busy the machine is.
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t)
+				o := traced(w)
+				w.cloud.SetLatency(optest.OpObject, 5*time.Millisecond)
+				w.mustApply(mustPlan(t, widePlan(2, 10)), prCtx(1), Options{Parallelism: par})
+				want := max(par, 0)
+				if par == 0 {
+					want = DefaultParallelism
+				}
+				if o.most != want {
+					t.Errorf("%d lines at once, want %d", o.most, want)
+				}
+			})
 		})
 	}
 }
@@ -126,32 +131,40 @@ func TestParallelOutputIsStable(t *testing.T) {
 	}
 	var want string
 	for i, par := range []int{1, 8, 8, 8} {
-		w := newWorld(t)
-		o := traced(w)
-		// Later lines finish first.
-		for k := range 8 {
-			o.delay[fmt.Sprintf("k%d-pr-1", k)] = time.Duration(8-k) * time.Millisecond
-		}
-		res := w.mustApply(mustPlan(t, widePlan(2, 8)), prCtx(1), Options{Parallelism: par})
-		got := norm(res)
-		if i == 0 {
-			want = got
-			continue
-		}
-		if got != want {
-			t.Fatalf("parallelism %d gave another result:\n%s\nwant\n%s", par, got, want)
-		}
+		// The delays are virtual in a synctest bubble: later lines finish
+		// first however busy the machine is.
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t)
+			o := traced(w)
+			// Later lines finish first.
+			for k := range 8 {
+				o.delay[fmt.Sprintf("k%d-pr-1", k)] = time.Duration(8-k) * time.Millisecond
+			}
+			res := w.mustApply(mustPlan(t, widePlan(2, 8)), prCtx(1), Options{Parallelism: par})
+			got := norm(res)
+			if i == 0 {
+				want = got
+				return
+			}
+			if got != want {
+				t.Fatalf("parallelism %d gave another result:\n%s\nwant\n%s", par, got, want)
+			}
+		})
 	}
 }
 
 // The receipt's writes go one at a time and never go back: each
 // checkpoint's ledger holds everything the previous one held.
 func TestParallelCheckpointsAreMonotonic(t *testing.T) {
-	w := newWorld(t)
-	rec := &recordingStore{Store: w.store}
-	w.eng.Store = rec
-	w.cloud.SetLatency(optest.OpObject, 2*time.Millisecond)
-	w.mustApply(mustPlan(t, widePlan(4, 16)), prCtx(1), Options{Parallelism: 8})
+	var rec *recordingStore
+	// The provider's latency is virtual in a synctest bubble.
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		rec = &recordingStore{Store: w.store}
+		w.eng.Store = rec
+		w.cloud.SetLatency(optest.OpObject, 2*time.Millisecond)
+		w.mustApply(mustPlan(t, widePlan(4, 16)), prCtx(1), Options{Parallelism: 8})
+	})
 	var prev map[string]bool
 	for i, data := range rec.written {
 		r, err := receipt.Decode(data)

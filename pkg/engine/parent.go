@@ -39,16 +39,16 @@ import (
 // line of which run holds it.
 
 // localParent is the in-process mutex of one parent object for this run.
-func (a *scopeRun) localParent(identity string) *sync.Mutex {
-	a.parentMu.Lock()
-	defer a.parentMu.Unlock()
-	if a.parentLocks == nil {
-		a.parentLocks = map[string]*sync.Mutex{}
+func (l *scopeLease) localParent(identity string) *sync.Mutex {
+	l.parentMu.Lock()
+	defer l.parentMu.Unlock()
+	if l.parentLocks == nil {
+		l.parentLocks = map[string]*sync.Mutex{}
 	}
-	m := a.parentLocks[identity]
+	m := l.parentLocks[identity]
 	if m == nil {
 		m = &sync.Mutex{}
-		a.parentLocks[identity] = m
+		l.parentLocks[identity] = m
 	}
 	return m
 }
@@ -58,18 +58,16 @@ func (a *scopeRun) localParent(identity string) *sync.Mutex {
 // in-process mutex). wait forces waiting even without Options.Wait
 // (rollback and destroy); the wait is bounded by WaitTimeout either way.
 // A release that keeps failing is a warning naming the lease.
-func (a *scopeRun) lockParent(ctx context.Context, identity, holder string, wait bool) (*LeaseKeeper, func(), error) {
-	mu := a.localParent(identity)
+func (l *scopeLease) lockParent(ctx context.Context, identity, holder string, wait bool) (*LeaseKeeper, func(), error) {
+	mu := l.localParent(identity)
 	mu.Lock()
-	pk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, wait || a.o.Wait), receipt.ParentTarget(identity), a.parentOwner(holder))
+	pk, err := l.st.acquire(ctx, receipt.ParentTarget(identity), l.parentOwner(holder), wait || l.st.o.Wait, nil)
 	if err != nil {
 		mu.Unlock()
-		return nil, nil, a.e.redactor().Error(err)
+		return nil, nil, err
 	}
 	release := func() {
-		if rerr := pk.Release(context.WithoutCancel(ctx)); rerr != nil {
-			a.warn(errs.CodeOf(rerr), "%s", errs.Coded(rerr).Message)
-		}
+		l.st.release(ctx, pk, func(w Warning) { l.notes.warn(w.Code, "%s", w.Message) })
 		mu.Unlock()
 	}
 	return pk, release, nil
@@ -98,16 +96,16 @@ func checkParent(pk *LeaseKeeper, identity, line string) error {
 // may have raced another writer), and rollback undoes what it created.
 func (a *applier) writeUnderParent(ctx context.Context, ls *lineState) {
 	identity := ls.parent
-	pk, release, err := a.lockParent(ctx, identity, ls.pl.id, false)
+	pk, release, err := a.w.lease.lockParent(ctx, identity, ls.pl.id, false)
 	if err != nil {
 		ls.status, ls.err = LineFailed, err
 		return
 	}
 	defer release()
 	// What is decided under the lease is read under it.
-	a.reads.Drop(identity)
-	defer a.reads.Drop(identity)
-	a.inspect(ctx, ls)
+	a.in.reads.Drop(identity)
+	defer a.in.reads.Drop(identity)
+	a.in.inspect(ctx, ls)
 	if !a.judged(ls) {
 		return
 	}

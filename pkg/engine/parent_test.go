@@ -130,12 +130,12 @@ func TestParentLockWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 0
-		w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+		w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 			if n++; n == 3 {
 				w.store.Release(ctx, other)
 			}
 			return w.tm.Sleep(ctx, d)
-		}
+		})
 		res := w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{Wait: true})
 		if res.Receipt.Lines["cb"].Status != LineCreated || !w.cloud.Exists(keyCB) {
 			t.Fatalf("%s", dump(res.Receipt.Lines))
@@ -299,12 +299,12 @@ func TestRollbackWaitsForTheParent(t *testing.T) {
 	t.Run("released", func(t *testing.T) {
 		w, other := setup(t)
 		n := 0
-		w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+		w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 			if n++; n == 2 {
 				w.store.Release(ctx, *other)
 			}
 			return w.tm.Sleep(ctx, d)
-		}
+		})
 		res, err := w.apply(mustPlan(t, boomPlan), prCtx(12), Options{})
 		if errs.CodeOf(err) != errs.PROVIDER_TRANSIENT {
 			t.Fatalf("err %v", err)
@@ -467,12 +467,12 @@ changes:
 		t.Fatalf("without LockWait the held list fails the run: %v", err)
 	}
 	n := 0
-	w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+	w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 		if n++; n == 2 {
 			w.store.Release(ctx, other)
 		}
 		return w.tm.Sleep(ctx, d)
-	}
+	})
 	res := w.mustApply(p, prCtx(12), Options{LockWait: time.Minute})
 	l := res.Receipt.Lines
 	if res.Receipt.Status != receipt.StatusPartial || l["cb"].Status != LineCreated || l["origin"].Status != LineWaiting {

@@ -67,7 +67,7 @@ func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredential
 	if p == nil {
 		return nil, errs.New(errs.INTERNAL, "engine: nil plan")
 	}
-	env := firstOf(o.Env, c.Env, "preview")
+	env := envFor(o, c)
 	c.Env = env
 	if c.Scope == "" {
 		return nil, errs.New(errs.USAGE, "no scope: the run's context names none").
@@ -85,114 +85,163 @@ func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredential
 	}
 	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}, secretAt: map[string]secretUse{}}
 	pr.production = env == "production"
-	vars := c.Vars()
+	b := &lineBuilder{e: e, p: p, pr: pr, vars: c.Vars(), seenSecret: map[string]bool{}}
 	var list errs.List
-	seenSecret := map[string]bool{}
 	for _, ln := range lines {
-		op, ok := e.Ops.Lookup(ln.Adapter, ln.Op)
-		if !ok {
-			list = append(list, errs.At(ln.OpPos, errs.NOT_IMPLEMENTED,
-				"op %s.%s is not registered in this Sponson", ln.Adapter, ln.Op))
+		pl, bad := b.line(ln)
+		if len(bad) > 0 {
+			list = append(list, bad...)
 			continue
-		}
-		il, err := ln.Interpolate(vars)
-		if err != nil {
-			list = append(list, errs.Flatten(err)...)
-			continue
-		}
-		provider, err := providerBlock(p, ln.Adapter)
-		if err != nil {
-			list = append(list, errs.Flatten(err)...)
-			continue
-		}
-		pl := &pline{id: ln.ID, line: il, op: op, spec: op.Spec(), provider: provider, deps: ln.Deps(),
-			outputs: map[string]adapter.OutputSpec{}}
-		for _, os := range pl.spec.Outputs {
-			pl.outputs[os.Name] = os
-		}
-		params, err := il.PlainParams(func(_ string, v *plan.Value) (any, error) {
-			switch v.Kind {
-			case plan.KindFrom:
-				return adapter.Marker{Kind: adapter.Pending, Ref: v.From.String()}, nil
-			case plan.KindSecret:
-				if !seenSecret[v.Secret] {
-					seenSecret[v.Secret] = true
-					pr.secretRefs = append(pr.secretRefs, v.Secret)
-					pr.secretAt[v.Secret] = secretUse{line: ln.ID, pos: v.Pos}
-				}
-				return adapter.Marker{Kind: adapter.Secret, Ref: v.Secret}, nil
-			default:
-				pl.keep = true
-				return adapter.Marker{Kind: adapter.Keep}, nil
-			}
-		})
-		if err != nil {
-			list = append(list, errs.Flatten(err)...)
-			continue
-		}
-		if x, ok := op.(adapter.Expander); ok {
-			// A recipe: from here on the line is its expansion, so plan,
-			// apply, the ledger and destroy see only the expanded op,
-			// parameters and provider block.
-			exp, err := x.Expand(params, provider, pr.run)
-			if err == nil {
-				var found bool
-				if op, found = e.Ops.Lookup(ln.Adapter, exp.Op); !found {
-					err = errs.New(errs.INTERNAL, "line %q expands to %s.%s, which is not registered", ln.ID, ln.Adapter, exp.Op)
-				}
-			}
-			if err != nil {
-				for _, x := range errs.Flatten(err) {
-					x = e.redactor().Error(x).(*errs.Error)
-					if x.Pos.IsZero() {
-						x.Pos = paramPos(ln, x)
-					}
-					list = append(list, x)
-				}
-				continue
-			}
-			pl.recipe, _ = params["recipe"].(string)
-			params, provider = exp.Params, exp.Provider
-			pl.op, pl.spec, pl.provider = op, op.Spec(), provider
-			if exp.Outputs != nil {
-				pl.spec.Outputs = exp.Outputs
-			}
-			if exp.Credentials != nil {
-				pl.spec.Credentials, pl.spec.BaseURLVar = exp.Credentials, exp.BaseURLVar
-			}
-			pl.outputs = map[string]adapter.OutputSpec{}
-			for _, os := range pl.spec.Outputs {
-				pl.outputs[os.Name] = os
-			}
-		}
-		if d, ok := op.(adapter.Defaulter); ok {
-			params, err = d.Defaults(params, provider, pr.run)
-			if err != nil {
-				for _, x := range errs.Flatten(err) {
-					x = e.redactor().Error(x).(*errs.Error)
-					if x.Pos.IsZero() {
-						x.Pos = paramPos(ln, x)
-					}
-					if x.Code != errs.PARAM_INVALID && x.Code != errs.INTERNAL {
-						x = errs.Wrap(x, errs.PARAM_INVALID, "line %q: parameters refused", ln.ID)
-						x.Pos = ln.Pos
-					}
-					list = append(list, x)
-				}
-				continue
-			}
-		}
-		pl.params = params
-		if pw, ok := op.(adapter.ProductionWriter); ok && pw.WritesEnvironment(params, provider, pr.run) == "production" {
-			pr.production = true
 		}
 		pr.lines = append(pr.lines, pl)
 		pr.byID[pl.id] = pl
 	}
+	list = append(list, pr.checkNamed(o)...)
+	if withCredentials {
+		list = append(list, e.credentials(pr)...)
+	}
+	return pr, list.Err()
+}
+
+// lineBuilder readies the lines of one plan for a run (prepareAll).
+type lineBuilder struct {
+	e          *Engine
+	p          *plan.Plan
+	pr         *prepared
+	vars       map[string]*string
+	seenSecret map[string]bool
+}
+
+// line readies one line: its op, interpolation, provider block and
+// parameters (a recipe expanded, op defaults applied), or the refusals.
+func (b *lineBuilder) line(ln *plan.Line) (*pline, errs.List) {
+	op, ok := b.e.Ops.Lookup(ln.Adapter, ln.Op)
+	if !ok {
+		return nil, errs.List{errs.At(ln.OpPos, errs.NOT_IMPLEMENTED,
+			"op %s.%s is not registered in this Sponson", ln.Adapter, ln.Op)}
+	}
+	il, err := ln.Interpolate(b.vars)
+	if err != nil {
+		return nil, errs.Flatten(err)
+	}
+	provider, err := providerBlock(b.p, ln.Adapter)
+	if err != nil {
+		return nil, errs.Flatten(err)
+	}
+	pl := &pline{id: ln.ID, line: il, op: op, spec: op.Spec(), provider: provider, deps: ln.Deps()}
+	pl.indexOutputs()
+	params, err := il.PlainParams(func(_ string, v *plan.Value) (any, error) { return b.marker(ln, pl, v), nil })
+	if err != nil {
+		return nil, errs.Flatten(err)
+	}
+	if x, ok := op.(adapter.Expander); ok {
+		var bad errs.List
+		if params, provider, bad = b.expand(ln, pl, x, params, provider); len(bad) > 0 {
+			return nil, bad
+		}
+		op = pl.op
+	}
+	if d, ok := op.(adapter.Defaulter); ok {
+		if params, err = d.Defaults(params, provider, b.pr.run); err != nil {
+			return nil, b.refused(ln, err)
+		}
+	}
+	pl.params = params
+	if pw, ok := op.(adapter.ProductionWriter); ok && pw.WritesEnvironment(params, provider, b.pr.run) == "production" {
+		b.pr.production = true
+	}
+	return pl, nil
+}
+
+// indexOutputs indexes the line's outputs by name from its spec.
+func (pl *pline) indexOutputs() {
+	pl.outputs = map[string]adapter.OutputSpec{}
+	for _, os := range pl.spec.Outputs {
+		pl.outputs[os.Name] = os
+	}
+}
+
+// marker is the parameter value form v as a marker: Pending for an
+// output of another line, Secret (noting the reference's first use), else
+// Keep.
+func (b *lineBuilder) marker(ln *plan.Line, pl *pline, v *plan.Value) any {
+	switch v.Kind {
+	case plan.KindFrom:
+		return adapter.Marker{Kind: adapter.Pending, Ref: v.From.String()}
+	case plan.KindSecret:
+		if !b.seenSecret[v.Secret] {
+			b.seenSecret[v.Secret] = true
+			b.pr.secretRefs = append(b.pr.secretRefs, v.Secret)
+			b.pr.secretAt[v.Secret] = secretUse{line: ln.ID, pos: v.Pos}
+		}
+		return adapter.Marker{Kind: adapter.Secret, Ref: v.Secret}
+	default:
+		pl.keep = true
+		return adapter.Marker{Kind: adapter.Keep}
+	}
+}
+
+// expand makes a recipe line its expansion: from here on plan, apply, the
+// ledger and destroy see only the expanded op, parameters and provider
+// block (pl is changed in place).
+func (b *lineBuilder) expand(ln *plan.Line, pl *pline, x adapter.Expander, params map[string]any, provider adapter.Provider) (map[string]any, adapter.Provider, errs.List) {
+	exp, err := x.Expand(params, provider, b.pr.run)
+	var op adapter.Op
+	if err == nil {
+		var found bool
+		if op, found = b.e.Ops.Lookup(ln.Adapter, exp.Op); !found {
+			err = errs.New(errs.INTERNAL, "line %q expands to %s.%s, which is not registered", ln.ID, ln.Adapter, exp.Op)
+		}
+	}
+	if err != nil {
+		var list errs.List
+		for _, x := range errs.Flatten(err) {
+			x = b.e.redactor().Error(x).(*errs.Error)
+			if x.Pos.IsZero() {
+				x.Pos = paramPos(ln, x)
+			}
+			list = append(list, x)
+		}
+		return nil, nil, list
+	}
+	pl.recipe, _ = params["recipe"].(string)
+	pl.op, pl.spec, pl.provider = op, op.Spec(), exp.Provider
+	if exp.Outputs != nil {
+		pl.spec.Outputs = exp.Outputs
+	}
+	if exp.Credentials != nil {
+		pl.spec.Credentials, pl.spec.BaseURLVar = exp.Credentials, exp.BaseURLVar
+	}
+	pl.indexOutputs()
+	return exp.Params, exp.Provider, nil
+}
+
+// refused are an op's refusals of a line's parameters (Defaults), each
+// placed at the parameter it names and coded PARAM_INVALID.
+func (b *lineBuilder) refused(ln *plan.Line, err error) errs.List {
+	var list errs.List
+	for _, x := range errs.Flatten(err) {
+		x = b.e.redactor().Error(x).(*errs.Error)
+		if x.Pos.IsZero() {
+			x.Pos = paramPos(ln, x)
+		}
+		if x.Code != errs.PARAM_INVALID && x.Code != errs.INTERNAL {
+			x = errs.Wrap(x, errs.PARAM_INVALID, "line %q: parameters refused", ln.ID)
+			x.Pos = ln.Pos
+		}
+		list = append(list, x)
+	}
+	return list
+}
+
+// checkNamed refuses --confirm and --recreate names that are no line of
+// the plan, or the wrong kind of line.
+func (pr *prepared) checkNamed(o Options) errs.List {
+	var list errs.List
 	for _, id := range o.Confirm {
 		switch pl := pr.byID[id]; {
 		case pl == nil:
-			list = append(list, errs.New(errs.USAGE, "--confirm names %q, which is no line of this plan in environment %s", id, env))
+			list = append(list, errs.New(errs.USAGE, "--confirm names %q, which is no line of this plan in environment %s", id, pr.env))
 		case !pl.spec.Manual:
 			list = append(list, errs.New(errs.USAGE, "--confirm names %q, a %s line: only manual steps are confirmed", id, pl.spec.Name()).
 				WithHint("Confirm a manual.step line; other lines are applied."))
@@ -201,16 +250,13 @@ func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredential
 	for _, id := range o.Recreate {
 		switch pl := pr.byID[id]; {
 		case pl == nil:
-			list = append(list, errs.New(errs.USAGE, "--recreate names %q, which is no line of this plan in environment %s", id, env))
+			list = append(list, errs.New(errs.USAGE, "--recreate names %q, which is no line of this plan in environment %s", id, pr.env))
 		case pl.spec.Manual:
 			list = append(list, errs.New(errs.USAGE, "--recreate names %q, a manual step: a step a person did is never undone by Sponson", id).
 				WithHint("Change the step's instructions to ask for it again, or confirm it again."))
 		}
 	}
-	if withCredentials {
-		list = append(list, e.credentials(pr)...)
-	}
-	return pr, list.Err()
+	return list
 }
 
 // credentials checks, with no I/O, that every variable an active line's op
@@ -277,15 +323,6 @@ func providerBlock(p *plan.Plan, name string) (adapter.Provider, error) {
 	}
 	m, _ := x.(map[string]any)
 	return adapter.Provider(m), nil
-}
-
-func firstOf[S ~string](ss ...S) S {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // Catalog is what plans are checked against: the registered ops (the

@@ -37,12 +37,12 @@ func TestLeaseWaitReportsProgress(t *testing.T) {
 	cfg := leaseCfg(tm, st)
 	cfg.Wait, cfg.WaitTimeout = true, 10*time.Minute
 	n := 0
-	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+	cfg.Clock = onSleep(tm, func(ctx context.Context, d time.Duration) error {
 		if n++; n == 3 {
 			a.Release(context.Background())
 		}
 		return tm.Sleep(ctx, d)
-	}
+	})
 	var log eventLog
 	ctx := progress.With(context.Background(), log.sink)
 	b, err := AcquireLease(ctx, cfg, scopeT, own("b"))
@@ -126,12 +126,12 @@ func TestExternalWaitReportsProgress(t *testing.T) {
 			var log eventLog
 			w.eng.Events = log.sink
 			n := 0
-			w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+			w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 				if n++; n == 3 {
 					w.cloud.Deploy("object:default:app-pr-3", tc.outcome)
 				}
 				return w.tm.Sleep(ctx, d)
-			}
+			})
 			w.apply(mustPlan(t, deployPlan), prCtx(3), Options{Wait: true, WaitTimeout: 2 * time.Minute})
 			var waits []progress.Event
 			for _, e := range log.all() {

@@ -101,7 +101,7 @@ func concurrentStory(tt *testing.T, t *rapid.T) {
 		for range rapid.IntRange(1, 3).Draw(t, "items") {
 			c.items = append(c.items, rapid.SampledFrom(lists).Draw(t, "list"))
 		}
-		c.eng = &Engine{Store: st, Ops: cloud.Registry(), Redactor: redact.New(), Sleep: fastSleep, UnsavedDir: tt.TempDir()}
+		c.eng = &Engine{Store: st, Ops: cloud.Registry(), Redactor: redact.New(), Clock: fastClock{}, UnsavedDir: tt.TempDir()}
 		scopes = append(scopes, c)
 	}
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -20,10 +21,12 @@ import (
 // Errors: USAGE for an invalid scope; LOCK_HELD (exit 3) / WAIT_TIMEOUT;
 // RECEIPT_CORRUPT, RECEIPT_VERSION, STORE_* and LOCK_LOST from the store.
 func (e *Engine) Reopen(ctx context.Context, env, sc string, o Options) (reopened bool, err error) {
-	if err := e.check(); err != nil {
+	o.Env = cmp.Or(env, o.Env)
+	ctx, st, err := e.begin(ctx, scope.Ctx{}, o, receipt.OpReopen)
+	if err != nil {
 		return false, err
 	}
-	env = firstOf(env, o.Env, "preview")
+	env = st.env
 	if err := scope.Validate(sc); err != nil {
 		return false, err
 	}
@@ -33,15 +36,11 @@ func (e *Engine) Reopen(ctx context.Context, env, sc string, o Options) (reopene
 	if err != nil || prev == nil || prev.Closed == nil {
 		return false, e.redactor().Error(err)
 	}
-	owner, err := e.owner(o, receipt.OpReopen)
+	keeper, err := st.acquire(ctx, st.target(sc), st.owner, o.Wait, nil)
 	if err != nil {
 		return false, err
 	}
-	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(env, sc), owner)
-	if err != nil {
-		return false, e.redactor().Error(err)
-	}
-	defer func() { _ = keeper.Release(context.WithoutCancel(ctx)) }()
+	defer st.release(ctx, keeper, nil)
 	prev, _, err = e.Store.Read(ctx, env, sc)
 	if err != nil || prev == nil || prev.Closed == nil {
 		return false, e.redactor().Error(err)
@@ -52,7 +51,7 @@ func (e *Engine) Reopen(ctx context.Context, env, sc string, o Options) (reopene
 	}
 	was := prev.Closed
 	now := e.now()
-	next.RunID, next.Operation, next.Status, next.Stale = owner.RunID, receipt.OpReopen, receipt.StatusComplete, false
+	next.RunID, next.Operation, next.Status, next.Stale = st.owner.RunID, receipt.OpReopen, receipt.StatusComplete, false
 	next.Closed = nil
 	next.Lines = map[string]receipt.LineResult{}
 	next.LockPreempted = keeper.Preempted()

@@ -44,6 +44,7 @@ func subjects(t *testing.T, dir, ref string) []string {
 // the lease on the version it read and ends with one commit that writes
 // the receipt and releases the lease.
 func TestSessionCommits(t *testing.T) {
+	t.Parallel()
 	w, gs, dir := gitWorld(t)
 	p := mustPlan(t, basicPlan)
 	w.mustApply(p, prCtx(12), Options{})
@@ -123,6 +124,7 @@ func (s *interloper) WriteAt(ctx context.Context, r *receipt.Receipt, v receipt.
 }
 
 func TestSessionScopeMovedAfterTheRead(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                    string
 		steady, create, combine bool
@@ -222,6 +224,7 @@ func intentsAt(t *testing.T, dir, c string) int {
 // two commits, whichever way its lines reach their first write — a create
 // (its intent), or an update (the lease alone) in the same wave.
 func TestSessionFirstWaveIsOneCommit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		before  string // applied first, if not ""
@@ -281,6 +284,7 @@ func (s *lostFirstAnswer) AcquireAtWith(ctx context.Context, t receipt.Target, o
 // tell, starts again lease first on a fresh read, finds the lease its own
 // and its intents recorded, and creates each object once.
 func TestSessionLostAnswerOfTheLeaseCommit(t *testing.T) {
+	t.Parallel()
 	w, gs, _ := gitWorld(t)
 	st := &lostFirstAnswer{Store: gs}
 	w.eng = w.engine(st)
@@ -341,6 +345,7 @@ func (o *writeFirst) Apply(ctx context.Context, req adapter.Request, live *adapt
 // intents; should its op write anything before its intent, that write
 // waits for the lease all the same.
 func TestSessionWriteBeforeTheIntentWaitsForTheLease(t *testing.T) {
+	t.Parallel()
 	w, gs, _ := gitWorld(t)
 	op := &writeFirst{ObjectOp: w.cloud.ObjectOp(), store: gs, target: receipt.ScopeTarget("preview", "pr-12")}
 	w.eng.Ops = adapter.NewRegistry(op, w.cloud.ItemOp())

@@ -64,6 +64,7 @@ func forgeCommit(t *testing.T, bare, branch string, data []byte) {
 // (LEDGER_UNPROVEN with the signature detail, naming the branch and each
 // entry), and the rest of the run goes on.
 func TestSignedDestroyDeletesOnlyWhatSignedWritesRecorded(t *testing.T) {
+	t.Parallel()
 	w, _, dir := gitWorld(t)
 	w.useKey(t, dir, receiptKey)
 	res, made, cb, db, err := destroyGhost(t, w, dir)
@@ -95,6 +96,7 @@ func TestSignedDestroyDeletesOnlyWhatSignedWritesRecorded(t *testing.T) {
 // store without the key is fooled by the same commit (the history checks
 // alone cannot tell), which is what signing is for.
 func TestSignedDestroyRefusesAForgedReceiptCommit(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{receiptKey, ""} {
 		t.Run("key="+map[string]string{receiptKey: "set", "": "unset"}[key], func(t *testing.T) {
 			w, _, dir := gitWorld(t)
@@ -139,6 +141,7 @@ func TestSignedDestroyRefusesAForgedReceiptCommit(t *testing.T) {
 // proven, nothing deleted; the right key deletes everything; without
 // any key, destroy is as it was before signing.
 func TestSignedDestroyWithAnotherKeyDeletesNothing(t *testing.T) {
+	t.Parallel()
 	w, _, dir := gitWorld(t)
 	w.useKey(t, dir, receiptKey)
 	w.mustApply(mustPlan(t, basicPlan), prCtx(12), Options{})

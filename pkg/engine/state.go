@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,32 +14,35 @@ import (
 	"github.com/sponson/apply/pkg/receipt"
 )
 
-// run is the state of one plan or apply: the prepared plan, the secrets,
-// the outputs known so far, the ledger being judged (and, for apply,
-// changed), and what each line did. Its shared state is guarded by mu,
-// since an apply runs lines at once; receipts are written by the
-// recorder alone (recorder.go), from snapshots of the ledger.
-type run struct {
+// inspector is the lines of one plan or apply as they are read and
+// judged: the prepared plan, the secrets, the outputs known so far and
+// what each line did. It owns the outputs, behind its own lock (an apply
+// runs lines at once); each lineState belongs to the goroutine running
+// its line. The ledger being judged (and, for apply, changed) and the
+// warnings are parts of their own, with their own locks, which the
+// inspector shares with the run that holds it.
+type inspector struct {
 	e     *Engine
 	pr    *prepared
 	o     Options
 	apply bool // hand secret values to ops (plan never does)
 
-	mu        sync.Mutex
-	secrets   map[string]string // ref → value
-	secretErr map[string]error  // ref → SECRET_UNRESOLVED
-	warnings  []Warning
-	hashKey   string
-	ledger    receipt.Ledger // plan: the stored ledger; apply: the one being written (the recorder snapshots it)
-	owners    *owners        // who else manages what, read on demand (owners.go)
-	outputs   map[string]map[string]any
-	lines     []*lineState
-	byID      map[string]*lineState
+	led    *ledger
+	notes  *notes
+	owners *owners // who else manages what, read on demand (owners.go)
 	// reads is what the lines read of shared parent objects this run (one
 	// read per parent object, not per line); an identity is dropped
 	// before a line is inspected again under its lease and after every
 	// write of it.
 	reads *adapter.ReadCache
+
+	secrets   map[string]string // ref → value; set before any line runs
+	secretErr map[string]error  // ref → SECRET_UNRESOLVED
+	lines     []*lineState
+	byID      map[string]*lineState
+
+	mu      sync.Mutex
+	outputs map[string]map[string]any
 }
 
 // lineState is what one line did in this run.
@@ -78,10 +81,10 @@ type pendingRef struct {
 
 func (p pendingRef) ref() string { return p.line + "." + p.output }
 
-func newRun(e *Engine, pr *prepared, o Options, apply bool) *run {
-	r := &run{e: e, pr: pr, o: o, apply: apply,
+func newInspector(e *Engine, pr *prepared, o Options, apply bool, led *ledger, n *notes) *inspector {
+	r := &inspector{e: e, pr: pr, o: o, apply: apply, led: led, notes: n,
 		secrets: map[string]string{}, secretErr: map[string]error{},
-		owners: newOwners(), outputs: map[string]map[string]any{}, byID: map[string]*lineState{},
+		owners: newOwners(pr.scope, n), outputs: map[string]map[string]any{}, byID: map[string]*lineState{},
 		reads: adapter.NewReadCache()}
 	for _, pl := range pr.lines {
 		ls := &lineState{pl: pl}
@@ -91,23 +94,17 @@ func newRun(e *Engine, pr *prepared, o Options, apply bool) *run {
 	return r
 }
 
-func (r *run) warn(code errs.Code, format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.warnings = append(r.warnings, Warning{Code: code, Message: r.e.redactor().String(sprintf(format, args...))})
-}
-
 // resolveSecrets resolves every secret the plan references and registers
 // each value with the redactor before anything else happens, so no output
 // can ever show one (I1). A secret that cannot be resolved blocks the lines
 // that use it (SECRET_UNRESOLVED), not the run.
-func (r *run) resolveSecrets(ctx context.Context) {
+func (r *inspector) resolveSecrets(ctx context.Context) {
 	if rs := r.pr.resolved; rs != nil {
 		// The preflight resolved (and registered) every one already.
 		for ref, v := range rs.values {
 			r.secrets[ref] = v
 		}
-		r.warnings = append(r.warnings, rs.warnings...)
+		r.notes.add(rs.warnings...)
 		return
 	}
 	for _, ref := range r.pr.secretRefs {
@@ -121,7 +118,7 @@ func (r *run) resolveSecrets(ctx context.Context) {
 			continue
 		}
 		for _, w := range r.e.redactor().Register(v, ref) {
-			r.warnings = append(r.warnings, Warning{Code: w.Code, Message: w.Message})
+			r.notes.add(Warning{Code: w.Code, Message: w.Message})
 		}
 		r.secrets[ref] = v
 	}
@@ -130,14 +127,14 @@ func (r *run) resolveSecrets(ctx context.Context) {
 // readable drops the scopes List could not read from stored, warning about
 // each one by its branch: a damaged or hostile receipt of another scope
 // blocks only that scope (its own runs fail RECEIPT_CORRUPT), never this
-// one; the error's message names the branch or file. Its resources are
-// unknown here, so the warning says so.
-func (r *run) readable(stored []receipt.Stored) []receipt.Stored {
+// one (me); the error's message names the branch or file. Its resources
+// are unknown here, so the warning says so.
+func readable(stored []receipt.Stored, me string, n *notes) []receipt.Stored {
 	out := stored[:0:0]
 	for _, s := range stored {
 		if s.Err != nil {
-			if s.Scope != r.pr.scope {
-				r.warn(errs.CodeOf(s.Err), "scope %s/%s is skipped, what it manages is unknown to this run: %s",
+			if s.Scope != me {
+				n.warn(errs.CodeOf(s.Err), "scope %s/%s is skipped, what it manages is unknown to this run: %s",
 					s.Env, s.Scope, errs.Coded(s.Err).Message)
 			}
 			continue
@@ -148,7 +145,7 @@ func (r *run) readable(stored []receipt.Stored) []receipt.Stored {
 }
 
 // output returns a known output of a line.
-func (r *run) output(line, name string) (any, bool) {
+func (r *inspector) output(line, name string) (any, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, ok := r.outputs[line][name]
@@ -157,7 +154,7 @@ func (r *run) output(line, name string) (any, bool) {
 
 // learn records outputs of a line (merging), registering sensitive ones
 // with the redactor first.
-func (r *run) learn(pl *pline, outs map[string]any) {
+func (r *inspector) learn(pl *pline, outs map[string]any) {
 	if len(outs) == 0 {
 		return
 	}
@@ -165,7 +162,7 @@ func (r *run) learn(pl *pline, outs map[string]any) {
 		if spec, ok := pl.outputs[name]; ok && spec.Sensitive {
 			if s, ok := v.(string); ok {
 				for _, w := range r.e.redactor().Register(s, "output "+pl.id+"."+name) {
-					r.warn(w.Code, "%s", w.Message)
+					r.notes.warn(w.Code, "%s", w.Message)
 				}
 			}
 		}
@@ -186,13 +183,13 @@ func (r *run) learn(pl *pline, outs map[string]any) {
 // what is known now: an output that exists, a secret's value (apply only),
 // else the marker. It also returns the references still pending and the
 // first secret that could not be resolved.
-func (r *run) resolve(pl *pline) (map[string]any, []pendingRef, error) {
+func (r *inspector) resolve(pl *pline) (map[string]any, []pendingRef, error) {
 	return r.resolveWith(pl, r.apply)
 }
 
 // resolveWith is resolve, handing secret values in place of their markers
 // when withSecrets.
-func (r *run) resolveWith(pl *pline, withSecrets bool) (map[string]any, []pendingRef, error) {
+func (r *inspector) resolveWith(pl *pline, withSecrets bool) (map[string]any, []pendingRef, error) {
 	var pend []pendingRef
 	var secErr error
 	seen := map[string]bool{}
@@ -248,7 +245,7 @@ func (r *run) resolveWith(pl *pline, withSecrets bool) (map[string]any, []pendin
 // onceGone reports whether line's output out is a once-only output
 // (OutputSpec.Once) that will not come: the line's resource exists (its
 // other outputs are known this run) but was not created by this run.
-func (r *run) onceGone(line, out string) bool {
+func (r *inspector) onceGone(line, out string) bool {
 	src := r.pr.byID[line]
 	if src == nil || !src.outputs[out].Once {
 		return false
@@ -263,12 +260,12 @@ func (r *run) onceGone(line, out string) bool {
 	return !ok || v == nil
 }
 
-func (r *run) pendingOf(line, out string) pendingRef {
+func (r *inspector) pendingOf(line, out string) pendingRef {
 	p := pendingRef{line: line, output: out, waitingFor: "apply"}
 	if src := r.pr.byID[line]; src != nil {
 		if spec, ok := src.outputs[out]; ok && spec.When == adapter.External {
 			p.external = true
-			p.waitingFor = firstOf(spec.Event, "event")
+			p.waitingFor = cmp.Or(spec.Event, "event")
 		}
 	}
 	return p
@@ -276,7 +273,7 @@ func (r *run) pendingOf(line, out string) pendingRef {
 
 // inputsOf lists the line's parameter leaves with their states. Values of
 // secrets and sensitive outputs are never included.
-func (r *run) inputsOf(pl *pline) []Input {
+func (r *inspector) inputsOf(pl *pline) []Input {
 	var out []Input
 	_ = pl.line.Params.Walk(func(path string, v *plan.Value) error {
 		switch v.Kind {
@@ -312,7 +309,7 @@ func (r *run) inputsOf(pl *pline) []Input {
 
 // inspect reads the line's live state, diffs it and judges it against the
 // ledger, setting ls.status to a plan status. It never writes.
-func (r *run) inspect(ctx context.Context, ls *lineState) {
+func (r *inspector) inspect(ctx context.Context, ls *lineState) {
 	pl := ls.pl
 	ls.status, ls.err, ls.live, ls.diffs, ls.drift, ls.todo = "", nil, nil, nil, nil, nil
 	ls.verdict = map[string]verdict{}
@@ -323,7 +320,7 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 		ls.status, ls.err = PlanBlocked, secErr
 		return
 	}
-	ls.req = adapter.Request{Line: pl.id, Params: params, Provider: pl.provider, Run: r.pr.run, IDs: r.knownIDs(pl)}
+	ls.req = adapter.Request{Line: pl.id, Params: params, Provider: pl.provider, Run: r.pr.run, IDs: r.led.knownIDs(pl)}
 	ls.parent = ""
 	if lk, ok := pl.op.(adapter.ParentLocker); ok {
 		id := lk.LockOn(params, pl.provider)
@@ -394,14 +391,14 @@ func (r *run) inspect(ctx context.Context, ls *lineState) {
 // inspectStep judges a manual step against the ledger, where its state
 // is: recorded with the same value, it is unchanged (done); otherwise it is
 // a todo, created once someone confirms it.
-func (r *run) inspectStep(ls *lineState, diffs []adapter.ResourceDiff) {
+func (r *inspector) inspectStep(ls *lineState, diffs []adapter.ResourceDiff) {
 	pl := ls.pl
 	if len(diffs) != 1 {
 		ls.status, ls.err = PlanError, errs.New(errs.INTERNAL, "manual step %q: %d diffs, want one", pl.id, len(diffs))
 		return
 	}
 	d := diffs[0]
-	if _, en := r.entry(pl.ref(d.Key)); en != nil && d.Desired != nil && en.Hash == r.hash(d.Desired) {
+	if _, en := r.led.entry(pl.ref(d.Key)); en != nil && d.Desired != nil && en.Hash == r.led.hash(d.Desired) {
 		res := adapter.Resource{Key: d.Key, Value: d.Desired, Outputs: cloneMap(en.Outputs)}
 		ls.live = &adapter.Live{Resources: []adapter.Resource{res}, Outputs: cloneMap(en.Outputs)}
 		ls.diffs = []adapter.ResourceDiff{{Key: d.Key, Action: adapter.Unchanged, Desired: d.Desired}}
@@ -421,7 +418,7 @@ func (r *run) inspectStep(ls *lineState, diffs []adapter.ResourceDiff) {
 
 // readFailed is a failed read or diff: pending when the op could not work
 // with inputs not known yet, else an error.
-func (r *run) readFailed(ls *lineState, err error) {
+func (r *inspector) readFailed(ls *lineState, err error) {
 	if len(ls.pending) > 0 {
 		ls.status = PlanPending
 		return
@@ -429,12 +426,12 @@ func (r *run) readFailed(ls *lineState, err error) {
 	ls.status, ls.err = PlanError, r.e.redactor().Error(err)
 }
 
-func (r *run) learnSensitive(pl *pline, outs map[string]any) {
+func (r *inspector) learnSensitive(pl *pline, outs map[string]any) {
 	for name, v := range outs {
 		if spec, ok := pl.outputs[name]; ok && spec.Sensitive {
 			if s, ok := v.(string); ok {
 				for _, w := range r.e.redactor().Register(s, "output "+pl.id+"."+name) {
-					r.warn(w.Code, "%s", w.Message)
+					r.notes.warn(w.Code, "%s", w.Message)
 				}
 			}
 		}
@@ -446,41 +443,9 @@ func (pl *pline) ref(key string) receipt.ResourceRef {
 	return receipt.ResourceRef{Adapter: pl.spec.Adapter, Op: pl.spec.Op, Provider: map[string]any(pl.provider), Key: key}
 }
 
-// knownIDs are the provider ids the ledger holds for the line's resources
-// (adapter.Request.IDs): the op may read by id rather than by name.
-func (r *run) knownIDs(pl *pline) map[string]string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var ids map[string]string
-	for _, en := range r.ledger {
-		if en.ID == "" || en.Line != pl.id || en.Adapter != pl.spec.Adapter || en.Op != pl.spec.Op {
-			continue
-		}
-		if ref := pl.ref(en.Key); ref.Identity() != en.Ref().Identity() {
-			continue // another provider block
-		}
-		if ids == nil {
-			ids = map[string]string{}
-		}
-		ids[en.Key] = en.ID
-	}
-	return ids
-}
-
-func (r *run) entry(ref receipt.ResourceRef) (int, *receipt.LedgerEntry) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	i := r.ledger.Index(ref)
-	if i < 0 {
-		return -1, nil
-	}
-	e := r.ledger[i]
-	return i, &e
-}
-
-func (r *run) judgeDiff(ctx context.Context, ls *lineState, d adapter.ResourceDiff) verdict {
+func (r *inspector) judgeDiff(ctx context.Context, ls *lineState, d adapter.ResourceDiff) verdict {
 	ref := ls.pl.ref(d.Key)
-	_, en := r.entry(ref)
+	_, en := r.led.entry(ref)
 	lv := ls.live.Resource(d.Key)
 	in := judgeIn{Entry: en, Live: lv, Action: d.Action, Keep: ls.pl.keep, Reconcile: r.o.Reconcile}
 	// Who else manages it matters only when this ledger does not hold it:
@@ -488,25 +453,16 @@ func (r *run) judgeDiff(ctx context.Context, ls *lineState, d adapter.ResourceDi
 	// for what exists (an absent resource is shown as a create, which
 	// apply judges again with the other scopes read).
 	if en == nil && (r.apply || lv != nil) {
-		name, err := r.foreignOwner(ctx, ref.Identity())
+		name, err := r.owners.owner(ctx, ref.Identity())
 		if err != nil {
 			return ownersError(err)
 		}
 		in.Foreign = name
 	}
 	if lv != nil {
-		in.LiveHash = r.hash(lv.Value)
+		in.LiveHash = r.led.hash(lv.Value)
 	}
 	return judge(in)
-}
-
-// hash is the keyed hash of a value's canonical form, "" when it has none.
-func (r *run) hash(v any) string {
-	c, err := adapter.Canonical(v)
-	if err != nil {
-		return ""
-	}
-	return receipt.HashValue(r.hashKey, c)
 }
 
 // publicOutputs drops the sensitive outputs of a line.
@@ -529,7 +485,7 @@ func (pl *pline) publicOutputs(outs map[string]any) map[string]any {
 
 // outputStates renders a line's outputs for results and receipts: every
 // declared output as {state, value}, the value null unless resolved.
-func (r *run) outputStates(pl *pline) map[string]any {
+func (r *inspector) outputStates(pl *pline) map[string]any {
 	r.mu.Lock()
 	known := r.outputs[pl.id]
 	r.mu.Unlock()
@@ -542,7 +498,7 @@ func (r *run) outputStates(pl *pline) map[string]any {
 			st["state"], st["value"] = StatePending, nil
 			st["waiting_for"] = "apply"
 			if spec.When == adapter.External {
-				st["waiting_for"] = firstOf(spec.Event, "event")
+				st["waiting_for"] = cmp.Or(spec.Event, "event")
 			}
 		case spec.Sensitive:
 			st["state"], st["value"] = StateSecret, nil
@@ -644,15 +600,6 @@ func (ls *lineState) declared() []string {
 	return keys
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // secretsUnchanged settles, for plan, the resources whose diff holds a
 // secret marker: plan sends no secret to a provider, but without the value
 // a diff cannot tell a secret that is already written from one that
@@ -661,7 +608,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // values; a resource it then finds unchanged is shown unchanged. Any other
 // diff keeps its markers, so what is displayed and returned as JSON still
 // holds states, never values.
-func (r *run) secretsUnchanged(ls *lineState, live *adapter.Live, diffs []adapter.ResourceDiff) []adapter.ResourceDiff {
+func (r *inspector) secretsUnchanged(ls *lineState, live *adapter.Live, diffs []adapter.ResourceDiff) []adapter.ResourceDiff {
 	if !adapter.HasMarker(ls.req.Params, adapter.Secret) {
 		return diffs
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -100,38 +101,30 @@ type SuccessionResult struct {
 // RECEIPT_VERSION, STORE_* and LOCK_LOST from the store. Nothing is
 // written on a refusal.
 func (e *Engine) Succeed(ctx context.Context, env, from, to string, o Options) (*SuccessionResult, error) {
-	ctx = e.events(ctx)
-	if err := e.check(); err != nil {
+	o.Env = cmp.Or(env, o.Env)
+	ctx, st, err := e.begin(ctx, scope.Ctx{}, o, receipt.OpSuccession)
+	if err != nil {
 		return nil, err
 	}
-	env = firstOf(env, o.Env, "preview")
 	if k, _, err := scope.Parse(from); err != nil || k != scope.KindBranch {
 		return nil, errs.New(errs.USAGE, "succession moves a branch- scope's ledger; %q is not one", from)
 	}
 	if k, _, err := scope.Parse(to); err != nil || k != scope.KindPR {
 		return nil, errs.New(errs.USAGE, "succession moves a ledger into a pr- scope; %q is not one", to)
 	}
-	owner, err := e.owner(o, receipt.OpSuccession)
+	res := &SuccessionResult{Env: st.env, From: from, To: to, Moved: []string{}, Warnings: []Warning{}}
+	warn := func(w Warning) { res.Warnings = append(res.Warnings, w) }
+	toK, err := st.acquire(ctx, st.target(to), st.owner, o.Wait, nil)
 	if err != nil {
 		return nil, err
 	}
-	res := &SuccessionResult{Env: env, From: from, To: to, Moved: []string{}, Warnings: []Warning{}}
-	release := func(k *LeaseKeeper) {
-		if rerr := k.Release(context.WithoutCancel(ctx)); rerr != nil {
-			res.Warnings = append(res.Warnings, Warning{Code: errs.CodeOf(rerr), Message: e.redactor().String(errs.Coded(rerr).Message)})
-		}
-	}
-	toK, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(env, to), owner)
+	defer st.release(ctx, toK, warn)
+	fromK, err := st.acquire(ctx, st.target(from), st.owner, o.Wait, nil)
 	if err != nil {
-		return nil, e.redactor().Error(err)
+		return nil, err
 	}
-	defer release(toK)
-	fromK, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), receipt.ScopeTarget(env, from), owner)
-	if err != nil {
-		return nil, e.redactor().Error(err)
-	}
-	defer release(fromK)
-	out, err := e.handOver(ctx, handOverIn{env: env, from: from, to: to, fromK: fromK, toK: toK, owner: owner, reopen: o.Reopen})
+	defer st.release(ctx, fromK, warn)
+	out, err := st.handOver(ctx, handOverIn{from: from, to: to, fromK: fromK, toK: toK, reopen: o.Reopen})
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
@@ -144,12 +137,11 @@ func (e *Engine) Succeed(ctx context.Context, env, from, to string, o Options) (
 }
 
 type handOverIn struct {
-	env, from, to string
-	fromK, toK    *LeaseKeeper
-	owner         receipt.Owner
-	reopen        bool   // a closed successor is reopened (its tombstone cleared)
-	intoClosed    bool   // a closed successor keeps its tombstone (Destroy, which then destroys it all)
-	branch        string // the successor's head branch, "" when not known
+	from, to   string
+	fromK, toK *LeaseKeeper
+	reopen     bool   // a closed successor is reopened (its tombstone cleared)
+	intoClosed bool   // a closed successor keeps its tombstone (Destroy, which then destroys it all)
+	branch     string // the successor's head branch, "" when not known
 }
 
 type handOverOut struct {
@@ -162,13 +154,13 @@ type handOverOut struct {
 // handOver moves in.from's ledger into in.to under both leases (held by
 // the caller), reading both receipts afresh. See the succession notes at
 // the top of this file for the order of the writes and the rule.
-func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, error) {
+func (st *start) handOver(ctx context.Context, in handOverIn) (handOverOut, error) {
 	var out handOverOut
-	pred, _, err := e.Store.Read(ctx, in.env, in.from)
+	pred, _, err := st.e.Store.Read(ctx, st.env, in.from)
 	if err != nil {
 		return out, err
 	}
-	succ, _, err := e.Store.Read(ctx, in.env, in.to)
+	succ, _, err := st.e.Store.Read(ctx, st.env, in.to)
 	if err != nil {
 		return out, err
 	}
@@ -176,12 +168,41 @@ func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, erro
 	if pred == nil || len(pred.Ledger) == 0 {
 		return out, nil
 	}
+	branch, err := st.mayHandOver(in, pred, succ, &out)
+	if err != nil {
+		return out, err
+	}
+	now := st.e.now()
+	moved := slices.Clone(pred.Ledger)
+	n := len(moved)
+	newSucc, err := st.successor(in, pred, succ, branch, now)
+	if err != nil {
+		return out, err
+	}
+	newPred, err := pred.Clone()
+	if err != nil {
+		return out, err
+	}
+	st.stampHandOver(newPred, in.fromK, now, sprintf("handed %d resource(s) over to scope %s (succession)", n, in.to))
+	newPred.Ledger, newPred.SupersededBy = receipt.Ledger{}, in.to
+	if newSucc, newPred, err = st.writeHandOver(ctx, in, pred, newSucc, newPred); err != nil {
+		return out, err
+	}
+	out.pred, out.succ, out.moved = newPred, newSucc, moved
+	out.warnings = []Warning{{Message: sprintf("scope %s inherited %d resource(s) from scope %s; %s's receipt says superseded_by: %s", in.to, n, in.from, in.from, in.to)}}
+	return out, nil
+}
+
+// mayHandOver refuses a hand-over of pred into succ that is another
+// scope's, or of another branch, or into a closed scope, or under a lease
+// lost; it returns the successor's branch and notes a repair in out.
+func (st *start) mayHandOver(in handOverIn, pred, succ *receipt.Receipt, out *handOverOut) (string, error) {
 	switch pred.SupersededBy {
 	case "":
 	case in.to:
 		out.repaired = true
 	default:
-		return out, errs.New(errs.OWNED_BY_OTHER_SCOPE, "scope %s is being handed over to %s, which owns its %d resource(s); it cannot be handed over to %s",
+		return "", errs.New(errs.OWNED_BY_OTHER_SCOPE, "scope %s is being handed over to %s, which owns its %d resource(s); it cannot be handed over to %s",
 			in.from, pred.SupersededBy, len(pred.Ledger), in.to).
 			WithHint("Apply %s (or run succession into it) to finish that hand-over first.", pred.SupersededBy)
 	}
@@ -190,39 +211,42 @@ func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, erro
 		branch = succ.Branch
 	}
 	if pred.Branch != "" && branch != "" && pred.Branch != branch {
-		return out, errs.New(errs.SCOPE_COLLISION, "scope %s belongs to branch %q, but %s is the pull request of branch %q", in.from, pred.Branch, in.to, branch).
+		return "", errs.New(errs.SCOPE_COLLISION, "scope %s belongs to branch %q, but %s is the pull request of branch %q", in.from, pred.Branch, in.to, branch).
 			With("recorded_branch", pred.Branch).With("branch", branch)
 	}
 	if succ != nil && succ.Closed != nil && !in.reopen && !in.intoClosed {
-		return out, closedError(in.env, in.to, succ.Closed)
+		return "", closedError(st.env, in.to, succ.Closed)
 	}
 	for _, k := range []*LeaseKeeper{in.toK, in.fromK} {
 		if err := k.Check(); err != nil {
-			return out, err
+			return "", err
 		}
 	}
+	return branch, nil
+}
 
-	now := e.now()
-	moved := slices.Clone(pred.Ledger)
-	n := len(moved)
-	stamp := func(r *receipt.Receipt, k *LeaseKeeper, msg string) {
-		r.RunID, r.Operation, r.Status, r.Stale = in.owner.RunID, receipt.OpSuccession, receipt.StatusComplete, false
-		r.Lines = map[string]receipt.LineResult{}
-		r.Warnings = []Warning{{Message: msg}}
-		r.LockPreempted = k.Preempted()
-		r.StartedAt, r.FinishedAt = now, now
-	}
+// stampHandOver stamps a receipt the hand-over writes under k.
+func (st *start) stampHandOver(r *receipt.Receipt, k *LeaseKeeper, now time.Time, msg string) {
+	r.RunID, r.Operation, r.Status, r.Stale = st.owner.RunID, receipt.OpSuccession, receipt.StatusComplete, false
+	r.Lines = map[string]receipt.LineResult{}
+	r.Warnings = []Warning{{Message: msg}}
+	r.LockPreempted = k.Preempted()
+	r.StartedAt, r.FinishedAt = now, now
+}
 
-	newSucc := &receipt.Receipt{Version: receipt.FormatVersion, Env: in.env, Scope: in.to, Ledger: receipt.Ledger{}}
+// successor is the successor's receipt after the hand-over: its own (or a
+// new one) with every entry of pred it lacks, hashed under pred's key when
+// it has none of its own (else left to be hashed again).
+func (st *start) successor(in handOverIn, pred, succ *receipt.Receipt, branch string, now time.Time) (*receipt.Receipt, error) {
+	newSucc := &receipt.Receipt{Version: receipt.FormatVersion, Env: st.env, Scope: in.to, Ledger: receipt.Ledger{}}
 	if succ != nil {
+		var err error
 		if newSucc, err = succ.Clone(); err != nil {
-			return out, err
+			return nil, err
 		}
 	}
-	stamp(newSucc, in.toK, sprintf("inherited %d resource(s) from scope %s (succession)", n, in.from))
-	if newSucc.Branch == "" {
-		newSucc.Branch = firstOf(branch, pred.Branch)
-	}
+	st.stampHandOver(newSucc, in.toK, now, sprintf("inherited %d resource(s) from scope %s (succession)", len(pred.Ledger), in.from))
+	newSucc.Branch = cmp.Or(newSucc.Branch, branch, pred.Branch)
 	if in.reopen && newSucc.Closed != nil {
 		newSucc.Closed = nil
 		newSucc.Warnings = append(newSucc.Warnings, Warning{Code: errs.SCOPE_REOPENED, Message: "the scope was closed; reopened by this succession"})
@@ -234,7 +258,7 @@ func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, erro
 		rehash = newSucc.HashKey != pred.HashKey
 	}
 	have := newSucc.Ledger.ByIdentity()
-	for _, en := range moved {
+	for _, en := range pred.Ledger {
 		if _, ok := have[en.Ref().Identity()]; ok {
 			continue
 		}
@@ -244,46 +268,39 @@ func (e *Engine) handOver(ctx context.Context, in handOverIn) (handOverOut, erro
 		newSucc.Ledger = append(newSucc.Ledger, en)
 	}
 	newSucc.Destroyed = newSucc.Destroyed && len(newSucc.Ledger) == 0
+	return newSucc, nil
+}
 
-	newPred, err := pred.Clone()
+// writeHandOver writes both receipts, each through the recorder of its
+// lease: in one WriteMany where the store can, else in order.
+func (st *start) writeHandOver(ctx context.Context, in handOverIn, pred, newSucc, newPred *receipt.Receipt) (*receipt.Receipt, *receipt.Receipt, error) {
+	toRec, fromRec := newRecorder(st.e, in.toK, "", nil), newRecorder(st.e, in.fromK, "", nil)
+	newSucc, err := toRec.redacted(newSucc)
 	if err != nil {
-		return out, err
-	}
-	stamp(newPred, in.fromK, sprintf("handed %d resource(s) over to scope %s (succession)", n, in.to))
-	newPred.Ledger, newPred.SupersededBy = receipt.Ledger{}, in.to
-
-	// Each scope's receipt goes through the recorder of its lease.
-	toRec, fromRec := newRecorder(e, in.toK, "", nil), newRecorder(e, in.fromK, "", nil)
-	if newSucc, err = toRec.redacted(newSucc); err != nil {
-		return out, err
+		return nil, nil, err
 	}
 	if newPred, err = fromRec.redacted(newPred); err != nil {
-		return out, err
+		return nil, nil, err
 	}
-	if e.Store.Capabilities().AtomicMulti {
-		err = e.Store.WriteMany(ctx, []receipt.Write{{Receipt: newSucc, Lease: in.toK.Lease()}, {Receipt: newPred, Lease: in.fromK.Lease()}})
+	if st.e.Store.Capabilities().AtomicMulti {
+		err = st.e.Store.WriteMany(ctx, []receipt.Write{{Receipt: newSucc, Lease: in.toK.Lease()}, {Receipt: newPred, Lease: in.fromK.Lease()}})
 	} else {
-		err = writeInOrder(ctx, pred, newSucc, newPred, in, toRec, fromRec)
+		err = st.writeInOrder(ctx, pred, newSucc, newPred, in, toRec, fromRec)
 	}
-	if err != nil {
-		return out, err
-	}
-	out.pred, out.succ, out.moved = newPred, newSucc, moved
-	out.warnings = []Warning{{Message: sprintf("scope %s inherited %d resource(s) from scope %s; %s's receipt says superseded_by: %s", in.to, n, in.from, in.from, in.to)}}
-	return out, nil
+	return newSucc, newPred, err
 }
 
 // writeInOrder is the hand-over on a store without atomic multi-writes:
 // mark the predecessor in transit (unless an earlier call did), write the
 // successor with the entries, then empty the predecessor.
-func writeInOrder(ctx context.Context, pred, newSucc, newPred *receipt.Receipt, in handOverIn, toRec, fromRec *recorder) error {
+func (st *start) writeInOrder(ctx context.Context, pred, newSucc, newPred *receipt.Receipt, in handOverIn, toRec, fromRec *recorder) error {
 	if pred.SupersededBy == "" {
 		mark, err := pred.Clone()
 		if err != nil {
 			return err
 		}
 		mark.SupersededBy = in.to
-		mark.RunID, mark.Operation, mark.Status, mark.Stale = in.owner.RunID, receipt.OpSuccession, receipt.StatusComplete, false
+		mark.RunID, mark.Operation, mark.Status, mark.Stale = st.owner.RunID, receipt.OpSuccession, receipt.StatusComplete, false
 		mark.Lines = map[string]receipt.LineResult{}
 		mark.Warnings = []Warning{{Message: sprintf("handing %d resource(s) over to scope %s (succession in progress)", len(pred.Ledger), in.to)}}
 		if mark, err = fromRec.redacted(mark); err != nil {
@@ -354,118 +371,132 @@ func inTransit(r *receipt.Receipt) bool {
 //   - A branch scope whose own ledger is in transit finishes the move
 //     first, taking the successor's lease without waiting (the fixed
 //     order is successor first); LOCK_HELD when it is held.
-func (a *scopeRun) succeed(ctx context.Context, prev *receipt.Receipt, stored []receipt.Stored, destroying bool) (*receipt.Receipt, error) {
-	kind, _, err := scope.Parse(a.pr.scope)
+func (w *scopeWriter) succeed(ctx context.Context, prev *receipt.Receipt, stored []receipt.Stored, destroying bool, owners *owners) (*receipt.Receipt, error) {
+	kind, _, err := scope.Parse(w.pr.scope)
 	if err != nil {
 		return prev, nil
 	}
 	switch kind {
 	case scope.KindBranch:
-		return a.finishOwnHandOver(ctx, prev)
+		return w.finishOwnHandOver(ctx, prev, owners)
 	case scope.KindPR:
 	default:
 		return prev, nil
 	}
-	me := a.pr.scope
 	byScope := map[string]*receipt.Receipt{}
 	for _, s := range stored {
 		byScope[s.Scope] = s.Receipt
 	}
+	for _, from := range w.predecessors(stored, destroying) {
+		rec := byScope[from]
+		if rec == nil || len(rec.Ledger) == 0 {
+			continue
+		}
+		succ, err := w.inherit(ctx, from, rec, destroying)
+		if err != nil {
+			return nil, err
+		}
+		if succ != nil {
+			prev = succ
+		}
+	}
+	return prev, nil
+}
+
+// predecessors are the scopes a PR scope may inherit from: its head
+// branch's (unless destroying), then every scope in transit to it.
+func (w *scopeWriter) predecessors(stored []receipt.Stored, destroying bool) []string {
+	me := w.pr.scope
 	var cands []string
-	if b := a.pr.ctx.Git.Branch; !destroying && b != "" {
+	if b := w.pr.ctx.Git.Branch; !destroying && b != "" {
 		if bs := scope.BranchScope(b); scope.Validate(bs) == nil {
 			cands = append(cands, bs)
 		}
 	}
 	for _, s := range stored {
-		if s.Scope != me && s.Receipt != nil && s.Receipt.SupersededBy == me && len(s.Receipt.Ledger) > 0 && !slices.Contains(cands, s.Scope) {
+		if s.Scope != me && inTransit(s.Receipt) && s.Receipt.SupersededBy == me && !slices.Contains(cands, s.Scope) {
 			cands = append(cands, s.Scope)
 		}
 	}
-	for _, from := range cands {
-		rec := byScope[from]
-		if rec == nil || len(rec.Ledger) == 0 {
-			continue
-		}
-		pending := rec.SupersededBy == me
-		if !pending {
-			switch {
-			case rec.SupersededBy != "":
-				a.warn(errs.SUCCESSION, "scope %s is being handed over to %s: its resources are not inherited here", from, rec.SupersededBy)
-				continue
-			case rec.Branch != "" && rec.Branch != a.pr.ctx.Git.Branch:
-				a.warn(errs.SUCCESSION, "scope %s belongs to branch %q, not %q: its resources are not inherited here", from, rec.Branch, a.pr.ctx.Git.Branch)
-				continue
-			}
-		}
-		// A hand-over writes this scope's receipt: a deferred lease is
-		// taken first.
-		if err := a.keeper.Ensure(); err != nil {
-			return nil, err
-		}
-		fk, err := AcquireLease(ctx, a.e.leaseConfig(a.o, a.o.Wait || pending), receipt.ScopeTarget(a.pr.env, from), a.owner)
-		if err != nil {
-			if !pending && errs.CodeOf(err) == errs.LOCK_HELD {
-				a.warn(errs.LOCK_HELD, "scope %s has %d resource(s) to hand over to %s, but a run holds its lease: not inherited this time (re-run, or pass --wait)", from, len(rec.Ledger), me)
-				continue
-			}
-			return nil, err
-		}
-		out, err := a.e.handOver(ctx, handOverIn{env: a.pr.env, from: from, to: me, fromK: fk, toK: a.keeper, owner: a.owner,
-			reopen: a.o.Reopen && !destroying, intoClosed: destroying, branch: a.pr.ctx.Git.Branch})
-		if rerr := fk.Release(context.WithoutCancel(ctx)); rerr != nil {
-			a.warn(errs.CodeOf(rerr), "%s", errs.Coded(rerr).Message)
-		}
-		if err != nil {
-			if c := errs.CodeOf(err); !pending && (c == errs.OWNED_BY_OTHER_SCOPE || c == errs.SCOPE_COLLISION) {
-				a.warn(c, "not inherited: %s", errs.Coded(err).Message)
-				continue
-			}
-			return nil, err
-		}
-		for _, w := range out.warnings {
-			a.warn(w.Code, "%s", w.Message)
-		}
-		prev = out.succ
+	return cands
+}
+
+// inherit hands the ledger of from (whose receipt is rec) over to this PR
+// scope, returning this scope's receipt after it; nil (and a warning) when
+// a fresh inheritance is skipped.
+func (w *scopeWriter) inherit(ctx context.Context, from string, rec *receipt.Receipt, destroying bool) (*receipt.Receipt, error) {
+	me, branch := w.pr.scope, w.pr.ctx.Git.Branch
+	pending := rec.SupersededBy == me
+	switch {
+	case pending:
+	case rec.SupersededBy != "":
+		w.notes.warn(errs.SUCCESSION, "scope %s is being handed over to %s: its resources are not inherited here", from, rec.SupersededBy)
+		return nil, nil
+	case rec.Branch != "" && rec.Branch != branch:
+		w.notes.warn(errs.SUCCESSION, "scope %s belongs to branch %q, not %q: its resources are not inherited here", from, rec.Branch, branch)
+		return nil, nil
 	}
-	return prev, nil
+	// A hand-over writes this scope's receipt: a deferred lease is
+	// taken first.
+	if err := w.lease.keeper.Ensure(); err != nil {
+		return nil, err
+	}
+	o := w.st.o
+	fk, err := w.st.acquire(ctx, w.st.target(from), w.st.owner, o.Wait || pending, nil)
+	if err != nil {
+		if !pending && errs.CodeOf(err) == errs.LOCK_HELD {
+			w.notes.warn(errs.LOCK_HELD, "scope %s has %d resource(s) to hand over to %s, but a run holds its lease: not inherited this time (re-run, or pass --wait)", from, len(rec.Ledger), me)
+			return nil, nil
+		}
+		return nil, err
+	}
+	out, err := w.st.handOver(ctx, handOverIn{from: from, to: me, fromK: fk, toK: w.lease.keeper,
+		reopen: o.Reopen && !destroying, intoClosed: destroying, branch: branch})
+	w.lease.st.release(ctx, fk, func(x Warning) { w.notes.warn(x.Code, "%s", x.Message) })
+	if err != nil {
+		if c := errs.CodeOf(err); !pending && (c == errs.OWNED_BY_OTHER_SCOPE || c == errs.SCOPE_COLLISION) {
+			w.notes.warn(c, "not inherited: %s", errs.Coded(err).Message)
+			return nil, nil
+		}
+		return nil, err
+	}
+	for _, x := range out.warnings {
+		w.notes.warn(x.Code, "%s", x.Message)
+	}
+	return out.succ, nil
 }
 
 // finishOwnHandOver finishes a hand-over in transit from this (branch)
 // scope, whose lease the run holds; the successor's lease is tried once,
 // never waited for.
-func (a *scopeRun) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt) (*receipt.Receipt, error) {
+func (w *scopeWriter) finishOwnHandOver(ctx context.Context, prev *receipt.Receipt, owners *owners) (*receipt.Receipt, error) {
 	if !inTransit(prev) {
 		return prev, nil
 	}
 	to := prev.SupersededBy
-	if err := a.keeper.Ensure(); err != nil {
+	if err := w.lease.keeper.Ensure(); err != nil {
 		return nil, err
 	}
 	// Never waits, LockWait or not: this run holds the branch lease, and a
 	// run of the pull request may be waiting for it while holding this one.
-	cfg := a.e.leaseConfig(a.o, false)
-	cfg.Wait = false
-	tk, err := AcquireLease(ctx, cfg, receipt.ScopeTarget(a.pr.env, to), a.owner)
+	st := *w.st
+	st.o.LockWait = 0
+	tk, err := st.acquire(ctx, st.target(to), st.owner, false, nil)
 	if err != nil {
-		return nil, errs.Wrap(err, errs.CodeOf(err), "scope %s is being handed over to %s, whose lease is held: nothing was done", a.pr.scope, to).
+		return nil, errs.Wrap(err, errs.CodeOf(err), "scope %s is being handed over to %s, whose lease is held: nothing was done", w.pr.scope, to).
 			WithHint("Re-run when the run on %s has finished; applying %s finishes the hand-over too.", to, to)
 	}
-	defer func() {
-		if rerr := tk.Release(context.WithoutCancel(ctx)); rerr != nil {
-			a.warn(errs.CodeOf(rerr), "%s", errs.Coded(rerr).Message)
-		}
-	}()
-	out, err := a.e.handOver(ctx, handOverIn{env: a.pr.env, from: a.pr.scope, to: to, fromK: a.keeper, toK: tk, owner: a.owner})
+	defer st.release(ctx, tk, func(x Warning) { w.notes.warn(x.Code, "%s", x.Message) })
+	out, err := st.handOver(ctx, handOverIn{from: w.pr.scope, to: to, fromK: w.lease.keeper, toK: tk})
 	if err != nil {
 		return nil, err
 	}
 	// The run's List was read before the move: what it handed over is the
 	// successor's now, foreign here.
 	for _, en := range out.moved {
-		a.setOwner(en.Ref().Identity(), to)
+		owners.set(en.Ref().Identity(), to)
 	}
-	a.warn(errs.SUCCESSION, "finished handing %d resource(s) of scope %s over to %s (a succession had stopped part-way)", len(out.moved), a.pr.scope, to)
+	w.notes.warn(errs.SUCCESSION, "finished handing %d resource(s) of scope %s over to %s (a succession had stopped part-way)", len(out.moved), w.pr.scope, to)
 	return out.pred, nil
 }
 
@@ -480,50 +511,4 @@ func headOf(t *receipt.Tombstone) string {
 		return ""
 	}
 	return " (head " + short(t.HeadSHA) + ")"
-}
-
-// previewSuccession is succession as plan sees it, writing nothing: the
-// ledgers an apply of this PR scope would inherit (its head branch's scope,
-// and any hand-over in transit to it) are judged as this scope's, with a
-// warning, so plan says what apply will do. Hashes recorded under another
-// hash key are dropped, as handOver does.
-func (r *run) previewSuccession(stored []receipt.Stored) {
-	if k, _, err := scope.Parse(r.pr.scope); err != nil || k != scope.KindPR {
-		return
-	}
-	me, head := r.pr.scope, r.pr.ctx.Git.Branch
-	from := ""
-	if head != "" {
-		from = scope.BranchScope(head)
-	}
-	have := r.ledger.ByIdentity()
-	ledger := slices.Clone(r.ledger)
-	for _, s := range stored {
-		rec := s.Receipt
-		if s.Scope == me || rec == nil || len(rec.Ledger) == 0 {
-			continue
-		}
-		pending := rec.SupersededBy == me
-		fresh := s.Scope == from && rec.SupersededBy == "" && (rec.Branch == "" || rec.Branch == head)
-		if !pending && !fresh {
-			continue
-		}
-		if r.hashKey == "" {
-			r.hashKey = rec.HashKey
-		}
-		for _, en := range rec.Ledger {
-			id := en.Ref().Identity()
-			r.setOwner(id, "")
-			if _, ok := have[id]; ok {
-				continue
-			}
-			if rec.HashKey != r.hashKey {
-				en.Hash = ""
-			}
-			ledger = append(ledger, en)
-			have[id] = len(ledger) - 1
-		}
-		r.warn(errs.SUCCESSION, "apply will inherit %d resource(s) from scope %s (succession)", len(rec.Ledger), s.Scope)
-	}
-	r.ledger = ledger
 }

@@ -324,12 +324,12 @@ func TestApplyOfPRSkipsSuccessionWhenTheBranchIsBusy(t *testing.T) {
 	}
 	// With --wait it waits for the branch's run, then inherits.
 	n := 0
-	w.eng.Sleep = func(ctx context.Context, d time.Duration) error {
+	w.eng.Clock = onSleep(w.tm, func(ctx context.Context, d time.Duration) error {
 		if n++; n == 2 {
 			w.store.Release(ctx, bl)
 		}
 		return w.tm.Sleep(ctx, d)
-	}
+	})
 	res = w.mustApply(mustPlan(t, succPlan), prCtx(12), Options{Wait: true})
 	if got := ledgerKeys(res.Receipt); !slices.Equal(got, succKeys) {
 		t.Fatalf("ledger %v", got)
@@ -343,7 +343,7 @@ func TestSuccessionConcurrentRunsDoNotDeadlock(t *testing.T) {
 		cloud := optest.New()
 		st := memstore.New(nil, memstore.NonAtomicMulti())
 		eng := func() *Engine {
-			return &Engine{Store: st, Ops: cloud.Registry(), Redactor: redact.New(), Sleep: fastSleep, UnsavedDir: t.TempDir()}
+			return &Engine{Store: st, Ops: cloud.Registry(), Redactor: redact.New(), Clock: fastClock{}, UnsavedDir: t.TempDir()}
 		}
 		if _, err := eng().Apply(context.Background(), mustPlan(t, succPlan), branchCtx(), Options{}); err != nil {
 			t.Fatal(err)

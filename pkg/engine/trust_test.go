@@ -91,6 +91,7 @@ func destroyGhost(t *testing.T, w *world, dir string) (res *RunResult, made []st
 }
 
 func TestDestroyOfAHandMadeBranchDeletesNothing(t *testing.T) {
+	t.Parallel()
 	w, _, dir := gitWorld(t)
 	res, made, cb, db, err := destroyGhost(t, w, dir)
 	if errs.CodeOf(err) != errs.LEDGER_UNPROVEN {

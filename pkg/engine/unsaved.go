@@ -5,6 +5,7 @@ import (
 
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
 )
 
 // PushMode says what PushUnsaved writes.
@@ -43,8 +44,8 @@ type PushResult struct {
 // (the file or the stored receipt), LOCK_HELD / WAIT_TIMEOUT, LOCK_LOST,
 // STORE_*.
 func (e *Engine) PushUnsaved(ctx context.Context, path string, mode PushMode, o Options) (*PushResult, error) {
-	ctx = e.events(ctx)
-	if err := e.check(); err != nil {
+	ctx, st, err := e.begin(ctx, scope.Ctx{}, o, receipt.OpPush)
+	if err != nil {
 		return nil, err
 	}
 	switch mode {
@@ -59,15 +60,11 @@ func (e *Engine) PushUnsaved(ctx context.Context, path string, mode PushMode, o 
 	if u.Env == "production" && mode != PushShow && o.ApprovedBy == "" {
 		return nil, errs.New(errs.ENV_NOT_APPROVED, "pushing a receipt of production needs a named approver")
 	}
-	owner, err := e.owner(o, receipt.OpPush)
+	keeper, err := st.acquire(ctx, u.Target(), st.owner, o.Wait, nil)
 	if err != nil {
 		return nil, err
 	}
-	keeper, err := AcquireLease(ctx, e.leaseConfig(o, o.Wait), u.Target(), owner)
-	if err != nil {
-		return nil, e.redactor().Error(err)
-	}
-	defer keeper.Release(context.WithoutCancel(ctx))
+	defer st.release(ctx, keeper, nil)
 	stored, _, err := e.Store.Read(ctx, u.Env, u.Scope)
 	if err != nil {
 		return nil, e.redactor().Error(err)
@@ -86,8 +83,8 @@ func (e *Engine) PushUnsaved(ctx context.Context, path string, mode PushMode, o 
 		return nil, err
 	}
 	now := e.now()
-	out.RunID, out.Operation, out.FinishedAt = owner.RunID, receipt.OpPush, now
-	out.History = appendHistory(out.History, receipt.HistoryEntry{SHA: u.SHA, At: now, RunID: owner.RunID, Status: out.Status})
+	out.RunID, out.Operation, out.FinishedAt = st.owner.RunID, receipt.OpPush, now
+	out.History = appendHistory(out.History, receipt.HistoryEntry{SHA: u.SHA, At: now, RunID: st.owner.RunID, Status: out.Status})
 	rec := newRecorder(e, keeper, "", nil)
 	if out, err = rec.redacted(out); err != nil {
 		return nil, err
