@@ -249,7 +249,7 @@ func TestRejectedByServerRule(t *testing.T) {
 func TestCredentialsNeverInMessages(t *testing.T) {
 	const secret = "ghs_S3cr3tT0k3nValue"
 	ctx := context.Background()
-	dir, _ := gittest.NewBareRepo(t)
+	dir, _ := newBareRepo(t)
 	authed := gittest.Serve(t, dir, gittest.WithBasicAuth(TokenUser, secret))
 	readOnly := gittest.Serve(t, dir, gittest.WithBasicAuth(TokenUser, secret), gittest.WithReadOnly())
 	withUser := func(raw, user, pass string) string {
@@ -387,7 +387,7 @@ func TestUnsaved(t *testing.T) {
 }
 
 func TestNewRefusesPlainPaths(t *testing.T) {
-	dir, _ := gittest.NewBareRepo(t)
+	dir, _ := newBareRepo(t)
 	_, err := New(context.Background(), Options{URL: dir})
 	e := wantCode(t, err, errs.USAGE, "New with a plain path")
 	if !strings.Contains(e.HintText(), "file://") {

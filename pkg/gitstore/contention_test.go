@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(helperMain(mode))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeTemplate()
+	os.Exit(code)
 }
 
 // TestContention races nine writers — four goroutines with their own Store,

@@ -50,7 +50,7 @@ func TestStalledRemoteIsBounded(t *testing.T) {
 // The guard does not get in the way of a remote that answers: a store
 // with a short timeout on a live remote reads and writes as any other.
 func TestStallGuardPassesALiveRemote(t *testing.T) {
-	dir, _ := gittest.NewBareRepo(t)
+	dir, _ := newBareRepo(t)
 	s, err := New(context.Background(), Options{URL: gittest.ServeHTTP(t, dir), HTTPTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ type remote struct {
 
 func newRemote(t testing.TB, transport string, opts ...gittest.Option) remote {
 	t.Helper()
-	dir, fileURL := gittest.NewBareRepo(t)
+	dir, fileURL := newBareRepo(t)
 	if transport == "file" {
 		return remote{dir: dir, url: fileURL}
 	}
