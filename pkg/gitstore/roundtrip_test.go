@@ -104,6 +104,7 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 // The store's count of round trips agrees with the server's for a fenced
 // write over HTTP.
 func TestRoundTripsMatchHTTPRequests(t *testing.T) {
+	t.Parallel()
 	rem := newRemote(t, "http")
 	before := rem.srv.Requests()
 	s := newStore(t, rem.url, clock.NewFake(start))

@@ -15,6 +15,7 @@ import (
 // PruneSurveyed deletes only the old tombstones among them, asking
 // nothing when there are none.
 func TestSurveyReadsOnlyWhatItIsAskedFor(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
 			ctx := context.Background()
