@@ -298,11 +298,11 @@ exit 0`)
 			// Remembered: the next write is the ordinary one and costs
 			// what it always did (one push: two round trips), no fetch.
 			l := mustLease(t, s, receipt.ScopeTarget("preview", "pr-1"), "run-x", time.Hour)
-			before := s.RoundTrips()
+			before := s.wire.RoundTrips()
 			if err := s.WriteRelease(ctx, newReceipt("preview", "pr-1", "run-x", "a"), l); err != nil {
 				t.Fatal(err)
 			}
-			if got := s.RoundTrips() - before; got != 2 {
+			if got := s.wire.RoundTrips() - before; got != 2 {
 				t.Errorf("a write after the refusal took %d round trips, want 2", got)
 			}
 			hist, err := s.History(ctx, receipt.ScopeTarget("preview", "pr-1"))
