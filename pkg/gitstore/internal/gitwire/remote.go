@@ -145,7 +145,7 @@ const (
 // then, only if a matching tip is not complete in the object cache, ONE
 // request for all the missing tips at depth 1 (one packfile, a second round
 // trip). History asks for the whole history of every matching tip
-// instead; None stops after the Listing.
+// instead; None stops after the listing.
 func (r *Remote) Fetch(ctx context.Context, match func(name string) bool, mode Mode) (*Snapshot, error) {
 	return r.FetchDepth(ctx, match, mode, 0)
 }
@@ -156,11 +156,11 @@ func (r *Remote) FetchDepth(ctx context.Context, match func(name string) bool, m
 	return r.fetchAt(ctx, nil, match, mode, depth)
 }
 
-// FetchListed is Fetch on the refs of an earlier fetch's Listing (over
+// FetchListed is Fetch on the refs of an earlier fetch's listing (over
 // HTTP, where each request stands alone): no ref advertisement, only the
-// packfile request, one round trip. A tip of that Listing that the remote
+// packfile request, one round trip. A tip of that listing that the remote
 // can no longer serve (its branch was deleted since) fails the request;
-// the fetch is then made again with a Listing of its own.
+// the fetch is then made again with a listing of its own.
 func (r *Remote) FetchListed(ctx context.Context, l *Listing, match func(name string) bool, mode Mode) (*Snapshot, error) {
 	if l == nil {
 		return r.Fetch(ctx, match, mode)
@@ -172,8 +172,8 @@ func (r *Remote) FetchListed(ctx context.Context, l *Listing, match func(name st
 	return snap, err
 }
 
-// fetchAt is fetchDepth on Listing from, when it is not nil, instead of a
-// Listing of its own (or of New's exchange).
+// fetchAt is FetchDepth on listing from, when it is not nil, instead of a
+// listing of its own (or of Open's exchange).
 func (r *Remote) fetchAt(ctx context.Context, from *Listing, match func(name string) bool, mode Mode, depth int) (*Snapshot, error) {
 	snap := &Snapshot{Refs: map[plumbing.ReferenceName]plumbing.Hash{}, St: NewStorage(r.objects)}
 	c, ep, err := r.client()
@@ -206,7 +206,7 @@ func (r *Remote) fetchAt(ctx context.Context, from *Listing, match func(name str
 	r.roundTrips.Add(1)
 	resp, err := sess.UploadPack(ctx, req)
 	if err != nil && guess && ctx.Err() == nil {
-		// On a Listing that did not say (New's, from receive-pack), the
+		// On a listing that did not say (New's, from receive-pack), the
 		// filter was a guess, and the remote refused it: never again.
 		r.filter.Store(filterNo)
 		return r.fetchAt(ctx, from, match, mode, depth)
@@ -233,9 +233,9 @@ func (r *Remote) fetchAt(ctx context.Context, from *Listing, match func(name str
 	return snap, nil
 }
 
-// request is the packfile request that follows a Listing taken earlier
-// (New's exchange, or an earlier fetch): it asks only for what that
-// Listing advertised and every git server's upload-pack supports.
+// request is the packfile request that follows a listing taken earlier
+// (Open's exchange, or an earlier fetch): it asks only for what that
+// listing advertised and every git server's upload-pack supports.
 func (l *Listing) request() *packp.UploadPackRequest {
 	req := packp.NewUploadPackRequest()
 	if l.Sideband64k {
@@ -249,7 +249,7 @@ func (l *Listing) request() *packp.UploadPackRequest {
 }
 
 // advertised reads sess's ref advertisement (one round trip) and returns
-// its Listing and the packfile request it allows; a nil Listing and nil
+// its listing and the packfile request it allows; a nil listing and nil
 // error for an empty remote.
 func (r *Remote) advertised(ctx context.Context, sess transport.UploadPackSession) (*Listing, *packp.UploadPackRequest, error) {
 	r.roundTrips.Add(1)
@@ -273,7 +273,7 @@ func (r *Remote) advertised(ctx context.Context, sess transport.UploadPackSessio
 		OFSDelta: ar.Capabilities.Supports(capability.OFSDelta)}, req, nil
 }
 
-// match adds the refs that match to the Snapshot and returns the tips the
+// match adds the refs that match to the snapshot and returns the tips the
 // fetch must ask for in mode: those whose objects are not in memory yet
 // (every matching tip for History, none for None).
 func (snap *Snapshot) match(refs map[string]plumbing.Hash, match func(name string) bool, mode Mode, files []string) []plumbing.Hash {
@@ -301,7 +301,7 @@ func (snap *Snapshot) match(refs map[string]plumbing.Hash, match func(name strin
 }
 
 // shape sets req's wants, depth and filter for mode; guess: the filter is
-// asked for on a Listing that did not say whether the remote serves it.
+// asked for on a listing that did not say whether the remote serves it.
 func (r *Remote) shape(req *packp.UploadPackRequest, wants []plumbing.Hash, mode Mode, depth int) (guess bool, err error) {
 	req.Wants = wants
 	if mode == Tips || mode == Shapes || depth > 0 {
@@ -477,7 +477,7 @@ type Listing struct {
 	Sideband64k, OFSDelta bool
 }
 
-// TakeFirst returns the listing of New's exchange to the store's first
+// TakeFirst returns the listing of Open's exchange to the store's first
 // operation, and nil ever after: it is as fresh as a listing of the first
 // operation's own (nothing of this store ran in between), and only the
 // first. A mutation discards it.
