@@ -106,6 +106,7 @@ func TestWriteManyIsAtomic(t *testing.T) {
 // A remote that does not advertise atomic pushes gets sequential writes,
 // and says so in its capabilities.
 func TestWriteManyWithoutAtomicPushes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rem := newRemote(t, "file")
 	gittest.Run(t, rem.dir, "config", "receive.advertiseAtomic", "false")
@@ -132,6 +133,7 @@ func TestWriteManyWithoutAtomicPushes(t *testing.T) {
 // is recognised by the re-read: success, not an error, and not a second
 // commit.
 func TestLostAnswer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rem := newRemote(t, "http")
 	clock := clock.NewFake(start)
@@ -169,6 +171,7 @@ func TestLostAnswer(t *testing.T) {
 // STORE_CONTENDED: the compare-and-swap kept losing past the budget; the
 // error carries the attempts and the time spent.
 func TestContendedPastBudget(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rem := newRemote(t, "file")
 	var slept []time.Duration
@@ -247,9 +250,10 @@ func TestRejectedByServerRule(t *testing.T) {
 
 // No error text ever contains a credential, wherever it was given.
 func TestCredentialsNeverInMessages(t *testing.T) {
+	t.Parallel()
 	const secret = "ghs_S3cr3tT0k3nValue"
 	ctx := context.Background()
-	dir, _ := gittest.NewBareRepo(t)
+	dir, _ := newBareRepo(t)
 	authed := gittest.Serve(t, dir, gittest.WithBasicAuth(TokenUser, secret))
 	readOnly := gittest.Serve(t, dir, gittest.WithBasicAuth(TokenUser, secret), gittest.WithReadOnly())
 	withUser := func(raw, user, pass string) string {
@@ -347,6 +351,7 @@ func TestCredentialsNeverInMessages(t *testing.T) {
 }
 
 func TestUnsaved(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rem := newRemote(t, "file")
 	s := newStore(t, rem.url, clock.NewFake(start))
@@ -387,7 +392,8 @@ func TestUnsaved(t *testing.T) {
 }
 
 func TestNewRefusesPlainPaths(t *testing.T) {
-	dir, _ := gittest.NewBareRepo(t)
+	t.Parallel()
+	dir, _ := newBareRepo(t)
 	_, err := New(context.Background(), Options{URL: dir})
 	e := wantCode(t, err, errs.USAGE, "New with a plain path")
 	if !strings.Contains(e.HintText(), "file://") {

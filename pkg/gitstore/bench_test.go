@@ -39,14 +39,14 @@ func BenchmarkStore(b *testing.B) {
 				defer s.Release(ctx, l)
 				r := newReceipt("preview", "pr-1", "bench", "a", "b")
 				b.ResetTimer()
-				rt := s.RoundTrips()
+				rt := s.wire.RoundTrips()
 				for i := 0; i < b.N; i++ {
 					r.Status = receipt.Status(fmt.Sprintf("step-%d", i))
 					if err := s.Write(ctx, r, l); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(s.RoundTrips()-rt)/float64(b.N), "round-trips/op")
+				b.ReportMetric(float64(s.wire.RoundTrips()-rt)/float64(b.N), "round-trips/op")
 				b.ReportMetric(advBytes, "adv-bytes")
 			})
 			b.Run(fmt.Sprintf("%s/branches=%d/Read", tr, n), func(b *testing.B) {
@@ -55,25 +55,25 @@ func BenchmarkStore(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
-				rt := s.RoundTrips()
+				rt := s.wire.RoundTrips()
 				for i := 0; i < b.N; i++ {
 					if _, _, err := s.Read(ctx, "preview", "pr-1"); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(s.RoundTrips()-rt)/float64(b.N), "round-trips/op")
+				b.ReportMetric(float64(s.wire.RoundTrips()-rt)/float64(b.N), "round-trips/op")
 			})
 			b.Run(fmt.Sprintf("%s/branches=%d/ReadCold", tr, n), func(b *testing.B) {
 				rt := int64(0)
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
 					s := newStore(b, rem.url, nil)
-					before := s.RoundTrips()
+					before := s.wire.RoundTrips()
 					b.StartTimer()
 					if _, _, err := s.Read(ctx, "preview", "pr-1"); err != nil {
 						b.Fatal(err)
 					}
-					rt += s.RoundTrips() - before
+					rt += s.wire.RoundTrips() - before
 				}
 				b.ReportMetric(float64(rt)/float64(b.N), "round-trips/op")
 			})
@@ -82,13 +82,13 @@ func BenchmarkStore(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
 					s := newStore(b, rem.url, nil)
-					before := s.RoundTrips()
+					before := s.wire.RoundTrips()
 					b.StartTimer()
 					list, err := s.List(ctx, "preview")
 					if err != nil || len(list) != n {
 						b.Fatalf("List: %d receipts, %v", len(list), err)
 					}
-					rt += s.RoundTrips() - before
+					rt += s.wire.RoundTrips() - before
 				}
 				b.ReportMetric(float64(rt)/float64(b.N), "round-trips/op")
 			})
@@ -98,13 +98,13 @@ func BenchmarkStore(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
-				rt := s.RoundTrips()
+				rt := s.wire.RoundTrips()
 				for i := 0; i < b.N; i++ {
 					if _, err := s.List(ctx, "preview"); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(s.RoundTrips()-rt)/float64(b.N), "round-trips/op")
+				b.ReportMetric(float64(s.wire.RoundTrips()-rt)/float64(b.N), "round-trips/op")
 			})
 			b.Run(fmt.Sprintf("%s/branches=%d/Advertisement", tr, n), func(b *testing.B) {
 				// The floor under every operation: one ref listing and
@@ -112,7 +112,7 @@ func BenchmarkStore(b *testing.B) {
 				s := newStore(b, rem.url, nil)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if _, err := s.fetch(ctx, func(string) bool { return false }, fetchNone); err != nil {
+					if _, err := s.wire.Fetch(ctx, func(string) bool { return false }, fetchNone); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -152,11 +152,11 @@ func BenchmarkBranchAt10000Runs(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rt := s.RoundTrips()
+		rt := s.wire.RoundTrips()
 		if err := s.WriteAt(ctx, newReceipt("preview", "pr-1", run, "a"), v); err != nil {
 			b.Fatal(err)
 		}
-		return s.RoundTrips() - rt
+		return s.wire.RoundTrips() - rt
 	}
 	for _, tr := range transports {
 		rem := newRemote(b, tr)

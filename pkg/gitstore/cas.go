@@ -5,13 +5,13 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sponson/apply/pkg/gitstore/internal/gitwire"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -53,7 +53,7 @@ func (t *tipState) file(name string) ([]byte, bool, error) {
 			With("ref", t.ref.String()).
 			WithHint("Sponson writes only plain files to its branches; inspect the branch %s and restore the file from its history.", shortRef(t.ref))
 	}
-	if !t.st.has(e.Hash) {
+	if !t.st.Has(e.Hash) {
 		return nil, false, errs.New(errs.RECEIPT_CORRUPT, "%s was not fetched: it is larger than the %d bytes a stored file may have", where, receipt.MaxBytes).
 			With("ref", t.ref.String()).
 			WithHint("Inspect the branch %s: Sponson never writes a file that large.", shortRef(t.ref))
@@ -118,22 +118,23 @@ func stateAt(st *opStorage, ref plumbing.ReferenceName, h plumbing.Hash, fresh b
 
 // readStates reads refs fresh from the remote: one advertisement and at
 // most one packfile for all of them.
-func (s *Store) readStates(ctx context.Context, refs []plumbing.ReferenceName) ([]*tipState, error) {
+func (x *writer) readStates(ctx context.Context, refs []plumbing.ReferenceName) ([]*tipState, error) {
+	s := x.s
 	want := map[string]bool{}
 	for _, r := range refs {
 		want[r.String()] = true
 	}
-	snap, err := s.fetch(ctx, func(name string) bool { return want[name] }, fetchTips)
+	snap, err := s.wire.Fetch(ctx, func(name string) bool { return want[name] }, fetchTips)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*tipState, len(refs))
 	for i, r := range refs {
-		h := snap.refs[r]
-		if out[i], err = stateAt(snap.st, r, h, true); err != nil {
+		h := snap.Refs[r]
+		if out[i], err = stateAt(snap.St, r, h, true); err != nil {
 			return nil, err
 		}
-		s.remember(r, h)
+		s.tips.remember(r, h)
 	}
 	return out, nil
 }
@@ -142,11 +143,12 @@ func (s *Store) readStates(ctx context.Context, refs []plumbing.ReferenceName) (
 // included), when it has all their objects; nil otherwise. A mutation may start from them without a
 // read: the push requires the remote tip to be exactly this commit, so a
 // stale one costs only a failed check and a re-read.
-func (s *Store) cachedStates(refs []plumbing.ReferenceName) []*tipState {
+func (x *writer) cachedStates(refs []plumbing.ReferenceName) []*tipState {
+	s := x.s
 	out := make([]*tipState, len(refs))
 	st := newOpStorage(s.objects)
 	for i, r := range refs {
-		h, ok := s.tip(r)
+		h, ok := s.tips.tip(r)
 		if !ok || !h.IsZero() && !complete(st, h) {
 			return nil
 		}
@@ -178,10 +180,11 @@ type edit struct {
 // trailer) and, for a compaction, the compacted.json of the squash it is
 // made on instead of on base (compact.go). The squash has base's tree
 // plus that file, no parent; the new commit's tree keeps the file.
-func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln lineage) (plumbing.Hash, error) {
+func (x *writer) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln lineage) (plumbing.Hash, error) {
+	s := x.s
 	entries := map[string]object.TreeEntry{}
 	if base.exists() {
-		if err := copyCommit(ps, base.st, base.commit); err != nil {
+		if err := gitwire.CopyCommit(ps, base.st, base.commit); err != nil {
 			return plumbing.ZeroHash, err
 		}
 		for name, e := range base.tree {
@@ -191,12 +194,12 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 	parent := base.hash
 	var squashed int64
 	if ln.summary != nil && base.exists() {
-		h, err := putBlob(ps, ln.summary)
+		h, err := gitwire.PutBlob(ps, ln.summary)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		entries[CompactedFile] = object.TreeEntry{Name: CompactedFile, Mode: filemode.Regular, Hash: h}
-		treeHash, err := putTree(ps, entries)
+		treeHash, err := gitwire.PutTree(ps, entries)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -210,7 +213,7 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 			trailers = append(trailers, trailerReceipt+noReceipt)
 		}
 		trailers = append(trailers, trailerDepth+"1")
-		nonce, err := s.nonce(ed.run, now)
+		nonce, err := newNonce(ed.run, now)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -218,8 +221,8 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 		sig.When = now
 		msg := message(squashSubject(base, ed.run, squashed), append(trailers, nonce)...)
 		sq := &object.Commit{Author: sig, Committer: sig, TreeHash: treeHash,
-			Message: s.signed(ps, base.ref, nil, treeHash, entries, msg)}
-		if parent, err = putObject(ps, sq); err != nil {
+			Message: s.sign.signed(ps, base.ref, nil, treeHash, entries, msg)}
+		if parent, err = gitwire.PutObject(ps, sq); err != nil {
 			return plumbing.ZeroHash, err
 		}
 	}
@@ -227,13 +230,13 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 		delete(entries, name)
 	}
 	for name, data := range ed.set {
-		h, err := putBlob(ps, data)
+		h, err := gitwire.PutBlob(ps, data)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
 	}
-	treeHash, err := putTree(ps, entries)
+	treeHash, err := gitwire.PutTree(ps, entries)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -254,7 +257,7 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 	if ln.depth > 0 {
 		trailers = append(trailers, trailerDepth+strconv.Itoa(ln.depth))
 	}
-	nonce, err := s.nonce(ed.run, now)
+	nonce, err := newNonce(ed.run, now)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -265,117 +268,18 @@ func (s *Store) build(ps *opStorage, base *tipState, ed *edit, now time.Time, ln
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
-	c.Message = s.signed(ps, base.ref, c.ParentHashes, treeHash, entries, message(ed.subject, trailers...))
-	return putObject(ps, c)
+	c.Message = s.sign.signed(ps, base.ref, c.ParentHashes, treeHash, entries, message(ed.subject, trailers...))
+	return gitwire.PutObject(ps, c)
 }
 
-// nonce is a commit's Sponson-Nonce trailer: the run, the time, 16 random
+// newNonce is a commit's Sponson-Nonce trailer: the run, the time, 16 random
 // hex digits.
-func (s *Store) nonce(run string, now time.Time) (string, error) {
+func newNonce(run string, now time.Time) (string, error) {
 	var b [8]byte
 	if _, err := crand.Read(b[:]); err != nil {
 		return "", errs.Wrap(err, errs.INTERNAL, "draw a commit nonce")
 	}
 	return fmt.Sprintf("%s%s.%d.%s", trailerNonce, receipt.EncodeSegment(run), now.UnixNano(), hex.EncodeToString(b[:])), nil
-}
-
-// putTree stores the tree of entries, sorted the way git sorts them.
-func putTree(ps *opStorage, entries map[string]object.TreeEntry) (plumbing.Hash, error) {
-	tree := &object.Tree{}
-	for _, e := range entries {
-		tree.Entries = append(tree.Entries, e)
-	}
-	sort.Slice(tree.Entries, func(i, j int) bool { return gitSortKey(tree.Entries[i]) < gitSortKey(tree.Entries[j]) })
-	return putObject(ps, tree)
-}
-
-// gitSortKey orders tree entries as git does: by name, a subtree's name
-// compared as if it ended in '/'.
-func gitSortKey(e object.TreeEntry) string {
-	if e.Mode == filemode.Dir {
-		return e.Name + "/"
-	}
-	return e.Name
-}
-
-type encoder interface {
-	Encode(plumbing.EncodedObject) error
-}
-
-func putObject(st *opStorage, o encoder) (plumbing.Hash, error) {
-	obj := st.NewEncodedObject()
-	if err := o.Encode(obj); err != nil {
-		return plumbing.ZeroHash, errs.Wrap(err, errs.INTERNAL, "encode a git object")
-	}
-	return st.SetEncodedObject(obj)
-}
-
-func putBlob(st *opStorage, data []byte) (plumbing.Hash, error) {
-	obj := st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, errs.Wrap(err, errs.INTERNAL, "encode a blob")
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, errs.Wrap(err, errs.INTERNAL, "encode a blob")
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, errs.Wrap(err, errs.INTERNAL, "encode a blob")
-	}
-	return st.SetEncodedObject(obj)
-}
-
-// copyCommit copies commit c, its tree and everything in the tree from src
-// to dst (not its parents: the remote has them).
-func copyCommit(dst, src *opStorage, c *object.Commit) error {
-	o, err := src.EncodedObject(plumbing.CommitObject, c.Hash)
-	if err != nil {
-		return errs.Wrap(err, errs.STORE_UNAVAILABLE, "commit %s is not in memory", c.Hash)
-	}
-	if _, err := dst.SetEncodedObject(o); err != nil {
-		return errs.Wrap(err, errs.INTERNAL, "copy commit %s", c.Hash)
-	}
-	return copyTree(dst, src, c.TreeHash)
-}
-
-func copyTree(dst, src *opStorage, h plumbing.Hash) error {
-	o, err := src.EncodedObject(plumbing.TreeObject, h)
-	if err != nil {
-		return errs.Wrap(err, errs.STORE_UNAVAILABLE, "tree %s is not in memory", h)
-	}
-	if _, err := dst.SetEncodedObject(o); err != nil {
-		return errs.Wrap(err, errs.INTERNAL, "copy tree %s", h)
-	}
-	t, err := object.DecodeTree(src, o)
-	if err != nil {
-		return errs.Wrap(err, errs.STORE_UNAVAILABLE, "decode tree %s", h)
-	}
-	for _, e := range t.Entries {
-		switch e.Mode {
-		case filemode.Dir:
-			if err := copyTree(dst, src, e.Hash); err != nil {
-				return err
-			}
-		case filemode.Submodule:
-		default:
-			b, err := src.EncodedObject(plumbing.AnyObject, e.Hash)
-			if errors.Is(err, plumbing.ErrObjectNotFound) {
-				// A blob fetch left out (over the store's bound): the
-				// remote has it, as part of the base's tree, and go-git's
-				// push walks trees, not blobs, to leave it out.
-				continue
-			}
-			if err != nil {
-				return errs.Wrap(err, errs.STORE_UNAVAILABLE, "object %s is not in memory", e.Hash)
-			}
-			if _, err := dst.SetEncodedObject(b); err != nil {
-				return errs.Wrap(err, errs.INTERNAL, "copy object %s", e.Hash)
-			}
-		}
-	}
-	return nil
 }
 
 // update runs one mutation of refs as a compare-and-swap, until it lands,
@@ -399,19 +303,17 @@ func copyTree(dst, src *opStorage, h plumbing.Hash) error {
 //
 // It returns the landed edits (one per ref, nil where decide left a ref
 // alone), or nil for a no-op.
-func (s *Store) update(ctx context.Context, what string, refs []plumbing.ReferenceName, decide func([]*tipState) ([]*edit, error)) ([]*edit, error) {
-	start := s.clock.Now() // the budget runs on the injected clock
-	states := s.cachedStates(refs)
+func (x *writer) update(ctx context.Context, what string, refs []plumbing.ReferenceName, decide func([]*tipState) ([]*edit, error)) ([]*edit, error) {
+	s := x.s
+	w := &swap{s: s, ctx: ctx, what: what, refs: refs, mine: map[plumbing.Hash]*edit{}}
+	w.start = s.clock.Now() // the budget runs on the injected clock
+	states := s.cas.cachedStates(refs)
 	if states == nil {
 		var err error
-		if states, err = s.readStates(ctx, refs); err != nil {
+		if states, err = s.cas.readStates(ctx, refs); err != nil {
 			return nil, err
 		}
 	}
-	mine := map[plumbing.Hash]*edit{}
-	attempts, losses := 0, 0
-	var refused error // the compaction push the remote refused
-	var refusedServer string
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, errs.Wrap(err, errs.INTERRUPTED, "%s", what)
@@ -419,118 +321,180 @@ func (s *Store) update(ctx context.Context, what string, refs []plumbing.Referen
 		edits, err := decide(states)
 		if err != nil || edits == nil {
 			if !allFresh(states) {
-				if states, err = s.readStates(ctx, refs); err != nil {
+				if states, err = s.cas.readStates(ctx, refs); err != nil {
 					return nil, err
 				}
 				continue
 			}
 			return nil, err
 		}
-		ps := newOpStorage(nil)
-		now := s.clock.Now()
-		var updates []refUpdate
-		compacting := false
-		for i, ed := range edits {
-			if ed == nil {
-				continue
-			}
-			ln := s.lineageOf(ctx, states[i])
-			compacting = compacting || ln.summary != nil
-			h, err := s.build(ps, states[i], ed, now, ln)
-			if err != nil {
-				return nil, err
-			}
-			mine[h] = ed
-			updates = append(updates, refUpdate{ref: refs[i], old: states[i].hash, new: h})
+		next, landed, err := w.attempt(states, edits)
+		if err != nil || landed != nil {
+			return landed, err
 		}
-		if len(updates) == 0 {
-			return nil, nil
+		if next == nil {
+			return nil, nil // nothing to push
 		}
-		attempts++
-		server, perr := s.push(ctx, ps, updates, len(updates) > 1)
-		if perr == nil {
-			// The new objects join the cache, so this store's next
-			// mutation of these refs starts from them without a read.
-			for _, o := range ps.local {
-				s.objects.put(o)
-			}
-			for _, u := range updates {
-				s.remember(u.ref, u.new)
-			}
-			if refused != nil {
-				s.rewriteRefused(refs[0], refusedServer, refused)
-			}
-			return edits, nil
+		states = next
+	}
+}
+
+// swap is one update's compare-and-swap loop: what it has pushed so far
+// (mine), how often it lost, and the compaction the remote refused.
+type swap struct {
+	s     *Store
+	ctx   context.Context
+	what  string
+	refs  []plumbing.ReferenceName
+	start time.Time
+	mine  map[plumbing.Hash]*edit // every commit this update pushed
+	// attempts counts pushes, losses the ones lost to another writer on a
+	// fresh read (each backs off).
+	attempts, losses int
+	refused          error // the compaction push the remote refused
+	refusedServer    string
+}
+
+// attempt builds edits on states and pushes them. It returns the landed
+// edits when the write landed (or only its answer was lost), the states to
+// decide on again when the compare-and-swap lost (after the backoff), nil
+// and nil when there was nothing to push, or the error that ends the update.
+func (w *swap) attempt(states []*tipState, edits []*edit) (next []*tipState, landed []*edit, err error) {
+	ps, updates, compacting, err := w.build(states, edits)
+	if err != nil || len(updates) == 0 {
+		return nil, nil, err
+	}
+	w.attempts++
+	server, perr := w.s.wire.Push(w.ctx, ps, updates, len(updates) > 1)
+	if perr == nil {
+		w.landed(ps, updates)
+		return nil, edits, nil
+	}
+	f, sent := classify(perr)
+	if f == failLost && !sent {
+		// go-git refused to send: the remote tip is not the one we
+		// built on, and nothing reached the server. When another
+		// operation of this store has since pushed or read a newer tip
+		// (and its objects are here), go on from it: it is what a
+		// re-read would return, one round trip cheaper — without it, a
+		// writer in this process that pushes back to back starves an
+		// acquirer that must read before each attempt.
+		if cs := w.s.cas.cachedStates(w.refs); cs != nil && !sameTips(cs, states) {
+			return cs, nil, nil
 		}
-		f, sent := classify(perr)
-		if f == failLost && !sent {
-			// go-git refused to send: the remote tip is not the one we
-			// built on, and nothing reached the server. When another
-			// operation of this store has since pushed or read a newer tip
-			// (and its objects are here), go on from it: it is what a
-			// re-read would return, one round trip cheaper — without it, a
-			// writer in this process that pushes back to back starves an
-			// acquirer that must read before each attempt.
-			if cs := s.cachedStates(refs); cs != nil && !sameTips(cs, states) {
-				states = cs
-				continue
-			}
+	}
+	fresh, rerr := w.s.cas.readStates(w.ctx, w.refs)
+	if rerr == nil {
+		if landed := landedEdits(fresh, edits, w.mine); landed != nil {
+			return nil, landed, nil
 		}
-		fresh, rerr := s.readStates(ctx, refs)
-		if rerr == nil {
-			if landed := landedEdits(fresh, edits, mine); landed != nil {
-				return landed, nil
-			}
-		}
-		if compacting && rerr == nil && (f == failRewrite || f == failRejected || f == failLost && sent && sameTips(fresh, states)) {
-			// The remote refuses to rewrite the branch (or some rule
-			// refused the compaction, or the server refused the update
-			// though nobody moved the branch: a server that words the
-			// refusal otherwise): write it the ordinary way, now and
-			// for the rest of the store's life. Deterministic, never
-			// contention: no backoff, no attempt counted against the
-			// budget. The warning waits for the ordinary write to land: if
-			// that is refused too, the rule was not about rewriting.
-			s.noRewrite.Store(true)
-			refused, refusedServer = perr, server
-			states = fresh
+	}
+	if compacting && rerr == nil && (f == failRewrite || f == failRejected || f == failLost && sent && sameTips(fresh, states)) {
+		// The remote refuses to rewrite the branch (or some rule
+		// refused the compaction, or the server refused the update
+		// though nobody moved the branch: a server that words the
+		// refusal otherwise): write it the ordinary way, now and
+		// for the rest of the store's life. Deterministic, never
+		// contention: no backoff, no attempt counted against the
+		// budget. The warning waits for the ordinary write to land: if
+		// that is refused too, the rule was not about rewriting.
+		w.s.noRewrite.Store(true)
+		w.refused, w.refusedServer = perr, server
+		return fresh, nil, nil
+	}
+	if err := w.lost(f, sent, perr, rerr, server, fresh, states); err != nil {
+		return nil, nil, err
+	}
+	return fresh, nil, nil
+}
+
+// build makes the commits of edits on states in a new push storage and
+// returns the ref updates that push them; compacting: one of them is
+// made on a squash.
+func (w *swap) build(states []*tipState, edits []*edit) (*opStorage, []refUpdate, bool, error) {
+	ps := newOpStorage(nil)
+	now := w.s.clock.Now()
+	var updates []refUpdate
+	compacting := false
+	for i, ed := range edits {
+		if ed == nil {
 			continue
 		}
-		switch {
-		case f == failLost && rerr != nil:
-			return nil, rerr
-		case f != failLost:
-			return nil, s.transportError(perr, server, "%s", what)
-		case sent && sameTips(fresh, states):
-			// The server refused the update ("failed to update ref"), yet
-			// nobody moved the ref: not a lost race but a deterministic
-			// refusal (a ref name the server cannot store, a full disk).
-			// Retrying would only burn the budget.
-			return nil, errs.Wrap(s.scrub(perr), errs.STORE_REJECTED,
-				"%s: the remote refused the update though the branch did not move: %s", what, s.scrubText(firstLine(server, perr))).
-				With("ref", refs[0].String()).
-				WithHint("Nothing else is writing the branch: the server refuses this ref (too long a name, a full disk, a server rule). Shorten the branch name or fix the remote.")
+		ln := w.s.cas.lineageOf(w.ctx, states[i])
+		compacting = compacting || ln.summary != nil
+		h, err := w.s.cas.build(ps, states[i], ed, now, ln)
+		if err != nil {
+			return nil, nil, false, err
 		}
-		if allFresh(states) {
-			losses++
-			d := s.jitter(losses)
-			if elapsed := s.clock.Now().Sub(start); elapsed+d > s.budget {
-				return nil, errs.Wrap(s.scrub(perr), errs.STORE_CONTENDED,
-					"%s: other writers kept moving the branch; gave up after %d attempts in %s (budget %s)",
-					what, attempts, elapsed.Round(time.Millisecond), s.budget).
-					With("attempts", attempts).With("elapsed", elapsed.Round(time.Millisecond).String())
-			}
-			if progress.Enabled(ctx) {
-				now := s.clock.Now()
-				progress.Report(ctx, progress.Event{Kind: progress.Store, Target: what, Started: now.Add(-time.Since(start)), Now: now,
-					Deadline: now.Add(s.budget - time.Since(start)), Attempt: losses})
-			}
-			if err := s.sleep(ctx, d); err != nil {
-				return nil, errs.Wrap(err, errs.INTERRUPTED, "%s", what)
-			}
-		}
-		states = fresh
+		w.mine[h] = ed
+		updates = append(updates, refUpdate{Ref: w.refs[i], Old: states[i].hash, New: h})
 	}
+	return ps, updates, compacting, nil
+}
+
+// landed records a push that landed: the new objects join the cache, so
+// this store's next mutation of these refs starts from them without a
+// read; a compaction refused on the way is warned about now.
+func (w *swap) landed(ps *opStorage, updates []refUpdate) {
+	for _, o := range ps.Local() {
+		w.s.objects.Put(o)
+	}
+	for _, u := range updates {
+		w.s.tips.remember(u.Ref, u.New)
+	}
+	if w.refused != nil {
+		w.s.cas.rewriteRefused(w.refs[0], w.refusedServer, w.refused)
+	}
+}
+
+// lost decides on a push that failed and did not land: nil to try again
+// on fresh (after a backoff when the lost attempt started from a fresh
+// read: a stale memory is not contention), or the error that ends the
+// update.
+func (w *swap) lost(f failure, sent bool, perr, rerr error, server string, fresh, states []*tipState) error {
+	switch {
+	case f == failLost && rerr != nil:
+		return rerr
+	case f != failLost:
+		return w.s.msg.transportError(perr, server, "%s", w.what)
+	case sent && sameTips(fresh, states):
+		// The server refused the update ("failed to update ref"), yet
+		// nobody moved the ref: not a lost race but a deterministic
+		// refusal (a ref name the server cannot store, a full disk).
+		// Retrying would only burn the budget.
+		return errs.Wrap(w.s.msg.scrub(perr), errs.STORE_REJECTED,
+			"%s: the remote refused the update though the branch did not move: %s", w.what, w.s.msg.scrubText(firstLine(server, perr))).
+			With("ref", w.refs[0].String()).
+			WithHint("Nothing else is writing the branch: the server refuses this ref (too long a name, a full disk, a server rule). Shorten the branch name or fix the remote.")
+	}
+	if !allFresh(states) {
+		return nil
+	}
+	return w.backoff(perr)
+}
+
+// backoff sleeps a full-jitter backoff before the next attempt, or returns
+// STORE_CONTENDED, with the attempts and the time spent, when it would end
+// past the budget.
+func (w *swap) backoff(perr error) error {
+	s := w.s
+	w.losses++
+	d := s.retry.Delay(w.losses)
+	if elapsed := s.clock.Now().Sub(w.start); elapsed+d > s.budget {
+		return errs.Wrap(s.msg.scrub(perr), errs.STORE_CONTENDED,
+			"%s: other writers kept moving the branch; gave up after %d attempts in %s (budget %s)",
+			w.what, w.attempts, elapsed.Round(time.Millisecond), s.budget).
+			With("attempts", w.attempts).With("elapsed", elapsed.Round(time.Millisecond).String())
+	}
+	if progress.Enabled(w.ctx) {
+		now := s.clock.Now()
+		progress.Report(w.ctx, progress.Event{Kind: progress.Store, Target: w.what, Started: now.Add(-time.Since(w.start)), Now: now,
+			Deadline: now.Add(s.budget - time.Since(w.start)), Attempt: w.losses})
+	}
+	if err := s.sleep(w.ctx, d); err != nil {
+		return errs.Wrap(err, errs.INTERRUPTED, "%s", w.what)
+	}
+	return nil
 }
 
 // firstLine is the server's message, else the push error's, first line.
@@ -589,3 +553,7 @@ func landedEdits(fresh []*tipState, last []*edit, mine map[plumbing.Hash]*edit) 
 	}
 	return out
 }
+
+// writer is the store's compare-and-swap of refs: it reads tips (or takes
+// them from memory), builds commits on them and pushes them (update).
+type writer struct{ s *Store }

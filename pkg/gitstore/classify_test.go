@@ -17,6 +17,7 @@ import (
 // against file:// and git http-backend), plus GitHub's wording for the same
 // outcomes.
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		err  error

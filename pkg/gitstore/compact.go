@@ -128,7 +128,8 @@ type lineage struct {
 // history fetched once — at most MaxDepth commits — to make the squash; a
 // fetch that fails, or finds the branch moved, leaves the write an ordinary
 // one (the push's compare-and-swap then decides, as always).
-func (s *Store) lineageOf(ctx context.Context, base *tipState) lineage {
+func (x *writer) lineageOf(ctx context.Context, base *tipState) lineage {
+	s := x.s
 	if !base.exists() {
 		return lineage{depth: 1}
 	}
@@ -140,18 +141,18 @@ func (s *Store) lineageOf(ctx context.Context, base *tipState) lineage {
 	if known && d < s.maxDepth || s.noRewrite.Load() {
 		return next
 	}
-	snap, err := s.fetch(ctx, func(name string) bool { return name == base.ref.String() }, fetchHistory)
-	if err != nil || snap.refs[base.ref] != base.hash {
+	snap, err := s.wire.Fetch(ctx, func(name string) bool { return name == base.ref.String() }, fetchHistory)
+	if err != nil || snap.Refs[base.ref] != base.hash {
 		return next
 	}
-	chain, err := firstParents(snap.st, base.ref, base.hash, 0)
+	chain, err := firstParents(snap.St, base.ref, base.hash, 0)
 	if err != nil {
 		return next
 	}
 	if len(chain) < s.maxDepth {
 		return lineage{depth: len(chain) + 1}
 	}
-	sum, err := s.summarize(chain, base)
+	sum, err := s.cas.summarize(chain, base)
 	if err != nil {
 		return next
 	}
@@ -178,7 +179,8 @@ func firstParents(st *opStorage, ref plumbing.ReferenceName, h plumbing.Hash, ma
 
 // summarize makes the compacted.json of a squash of chain (newest first,
 // chain[0] the base).
-func (s *Store) summarize(chain []*tipState, base *tipState) ([]byte, error) {
+func (x *writer) summarize(chain []*tipState, base *tipState) ([]byte, error) {
+	s := x.s
 	root := chain[len(chain)-1]
 	prev, err := summaryOf(root)
 	if err != nil {
@@ -203,7 +205,7 @@ func (s *Store) summarize(chain []*tipState, base *tipState) ([]byte, error) {
 		c.Events = []receipt.Event{}
 	}
 	if kind, target, _ := parseRef(base.ref.String()); kind == refScope {
-		ids, proven, err := provenance(chain, target, s.authentic)
+		ids, proven, err := provenance(chain, target, s.sign.authentic)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +278,7 @@ func chainEvents(chain []*object.Commit, carried []receipt.Event, target *receip
 // it (receipt.RecordIntroduced). A commit made by hand records nothing. A
 // root squash whose record cannot be read makes the answer unknown
 // (proven false), never an empty record. Only commits authentic accepts
-// count (Store.authentic: with receipt keys, those under a valid MAC): a
+// count (signer.authentic: with receipt keys, those under a valid MAC): a
 // receipt write or a root squash it refuses is taken as made by hand.
 func provenance(chain []*tipState, target receipt.Target, authentic func(*tipState) bool) (map[string]bool, bool, error) {
 	ids := map[string]bool{}
@@ -333,7 +335,8 @@ func (s *Store) Warnings() []*errs.Error {
 
 // rewriteRefused remembers, for the store's life, that the remote refuses
 // a compaction's push, and warns once.
-func (s *Store) rewriteRefused(ref plumbing.ReferenceName, server string, err error) {
+func (x *writer) rewriteRefused(ref plumbing.ReferenceName, server string, err error) {
+	s := x.s
 	s.noRewrite.Store(true)
 	s.warnMu.Lock()
 	defer s.warnMu.Unlock()
@@ -341,9 +344,9 @@ func (s *Store) rewriteRefused(ref plumbing.ReferenceName, server string, err er
 		return
 	}
 	s.warned = true
-	msg := firstLine(s.serverMessage(server), err)
+	msg := firstLine(s.msg.serverMessage(server), err)
 	s.warnings = append(s.warnings, errs.New(errs.STORE_UNCOMPACTED,
 		"%s refused to rewrite %s (%s): receipt branches are written without compaction and grow by one commit per write",
-		s.safeURL, shortRef(ref), s.scrubText(msg)).With("ref", ref.String()).
+		s.safeURL, shortRef(ref), s.msg.scrubText(msg)).With("ref", ref.String()).
 		WithHint("Let the Action and the bot force-push `sponson-receipts/**`: in the README's receipts ruleset they bypass \"Block force pushes\"; on a plain git server, `git config receive.denyNonFastForwards false`."))
 }

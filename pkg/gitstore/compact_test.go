@@ -3,10 +3,12 @@ package gitstore
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/clock"
@@ -15,14 +17,34 @@ import (
 	"github.com/sponson/apply/pkg/receipt/receipttest"
 )
 
-// reachable is the number of commits reachable from ref in repository dir.
+// reachable is the number of commits reachable from ref in repository
+// dir, counted in-process by go-git reading the repository's files (no
+// git process: the compaction tests ask after every run).
 func reachable(t testing.TB, dir, ref string) int {
 	t.Helper()
-	n, err := strconv.Atoi(strings.TrimSpace(gittest.Run(t, dir, "rev-list", "--count", ref)))
+	repo, err := git.PlainOpen(dir)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("open %s: %v", dir, err)
 	}
-	return n
+	r, err := repo.Reference(plumbing.ReferenceName(ref), true)
+	if err != nil {
+		t.Fatalf("%s in %s: %v", ref, dir, err)
+	}
+	seen := map[plumbing.Hash]bool{}
+	for todo := []plumbing.Hash{r.Hash()}; len(todo) > 0; {
+		h := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		c, err := repo.CommitObject(h)
+		if err != nil {
+			t.Fatalf("commit %s of %s in %s: %v", h, ref, dir, err)
+		}
+		todo = append(todo, c.ParentHashes...)
+	}
+	return len(seen)
 }
 
 // run is one apply of a scope as the engine makes it: acquire, a
@@ -69,6 +91,7 @@ func oneRun(t *testing.T, s *Store, clock *clock.Fake, env, scope string, i int,
 // receipt, its version and the provenance of its ledger are as without
 // compaction; and git fsck stays clean.
 func TestCompactionBoundsTheBranch(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
 			t.Parallel()
@@ -216,6 +239,7 @@ func TestCompactionOfAnOldBranch(t *testing.T) {
 // the store warns once (STORE_UNCOMPACTED) and never tries again, and the
 // refusal is never taken for contention (no backoff, the budget untouched).
 func TestCompactionRefusedFallsBack(t *testing.T) {
+	t.Parallel()
 	// denyNonFastForwards over both remotes, and a pre-receive hook that
 	// refuses force pushes with GitHub's words for its "Block force pushes"
 	// rule (GH013): a refusal the store only knows as a server rule.
@@ -274,11 +298,11 @@ exit 0`)
 			// Remembered: the next write is the ordinary one and costs
 			// what it always did (one push: two round trips), no fetch.
 			l := mustLease(t, s, receipt.ScopeTarget("preview", "pr-1"), "run-x", time.Hour)
-			before := s.RoundTrips()
+			before := s.wire.RoundTrips()
 			if err := s.WriteRelease(ctx, newReceipt("preview", "pr-1", "run-x", "a"), l); err != nil {
 				t.Fatal(err)
 			}
-			if got := s.RoundTrips() - before; got != 2 {
+			if got := s.wire.RoundTrips() - before; got != 2 {
 				t.Errorf("a write after the refusal took %d round trips, want 2", got)
 			}
 			hist, err := s.History(ctx, receipt.ScopeTarget("preview", "pr-1"))

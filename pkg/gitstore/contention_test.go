@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(helperMain(mode))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeTemplate()
+	os.Exit(code)
 }
 
 // TestContention races nine writers — four goroutines with their own Store,
@@ -117,9 +119,13 @@ func TestContention(t *testing.T) {
 				deadline := time.Now().Add(3 * time.Minute) // only a broken lock takes this long
 				parallel(rs, func(i int, r racer) {
 					rnd := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
+					// Held: wait 10 ms plus a full-jitter backoff that grows
+					// to 400 ms, so eight waiting writers do not poll the
+					// remote faster than the holder can finish.
+					wait := clock.Backoff{Base: 10 * time.Millisecond, Max: 400 * time.Millisecond, Rand: rnd.Int64N}
 					for n := 0; n < loops; n++ {
 						var gen int64
-						for {
+						for tries := 1; ; tries++ {
 							won, g, err := r.TryAcquire()
 							if err != nil {
 								t.Errorf("%s: %v", r.Name(), err)
@@ -133,7 +139,7 @@ func TestContention(t *testing.T) {
 								t.Errorf("%s: never got the lease", r.Name())
 								return
 							}
-							time.Sleep(time.Duration(10+rnd.IntN(40)) * time.Millisecond)
+							time.Sleep(10*time.Millisecond + wait.Delay(tries))
 						}
 						if !holders.CompareAndSwap(0, 1) {
 							t.Errorf("%s holds the lease (generation %d) while another writer does", r.Name(), gen)

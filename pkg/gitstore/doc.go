@@ -114,6 +114,15 @@
 // with PruneSurveyed (no fetch of its own).
 // docs/performance.md has the measurements.
 //
+// Parts: the git mechanics — ref listings, fetches, compare-and-swap
+// pushes, the object cache, tree and commit building, the stalled-remote
+// guard and the reading of go-git's push outcomes — are internal/gitwire,
+// which knows refs, commits, trees and hashes, never receipts or leases.
+// The Store holds gitwire's Remote and its own parts as named fields: the
+// compare-and-swap writer (cas.go, compact.go), the lease keeper, the
+// receipts reader, the session reader, the pruner, the memory of tips,
+// the signer and the messages that code and scrub every error.
+//
 // Concurrency: a Store is safe for concurrent use; operations share only the
 // immutable-object cache and the memory of last tips. Between processes and
 // machines, the remote's ref lock is the only arbiter.

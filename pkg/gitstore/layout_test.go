@@ -121,6 +121,7 @@ func lsTree(t *testing.T, dir, ref string) string {
 }
 
 func TestParseRef(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		kind refKind

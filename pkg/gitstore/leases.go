@@ -77,7 +77,7 @@ func (s *Store) Acquire(ctx context.Context, target receipt.Target, owner receip
 	if err := receipt.CheckAcquire(target, owner); err != nil {
 		return receipt.Lease{}, nil, err
 	}
-	return s.acquire(ctx, target, owner, ttl, nil, nil)
+	return s.leases.acquire(ctx, target, owner, ttl, nil, nil)
 }
 
 // acquire is Acquire's compare-and-swap; check, when not nil, is a further
@@ -87,8 +87,9 @@ func (s *Store) Acquire(ctx context.Context, target receipt.Target, owner receip
 // With with, a live lease of owner's run is reported (LOCK_HELD naming it)
 // before check is asked: it can only be this very step, landed, its answer
 // lost.
-func (s *Store) acquire(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, check func(*tipState) error, with func(receipt.Lease) (*edit, error)) (receipt.Lease, *receipt.Lease, error) {
-	landed, err := s.update(ctx, "acquire "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+func (x *leaseKeeper) acquire(ctx context.Context, target receipt.Target, owner receipt.Owner, ttl time.Duration, check func(*tipState) error, with func(receipt.Lease) (*edit, error)) (receipt.Lease, *receipt.Lease, error) {
+	s := x.s
+	landed, err := s.cas.update(ctx, "acquire "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		t := ts[0]
 		cur, err := leaseOf(t, target)
 		if err != nil {
@@ -160,7 +161,7 @@ func (s *Store) Renew(ctx context.Context, lease receipt.Lease) (receipt.Lease, 
 		return receipt.Lease{}, err
 	}
 	target := lease.Target
-	landed, err := s.update(ctx, "renew "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+	landed, err := s.cas.update(ctx, "renew "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		cur, err := leaseOf(ts[0], target)
 		if err != nil {
 			return nil, err
@@ -197,7 +198,7 @@ func (s *Store) Release(ctx context.Context, lease receipt.Lease) error {
 		return err
 	}
 	target := lease.Target
-	_, err := s.update(ctx, "release "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+	_, err := s.cas.update(ctx, "release "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		cur, err := leaseOf(ts[0], target)
 		if err != nil {
 			return nil, err
@@ -234,7 +235,7 @@ func (s *Store) ForceRelease(ctx context.Context, target receipt.Target, reason,
 	if reason == "" || who == "" {
 		return nil, errs.New(errs.USAGE, "unlock %s: a reason and who is unlocking are required", target)
 	}
-	landed, err := s.update(ctx, "unlock "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+	landed, err := s.cas.update(ctx, "unlock "+target.String(), []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		t := ts[0]
 		cur, err := leaseOf(t, target)
 		corrupt := errs.CodeOf(err) == errs.RECEIPT_CORRUPT
@@ -282,7 +283,7 @@ func (s *Store) Lease(ctx context.Context, target receipt.Target) (*receipt.Leas
 	if err := target.Validate(); err != nil {
 		return nil, err
 	}
-	ts, err := s.readStates(ctx, []plumbing.ReferenceName{refOf(target)})
+	ts, err := s.cas.readStates(ctx, []plumbing.ReferenceName{refOf(target)})
 	if err != nil {
 		return nil, err
 	}
@@ -293,8 +294,9 @@ func (s *Store) Lease(ctx context.Context, target receipt.Target) (*receipt.Leas
 // listing, at most one packfile): the scopes with a receipt or a lease,
 // every stored lease that can be read, and the ones that cannot. A damaged
 // branch is reported, never a reason to hide the others.
-func (s *Store) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, []receipt.Unreadable, error) {
-	snap, err := s.fetch(ctx, func(name string) bool {
+func (x *leaseKeeper) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, []receipt.Unreadable, error) {
+	s := x.s
+	snap, err := s.wire.Fetch(ctx, func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind != refOther
 	}, fetchTips)
@@ -306,9 +308,9 @@ func (s *Store) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, 
 		locks  []receipt.Lease
 		bad    []receipt.Unreadable
 	)
-	for ref, h := range snap.refs {
+	for ref, h := range snap.Refs {
 		kind, target, id := parseRef(ref.String())
-		t, err := stateAt(snap.st, ref, h, true)
+		t, err := stateAt(snap.St, ref, h, true)
 		if err != nil {
 			if errs.CodeOf(err) != errs.RECEIPT_CORRUPT {
 				return nil, nil, nil, err
@@ -378,7 +380,7 @@ func (s *Store) Locks(ctx context.Context) ([]receipt.Lease, error) {
 	if err := receipt.Interrupted(ctx, "list leases"); err != nil {
 		return nil, err
 	}
-	_, locks, bad, err := s.scan(ctx)
+	_, locks, bad, err := s.leases.scan(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -391,6 +393,9 @@ func (s *Store) Scopes(ctx context.Context) ([]receipt.ScopeRef, error) {
 	if err := receipt.Interrupted(ctx, "list scopes"); err != nil {
 		return nil, err
 	}
-	scopes, _, _, err := s.scan(ctx)
+	scopes, _, _, err := s.leases.scan(ctx)
 	return scopes, err
 }
+
+// leaseKeeper takes leases and lists them.
+type leaseKeeper struct{ s *Store }

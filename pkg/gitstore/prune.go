@@ -44,10 +44,10 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) ([]receipt.S
 	if olderThan <= 0 {
 		olderThan = DefaultRetention
 	}
-	if !s.deleteRefs {
+	if !s.wire.DeleteRefs() {
 		return nil, errs.New(errs.STORE_REJECTED, "%s does not accept ref deletions; tombstoned receipt branches cannot be pruned", s.safeURL)
 	}
-	snap, err := s.fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind == refScope
 	}, fetchTips)
@@ -56,9 +56,9 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) ([]receipt.S
 	}
 	now := s.clock.Now()
 	var cands []pruneCandidate
-	for ref, h := range snap.refs {
+	for ref, h := range snap.Refs {
 		_, target, _ := parseRef(ref.String())
-		t, err := stateAt(snap.st, ref, h, true)
+		t, err := stateAt(snap.St, ref, h, true)
 		if err != nil {
 			continue
 		}
@@ -75,7 +75,7 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) ([]receipt.S
 		}
 		cands = append(cands, pruneCandidate{ref: ref, hash: h, scope: receipt.ScopeRef{Env: target.Env, Scope: target.Scope, HasReceipt: true, Lease: l}})
 	}
-	return s.deleteBranches(ctx, cands)
+	return s.pruner.deleteBranches(ctx, cands)
 }
 
 // pruneCandidate is a scope branch judged prunable at tip hash.
@@ -88,7 +88,8 @@ type pruneCandidate struct {
 // deleteBranches deletes the candidates' branches, each only if still at
 // the tip it was judged at, up to pruneBatch per push, and returns the
 // scopes deleted, sorted.
-func (s *Store) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]receipt.ScopeRef, error) {
+func (x *pruner) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]receipt.ScopeRef, error) {
+	s := x.s
 	sort.Slice(cands, func(i, j int) bool { return cands[i].ref < cands[j].ref })
 
 	var pruned []receipt.ScopeRef
@@ -98,12 +99,12 @@ func (s *Store) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]r
 		cands = cands[n:]
 		updates := make([]refUpdate, len(batch))
 		for i, c := range batch {
-			updates[i] = refUpdate{ref: c.ref, old: c.hash}
+			updates[i] = refUpdate{Ref: c.ref, Old: c.hash}
 		}
-		server, perr := s.push(ctx, newOpStorage(nil), updates, false)
+		server, perr := s.wire.Push(ctx, newOpStorage(nil), updates, false)
 		if perr == nil {
 			for _, c := range batch {
-				s.remember(c.ref, plumbing.ZeroHash)
+				s.tips.remember(c.ref, plumbing.ZeroHash)
 				pruned = append(pruned, c.scope)
 			}
 			continue
@@ -112,18 +113,18 @@ func (s *Store) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]r
 		// not atomic; go-git reports the first failure only), or landed with
 		// the answer lost: list the refs again to know.
 		f, _ := classify(perr)
-		listed, err := s.listRefs(ctx)
+		listed, err := s.pruner.listRefs(ctx)
 		if err != nil {
 			return pruned, err
 		}
 		for _, c := range batch {
 			if _, still := listed[c.ref]; !still {
-				s.remember(c.ref, plumbing.ZeroHash)
+				s.tips.remember(c.ref, plumbing.ZeroHash)
 				pruned = append(pruned, c.scope)
 			}
 		}
 		if f != failLost {
-			return pruned, s.transportError(perr, server, "prune tombstoned receipt branches")
+			return pruned, s.msg.transportError(perr, server, "prune tombstoned receipt branches")
 		}
 		// Lost: some branch moved since it was judged (or go-git's
 		// all-or-nothing RequireRemoteRefs check refused the whole batch).
@@ -132,8 +133,8 @@ func (s *Store) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]r
 			if _, still := listed[c.ref]; !still || listed[c.ref] != c.hash {
 				continue
 			}
-			if _, err := s.push(ctx, newOpStorage(nil), []refUpdate{{ref: c.ref, old: c.hash}}, false); err == nil {
-				s.remember(c.ref, plumbing.ZeroHash)
+			if _, err := s.wire.Push(ctx, newOpStorage(nil), []refUpdate{{Ref: c.ref, Old: c.hash}}, false); err == nil {
+				s.tips.remember(c.ref, plumbing.ZeroHash)
 				pruned = append(pruned, c.scope)
 			}
 		}
@@ -148,17 +149,21 @@ func (s *Store) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]r
 }
 
 // listRefs is one ref advertisement: every ref of the store's namespace.
-func (s *Store) listRefs(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {
+func (x *pruner) listRefs(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {
+	s := x.s
 	refs := map[plumbing.ReferenceName]plumbing.Hash{}
-	snap, err := s.fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind != refOther
 	}, fetchNone)
 	if err != nil {
 		return nil, err
 	}
-	for r, h := range snap.refs {
+	for r, h := range snap.Refs {
 		refs[r] = h
 	}
 	return refs, nil
 }
+
+// pruner deletes the branches of tombstoned scopes.
+type pruner struct{ s *Store }

@@ -107,6 +107,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestTombstoned(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		r    *receipt.Receipt
 		want bool

@@ -48,7 +48,7 @@ func (s *Store) Read(ctx context.Context, env, scope string) (*receipt.Receipt, 
 	if err := target.Validate(); err != nil {
 		return nil, "", err
 	}
-	ts, err := s.readStates(ctx, []plumbing.ReferenceName{refOf(target)})
+	ts, err := s.cas.readStates(ctx, []plumbing.ReferenceName{refOf(target)})
 	if err != nil {
 		return nil, "", err
 	}
@@ -59,7 +59,7 @@ func (s *Store) Read(ctx context.Context, env, scope string) (*receipt.Receipt, 
 // packfile (every scope branch of env at depth 1), whatever the number of
 // scopes.
 func (s *Store) List(ctx context.Context, env string) ([]receipt.Stored, error) {
-	return s.list(ctx, env, nil, envRefs(env))
+	return s.sessions.list(ctx, env, nil, envRefs(env))
 }
 
 // Write implements receipt.Receipts: one commit that replaces receipt.json,
@@ -92,14 +92,14 @@ func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
 		}
 		data[i] = d
 	}
-	if len(writes) == 1 || s.atomicPush {
-		return s.writeFenced(ctx, writes, data)
+	if len(writes) == 1 || s.wire.Atomic() {
+		return s.receipts.writeFenced(ctx, writes, data)
 	}
 	refs := make([]plumbing.ReferenceName, len(writes))
 	for i, w := range writes {
 		refs[i] = refOf(w.Lease.Target)
 	}
-	ts, err := s.readStates(ctx, refs)
+	ts, err := s.cas.readStates(ctx, refs)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
 		}
 	}
 	for i := range writes {
-		if err := s.writeFenced(ctx, writes[i:i+1], data[i:i+1]); err != nil {
+		if err := s.receipts.writeFenced(ctx, writes[i:i+1], data[i:i+1]); err != nil {
 			return err
 		}
 	}
@@ -122,7 +122,8 @@ func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
 
 // writeFenced writes receipts in one compare-and-swap (one atomic push for
 // several).
-func (s *Store) writeFenced(ctx context.Context, writes []receipt.Write, data [][]byte) error {
+func (x *receiptReader) writeFenced(ctx context.Context, writes []receipt.Write, data [][]byte) error {
+	s := x.s
 	refs := make([]plumbing.ReferenceName, len(writes))
 	what := "write the receipt of " + writes[0].Receipt.Target().String()
 	for i, w := range writes {
@@ -131,7 +132,7 @@ func (s *Store) writeFenced(ctx context.Context, writes []receipt.Write, data []
 			what += ", " + w.Receipt.Target().String()
 		}
 	}
-	_, err := s.update(ctx, what, refs, func(ts []*tipState) ([]*edit, error) {
+	_, err := s.cas.update(ctx, what, refs, func(ts []*tipState) ([]*edit, error) {
 		edits := make([]*edit, len(writes))
 		now := s.clock.Now()
 		for i, w := range writes {
@@ -172,7 +173,7 @@ func (s *Store) History(ctx context.Context, target receipt.Target) ([]receipt.E
 	if err := target.Validate(); err != nil {
 		return nil, err
 	}
-	out, _, err := s.history(ctx, target, 0, 0)
+	out, _, err := s.receipts.history(ctx, target, 0, 0)
 	return out, err
 }
 
@@ -189,12 +190,12 @@ func (s *Store) RecentHistory(ctx context.Context, target receipt.Target, n int)
 		return nil, false, err
 	}
 	if n <= 0 {
-		out, _, err := s.history(ctx, target, 0, 0)
+		out, _, err := s.receipts.history(ctx, target, 0, 0)
 		return out, false, err
 	}
-	out, cut, err := s.history(ctx, target, 4*n+4, n+1)
+	out, cut, err := s.receipts.history(ctx, target, 4*n+4, n+1)
 	if err == nil && cut && len(out) <= n {
-		out, _, err = s.history(ctx, target, 0, n+1)
+		out, _, err = s.receipts.history(ctx, target, 0, n+1)
 	}
 	if err != nil {
 		return nil, false, err
@@ -211,13 +212,14 @@ func (s *Store) RecentHistory(ctx context.Context, target receipt.Target, n int)
 // the newest (0: all), and whether the walk stopped at the fetch's depth.
 // A walk that reaches a squash (compact.go) goes on with the events the
 // squash kept of the history it replaced.
-func (s *Store) history(ctx context.Context, target receipt.Target, depth, limit int) ([]receipt.Event, bool, error) {
+func (x *receiptReader) history(ctx context.Context, target receipt.Target, depth, limit int) ([]receipt.Event, bool, error) {
+	s := x.s
 	ref := refOf(target)
-	snap, err := s.fetchDepth(ctx, func(name string) bool { return name == ref.String() }, fetchHistory, depth)
+	snap, err := s.wire.FetchDepth(ctx, func(name string) bool { return name == ref.String() }, fetchHistory, depth)
 	if err != nil {
 		return nil, false, err
 	}
-	h, ok := snap.refs[ref]
+	h, ok := snap.Refs[ref]
 	if !ok {
 		return nil, false, nil
 	}
@@ -225,7 +227,7 @@ func (s *Store) history(ctx context.Context, target receipt.Target, depth, limit
 	var chain []*object.Commit // newest first
 	var carried []receipt.Event
 	for !h.IsZero() {
-		c, err := object.GetCommit(snap.st, h)
+		c, err := object.GetCommit(snap.St, h)
 		if err != nil {
 			if depth > 0 && len(chain) >= depth {
 				cut = true // the shallow fetch's boundary
@@ -238,7 +240,7 @@ func (s *Store) history(ctx context.Context, target receipt.Target, depth, limit
 		if len(c.ParentHashes) > 0 {
 			h = c.ParentHashes[0]
 		} else if isSquash(c) {
-			t, err := stateAt(snap.st, ref, c.Hash, true)
+			t, err := stateAt(snap.St, ref, c.Hash, true)
 			if err != nil {
 				return nil, false, err
 			}
@@ -280,17 +282,20 @@ func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string
 		return nil, false, err
 	}
 	ref := refOf(target)
-	snap, err := s.fetch(ctx, func(name string) bool { return name == ref.String() }, fetchHistory)
+	snap, err := s.wire.Fetch(ctx, func(name string) bool { return name == ref.String() }, fetchHistory)
 	if err != nil {
 		return nil, false, err
 	}
-	h, ok := snap.refs[ref]
+	h, ok := snap.Refs[ref]
 	if !ok {
 		return nil, false, nil
 	}
-	chain, err := firstParents(snap.st, ref, h, maxProvenanceCommits)
+	chain, err := firstParents(snap.St, ref, h, maxProvenanceCommits)
 	if err != nil {
 		return nil, false, err
 	}
-	return provenance(chain, target, s.authentic)
+	return provenance(chain, target, s.sign.authentic)
 }
+
+// receiptReader writes fenced receipts and reads their history.
+type receiptReader struct{ s *Store }

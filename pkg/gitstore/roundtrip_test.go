@@ -27,14 +27,14 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 				counts[n] = map[string]int64{}
 				measure := func(name string, fn func() error) {
 					t.Helper()
-					before, reqs := s.RoundTrips(), int64(0)
+					before, reqs := s.wire.RoundTrips(), int64(0)
 					if rem.srv != nil {
 						reqs = rem.srv.Requests()
 					}
 					if err := fn(); err != nil {
 						t.Fatalf("%d branches: %s: %v", n, name, err)
 					}
-					got := s.RoundTrips() - before
+					got := s.wire.RoundTrips() - before
 					counts[n][name] = got
 					if rem.srv != nil {
 						if http := rem.srv.Requests() - reqs; http != got {
@@ -104,6 +104,7 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 // The store's count of round trips agrees with the server's for a fenced
 // write over HTTP.
 func TestRoundTripsMatchHTTPRequests(t *testing.T) {
+	t.Parallel()
 	rem := newRemote(t, "http")
 	before := rem.srv.Requests()
 	s := newStore(t, rem.url, clock.NewFake(start))
@@ -111,7 +112,7 @@ func TestRoundTripsMatchHTTPRequests(t *testing.T) {
 	if err := s.Write(context.Background(), newReceipt("preview", "pr-1", "run-1"), l); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.RoundTrips(), rem.srv.Requests()-before; got != want {
+	if got, want := s.wire.RoundTrips(), rem.srv.Requests()-before; got != want {
 		t.Fatalf("RoundTrips() = %d, the server saw %d requests:\n%v", got, want, rem.srv.Log())
 	}
 }

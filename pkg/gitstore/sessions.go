@@ -22,7 +22,7 @@ var _ receipt.ScopeViewer = (*Store)(nil)
 // The scope's tip is remembered, so an AcquireAt or WriteAt that follows
 // pushes on it without reading again.
 func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, error) {
-	v, _, err := s.view(ctx, env, scope, envRefs(env), true)
+	v, _, err := s.sessions.view(ctx, env, scope, envRefs(env), true)
 	return v, err
 }
 
@@ -33,16 +33,18 @@ func (s *Store) View(ctx context.Context, env, scope string) (*receipt.View, err
 // on the same ref listing: over HTTP one packfile request, no listing of
 // its own (over file:// every session lists the refs again).
 func (s *Store) ViewScope(ctx context.Context, env, scope string, also []string) (*receipt.View, error) {
-	v, from, err := s.view(ctx, env, scope, scopeRefs(env, also), false)
+	v, from, err := s.sessions.view(ctx, env, scope, scopeRefs(env, also), false)
 	if err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(s.url, "http") {
 		from = nil
 	}
-	v.Rest = func(ctx context.Context) ([]receipt.Stored, error) { return s.list(ctx, env, from, envRefs(env)) }
+	v.Rest = func(ctx context.Context) ([]receipt.Stored, error) {
+		return s.sessions.list(ctx, env, from, envRefs(env))
+	}
 	v.Named = func(ctx context.Context, scopes []string) ([]receipt.Stored, error) {
-		return s.list(ctx, env, from, scopeRefs(env, scopes))
+		return s.sessions.list(ctx, env, from, scopeRefs(env, scopes))
 	}
 	return v, nil
 }
@@ -51,7 +53,8 @@ func (s *Store) ViewScope(ctx context.Context, env, scope string, also []string)
 // ref names others matches (a scope branch of env, in canonical form), in one fetch, and returns the listing it read. With
 // strict, a damaged receipt of another scope fails the view (View);
 // otherwise it is a Stored with Err (ViewScope, as List).
-func (s *Store) view(ctx context.Context, env, scope string, others func(ref string) bool, strict bool) (*receipt.View, *listing, error) {
+func (x *sessionReader) view(ctx context.Context, env, scope string, others func(ref string) bool, strict bool) (*receipt.View, *listing, error) {
+	s := x.s
 	if err := receipt.Interrupted(ctx, "read "+env+"/"+scope); err != nil {
 		return nil, nil, err
 	}
@@ -60,16 +63,16 @@ func (s *Store) view(ctx context.Context, env, scope string, others func(ref str
 		return nil, nil, err
 	}
 	own := refOf(target)
-	snap, err := s.fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, func(name string) bool {
 		return name == own.String() || others(name)
 	}, fetchTips)
 	if err != nil {
 		return nil, nil, err
 	}
 	v := &receipt.View{}
-	for ref, h := range snap.refs {
+	for ref, h := range snap.Refs {
 		_, t, _ := parseRef(ref.String())
-		ts, err := stateAt(snap.st, ref, h, true)
+		ts, err := stateAt(snap.St, ref, h, true)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -94,9 +97,9 @@ func (s *Store) view(ctx context.Context, env, scope string, others func(ref str
 			v.Others = append(v.Others, receipt.Stored{Env: env, Scope: t.Scope, Receipt: r, Version: ver})
 		}
 	}
-	s.remember(own, snap.refs[own])
+	s.tips.remember(own, snap.Refs[own])
 	sort.Slice(v.Others, func(i, j int) bool { return v.Others[i].Scope < v.Others[j].Scope })
-	return v, snap.listing, nil
+	return v, snap.Listing, nil
 }
 
 // envRefs matches the scope branches of env (in canonical form). The
@@ -129,21 +132,22 @@ func scopeRefs(env string, scopes []string) func(name string) bool {
 // of them) on listing from (nil: a listing of its own): one ref
 // advertisement, none with from over HTTP, and at most one packfile
 // (those branches at depth 1), whatever the number of scopes.
-func (s *Store) list(ctx context.Context, env string, from *listing, match func(name string) bool) ([]receipt.Stored, error) {
+func (x *sessionReader) list(ctx context.Context, env string, from *listing, match func(name string) bool) ([]receipt.Stored, error) {
+	s := x.s
 	if err := receipt.Interrupted(ctx, "list "+env); err != nil {
 		return nil, err
 	}
 	if env == "" {
 		return nil, errs.New(errs.USAGE, "list: no environment given")
 	}
-	snap, err := s.fetchListed(ctx, from, match, fetchTips)
+	snap, err := s.wire.FetchListed(ctx, from, match, fetchTips)
 	if err != nil {
 		return nil, err
 	}
 	var out []receipt.Stored
-	for ref, h := range snap.refs {
+	for ref, h := range snap.Refs {
 		_, target, _ := parseRef(ref.String())
-		t, err := stateAt(snap.st, ref, h, true)
+		t, err := stateAt(snap.St, ref, h, true)
 		if err == nil {
 			var r *receipt.Receipt
 			var v receipt.Version
@@ -182,7 +186,7 @@ func (s *Store) AcquireAt(ctx context.Context, target receipt.Target, owner rece
 	if err := receipt.CheckAcquire(target, owner); err != nil {
 		return receipt.Lease{}, nil, err
 	}
-	return s.acquire(ctx, target, owner, ttl, atVersion(target, v), nil)
+	return s.leases.acquire(ctx, target, owner, ttl, atVersion(target, v), nil)
 }
 
 // atVersion is the check that the tip's receipt is at version v.
@@ -215,8 +219,8 @@ func (s *Store) AcquireAtWith(ctx context.Context, target receipt.Target, owner 
 	if err != nil {
 		return receipt.Lease{}, nil, err
 	}
-	return s.acquire(ctx, target, owner, ttl, atVersion(target, v), func(l receipt.Lease) (*edit, error) {
-		return s.receiptEdit(r, data, l.Generation)
+	return s.leases.acquire(ctx, target, owner, ttl, atVersion(target, v), func(l receipt.Lease) (*edit, error) {
+		return s.receipts.receiptEdit(r, data, l.Generation)
 	})
 }
 
@@ -244,7 +248,7 @@ func (s *Store) WriteRelease(ctx context.Context, r *receipt.Receipt, lease rece
 	}
 	target := lease.Target
 	what := "write the receipt of " + target.String() + " and release its lease"
-	_, err = s.update(ctx, what, []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+	_, err = s.cas.update(ctx, what, []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		cur, err := leaseOf(ts[0], target)
 		if err != nil {
 			return nil, err
@@ -256,7 +260,7 @@ func (s *Store) WriteRelease(ctx context.Context, r *receipt.Receipt, lease rece
 		if err != nil {
 			return nil, err
 		}
-		ed, err := s.receiptEdit(r, data, lease.Generation)
+		ed, err := s.receipts.receiptEdit(r, data, lease.Generation)
 		if err != nil {
 			return nil, err
 		}
@@ -285,11 +289,11 @@ func (s *Store) WriteAt(ctx context.Context, r *receipt.Receipt, v receipt.Versi
 	}
 	target := r.Target()
 	what := "write the receipt of " + target.String()
-	_, err = s.update(ctx, what, []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
+	_, err = s.cas.update(ctx, what, []plumbing.ReferenceName{refOf(target)}, func(ts []*tipState) ([]*edit, error) {
 		if _, locked := ts[0].tree[receipt.LockFile]; locked || versionOf(ts[0]) != v {
 			return nil, moved(target, what)
 		}
-		ed, err := s.receiptEdit(r, data, 0)
+		ed, err := s.receipts.receiptEdit(r, data, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +304,8 @@ func (s *Store) WriteAt(ctx context.Context, r *receipt.Receipt, v receipt.Versi
 
 // receiptEdit is the edit that writes receipt r (encoded as data) by the
 // lease of generation g (0: none).
-func (s *Store) receiptEdit(r *receipt.Receipt, data []byte, g int64) (*edit, error) {
+func (x *receiptReader) receiptEdit(r *receipt.Receipt, data []byte, g int64) (*edit, error) {
+	s := x.s
 	ev := receipt.Event{At: s.clock.Now(), Target: r.Target(), Operation: r.Operation, RunID: r.RunID, Status: r.Status, Generation: g}
 	line, err := eventTrailer(ev)
 	if err != nil {
@@ -313,3 +318,6 @@ func (s *Store) receiptEdit(r *receipt.Receipt, data []byte, g int64) (*edit, er
 		run:      r.RunID,
 	}, nil
 }
+
+// sessionReader makes a run's views of its scope and environment.
+type sessionReader struct{ s *Store }

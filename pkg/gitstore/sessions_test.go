@@ -173,14 +173,7 @@ func TestRecentHistory(t *testing.T) {
 		}
 		if n == 1 {
 			// Read what it prints: a shallow fetch, not the branch.
-			commits := 0
-			fresh.objects.mu.RLock()
-			for _, o := range fresh.objects.objs {
-				if o.Type() == plumbing.CommitObject {
-					commits++
-				}
-			}
-			fresh.objects.mu.RUnlock()
+			commits := fresh.objects.Count(plumbing.CommitObject)
 			if commits > 4*n+4 {
 				t.Errorf("RecentHistory(1) fetched %d commits of the branch", commits)
 			}

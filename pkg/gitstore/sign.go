@@ -80,7 +80,7 @@ func fileDigest(t *tipState, name string) string {
 // signed returns msg with the MAC of the commit it will be: on ref, with
 // parents, tree and the files of entries (in st). msg is returned as it is
 // when the store has no keys.
-func (s *Store) signed(st *opStorage, ref plumbing.ReferenceName, parents []plumbing.Hash, tree plumbing.Hash, entries map[string]object.TreeEntry, msg string) string {
+func (s *signer) signed(st *opStorage, ref plumbing.ReferenceName, parents []plumbing.Hash, tree plumbing.Hash, entries map[string]object.TreeEntry, msg string) string {
 	if s.keys == nil {
 		return msg
 	}
@@ -91,7 +91,7 @@ func (s *Store) signed(st *opStorage, ref plumbing.ReferenceName, parents []plum
 // authentic reports whether t's commit may count as Sponson's: always
 // without keys (the history checks alone, as before signing); with keys,
 // only when its MAC verifies.
-func (s *Store) authentic(t *tipState) bool {
+func (s *signer) authentic(t *tipState) bool {
 	if s.keys == nil {
 		return true
 	}
@@ -120,6 +120,11 @@ func splitMAC(m string) (msg, tag string, ok bool) {
 
 // Signs implements receipt.Signing: whether the store signs its commits and
 // trusts only signed ones.
-func (s *Store) Signs() bool { return s.keys != nil }
+func (s *Store) Signs() bool { return s.sign.keys != nil }
 
 var _ receipt.Signing = (*Store)(nil)
+
+// signer signs the store's commits and verifies others' (nil keys: neither).
+type signer struct {
+	keys *receipt.Keys
+}

@@ -158,6 +158,7 @@ func TestSignedCompactionKeepsTheRecord(t *testing.T) {
 // A key too short, a previous key alone, or the same key twice is refused;
 // no key at all is no signing.
 func TestReceiptKeysAreChecked(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ cur, prev string }{{"short", ""}, {"", keyA}, {keyA, keyA}, {keyA, "short"}} {
 		if _, err := receipt.NewKeys(c.cur, c.prev); err == nil {
 			t.Errorf("NewKeys(%q, %q) accepted", c.cur, c.prev)

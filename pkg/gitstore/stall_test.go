@@ -28,6 +28,7 @@ func stalledRemote(t *testing.T) string {
 // answering). The timeout is shortened here, which changes how long the
 // test waits, never its verdict: the server never answers.
 func TestStalledRemoteIsBounded(t *testing.T) {
+	t.Parallel()
 	url := stalledRemote(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -50,7 +51,8 @@ func TestStalledRemoteIsBounded(t *testing.T) {
 // The guard does not get in the way of a remote that answers: a store
 // with a short timeout on a live remote reads and writes as any other.
 func TestStallGuardPassesALiveRemote(t *testing.T) {
-	dir, _ := gittest.NewBareRepo(t)
+	t.Parallel()
+	dir, _ := newBareRepo(t)
 	s, err := New(context.Background(), Options{URL: gittest.ServeHTTP(t, dir), HTTPTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

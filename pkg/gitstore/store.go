@@ -1,21 +1,21 @@
 package gitstore
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sponson/apply/pkg/gitstore/internal/gitwire"
+
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/sponson/apply/pkg/clock"
@@ -88,36 +88,28 @@ type Store struct {
 	url     string // what go-git is given: no credentials
 	safeURL string // what messages show
 	auth    transport.AuthMethod
-	secrets []string // scrubbed from every message
+	msg     messages // codes and scrubs every error
 
 	clock  clock.Clock
 	budget time.Duration
-	sleep  func(ctx context.Context, d time.Duration) error
-	randMu sync.Mutex
-	rand   *rand.Rand
+	// sleep waits between compare-and-swap attempts: Options.Sleep, else
+	// a real timer that ctx interrupts (clock.System's Sleep).
+	sleep func(ctx context.Context, d time.Duration) error
+	retry clock.Backoff // the full-jitter backoff between attempts
 
-	objects *objectCache
-	http    transport.Transport // for http(s) remotes
-	tipsMu  sync.Mutex
-	tips    map[plumbing.ReferenceName]plumbing.Hash // last tip seen or written, a hint only
+	objects *gitwire.Cache
+	wire    *gitwire.Remote // fetches, pushes, the ref listings
 
-	atomicPush bool // the remote's receive-pack advertises "atomic"
-	deleteRefs bool // ... and "delete-refs"
-
-	// first is the ref listing of New's exchange with the remote, kept for
-	// the store's first operation (see takeFirst); nil once taken.
-	firstMu sync.Mutex
-	first   *listing
-
-	roundTrips atomic.Int64
-	fetched    atomic.Int64 // packfile bytes received
-	// filter: whether the remote's upload-pack serves partial clones
-	// ("filter"), so fetches leave out blobs over receipt.MaxBytes
-	// (filterUnknown, filterYes, filterNo).
-	filter atomic.Int32
+	// The parts of the store, each over the wire and the fields above.
+	cas      *writer
+	leases   *leaseKeeper
+	receipts *receiptReader
+	sessions *sessionReader
+	pruner   *pruner
+	tips     tipMemory // last tip seen or written, a hint only
+	sign     signer
 
 	maxDepth int
-	keys     *receipt.Keys // nil: commits are neither signed nor verified
 	// noRewrite: the remote refused a compaction's non-fast-forward push;
 	// for the rest of the store's life it writes the ordinary way.
 	noRewrite atomic.Bool
@@ -142,226 +134,154 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err := receipt.Interrupted(ctx, "open the git store"); err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(opts.URL)
-	if err != nil || opts.URL == "" {
-		return nil, errs.New(errs.USAGE, "the receipts remote %q is not a URL", stripUserinfo(opts.URL)).
-			WithHint("Give a file://, http:// or https:// URL.")
+	u, err := parseRemote(opts.URL)
+	if err != nil {
+		return nil, err
 	}
-	switch u.Scheme {
-	case "file", "http", "https":
-	default:
-		return nil, errs.New(errs.USAGE, "the receipts remote %q is not a file://, http:// or https:// URL", stripUserinfo(opts.URL)).
-			WithHint("For a local repository use file:///absolute/path/repo.git, never a plain path: go-git walks the whole repository on every push to a plain path.")
-	}
-	s := &Store{
-		clock:   opts.Clock,
-		budget:  opts.Budget,
-		sleep:   opts.Sleep,
-		rand:    opts.Rand,
-		tips:    map[plumbing.ReferenceName]plumbing.Hash{},
-		objects: newObjectCache(opts.CacheBytes),
-		keys:    opts.Keys,
-		secrets: opts.Keys.Secrets(), // never in a message, whatever happens
-	}
-	if opts.CacheBytes <= 0 {
-		s.objects = newObjectCache(DefaultCacheBytes)
-	}
-	if s.clock == nil {
-		s.clock = clock.System{}
-	}
-	if s.budget <= 0 {
-		s.budget = DefaultBudget
-	}
-	if s.maxDepth = opts.MaxDepth; s.maxDepth <= 0 {
-		s.maxDepth = DefaultMaxDepth
-	}
-	s.maxDepth = max(s.maxDepth, minDepth)
-	if s.sleep == nil {
-		s.sleep = sleepCtx
-	}
-	if s.rand == nil {
-		var seed [16]byte
-		_, _ = crand.Read(seed[:])
-		s.rand = rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
-	}
-
+	s := defaults(opts)
 	// Credentials: Token, else Auth, else the URL's userinfo; the URL go-git
 	// sees never carries them.
-	if opts.Token != "" && opts.Auth != nil {
-		return nil, errs.New(errs.USAGE, "give the git store a token or an auth method, not both")
+	auth, secrets, err := credentials(u, opts.Token, opts.Auth)
+	if err != nil {
+		return nil, err
 	}
-	if u.User != nil {
-		user := u.User.Username()
-		pass, _ := u.User.Password()
-		s.secrets = append(s.secrets, pass)
-		if pass == "" {
-			s.secrets = append(s.secrets, user) // a bare token as user name
-		}
-		if opts.Token == "" && opts.Auth == nil {
-			if pass == "" {
-				opts.Token = user
-			} else {
-				opts.Auth = &githttp.BasicAuth{Username: user, Password: pass}
-			}
-		}
-		u.User = nil
-	}
-	switch {
-	case opts.Token != "":
-		s.auth = &githttp.BasicAuth{Username: TokenUser, Password: opts.Token}
-		s.secrets = append(s.secrets, opts.Token)
-	case opts.Auth != nil:
-		s.auth = opts.Auth
-		switch a := opts.Auth.(type) {
-		case *githttp.BasicAuth:
-			s.secrets = append(s.secrets, a.Password)
-		case *githttp.TokenAuth:
-			s.secrets = append(s.secrets, a.Token)
-		}
-	}
+	s.auth, s.msg.secrets = auth, append(s.msg.secrets, secrets...)
 	s.url = u.String()
 	s.safeURL = s.url
-	if u.Scheme == "http" || u.Scheme == "https" {
-		d := opts.HTTPTimeout
-		if d <= 0 {
-			d = DefaultHTTPTimeout
-		}
-		s.http = githttp.NewClient(&http.Client{Transport: &stallGuard{base: http.DefaultTransport, limit: d}})
-	}
 	if u.Scheme == "file" && u.Host != "" {
 		return nil, errs.New(errs.USAGE, "the receipts remote %q names a host; a file:// URL is file:///absolute/path", s.safeURL)
 	}
-
-	if err := s.probe(ctx); err != nil {
+	s.wire, err = gitwire.Open(ctx, gitwire.Config{URL: s.url, Auth: s.auth,
+		HTTPTimeout: cmp.Or(max(opts.HTTPTimeout, 0), DefaultHTTPTimeout),
+		Objects:     s.objects, Files: storeFiles, BlobLimit: receipt.MaxBytes,
+		Name: "receipts remote", Noun: "receipts", Code: s.msg.code, Scrub: s.msg.scrub})
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// probe reads the receive-pack advertisement for the capabilities, falling
-// back to the upload-pack one when pushes are refused (a read-only token).
-func (s *Store) probe(ctx context.Context) error {
-	c, ep, err := s.client()
-	if err != nil {
-		return err
+// parseRemote is the remote's URL: file://, http:// or https://, else
+// USAGE (a plain path above all: go-git walks the whole repository on every
+// push to one).
+func parseRemote(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return nil, errs.New(errs.USAGE, "the receipts remote %q is not a URL", stripUserinfo(raw)).
+			WithHint("Give a file://, http:// or https:// URL.")
 	}
-	sess, err := c.NewReceivePackSession(ep, s.auth)
-	if err != nil {
-		return s.transportError(err, "", "connect to %s", s.safeURL)
+	switch u.Scheme {
+	case "file", "http", "https":
+		return u, nil
 	}
-	s.roundTrips.Add(1)
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	_ = sess.Close()
-	if err == nil {
-		s.atomicPush = ar.Capabilities.Supports(capability.Atomic)
-		s.deleteRefs = ar.Capabilities.Supports(capability.DeleteRefs)
-		if strings.HasPrefix(s.url, "http") {
-			// Over file:// an upload-pack session always starts with its
-			// own advertisement: nothing to save.
-			s.first = &listing{refs: ar.References, sideband64k: ar.Capabilities.Supports(capability.Sideband64k),
-				ofsDelta: ar.Capabilities.Supports(capability.OFSDelta)}
+	return nil, errs.New(errs.USAGE, "the receipts remote %q is not a file://, http:// or https:// URL", stripUserinfo(raw)).
+		WithHint("For a local repository use file:///absolute/path/repo.git, never a plain path: go-git walks the whole repository on every push to a plain path.")
+}
+
+// defaults is the store of opts before it knows its remote: the defaults
+// for what opts leaves out.
+func defaults(opts Options) *Store {
+	s := &Store{
+		clock:   clock.Or(opts.Clock),
+		budget:  cmp.Or(max(opts.Budget, 0), DefaultBudget),
+		sleep:   opts.Sleep,
+		tips:    tipMemory{m: map[plumbing.ReferenceName]plumbing.Hash{}},
+		objects: gitwire.NewCache(cmp.Or(max(opts.CacheBytes, 0), DefaultCacheBytes)),
+		sign:    signer{keys: opts.Keys},
+		msg:     messages{secrets: opts.Keys.Secrets()}, // never in a message, whatever happens
+	}
+	s.maxDepth = max(cmp.Or(max(opts.MaxDepth, 0), DefaultMaxDepth), minDepth)
+	s.cas, s.leases, s.receipts, s.sessions, s.pruner = &writer{s}, &leaseKeeper{s}, &receiptReader{s}, &sessionReader{s}, &pruner{s}
+	if s.sleep == nil {
+		s.sleep = clock.System{}.Sleep
+	}
+	s.retry = clock.Backoff{Base: 2 * backoffBase, Max: backoffMax, Rand: lockedRand(opts.Rand)}
+	return s
+}
+
+// credentials are the auth go-git is given and the secrets scrubbed from
+// every message: token, else auth, else the userinfo of u (which is
+// removed from u). USAGE for both a token and an auth method.
+func credentials(u *url.URL, token string, auth transport.AuthMethod) (transport.AuthMethod, []string, error) {
+	if token != "" && auth != nil {
+		return nil, nil, errs.New(errs.USAGE, "give the git store a token or an auth method, not both")
+	}
+	var secrets []string
+	if u.User != nil {
+		user := u.User.Username()
+		pass, _ := u.User.Password()
+		secrets = append(secrets, pass)
+		if pass == "" {
+			secrets = append(secrets, user) // a bare token as user name
 		}
-		return nil
+		if token == "" && auth == nil {
+			if pass == "" {
+				token = user
+			} else {
+				auth = &githttp.BasicAuth{Username: user, Password: pass}
+			}
+		}
+		u.User = nil
 	}
-	if f, _ := classify(err); f != failPermission {
-		return s.transportError(err, "", "read the receipts remote %s", s.safeURL)
+	switch {
+	case token != "":
+		return &githttp.BasicAuth{Username: TokenUser, Password: token}, append(secrets, token), nil
+	case auth != nil:
+		switch a := auth.(type) {
+		case *githttp.BasicAuth:
+			secrets = append(secrets, a.Password)
+		case *githttp.TokenAuth:
+			secrets = append(secrets, a.Token)
+		}
 	}
-	// Pushes refused: check that reading works, so plan still can.
-	_, err = s.fetch(ctx, func(string) bool { return false }, fetchNone)
-	return err
-}
-
-// listing is the refs of a ref advertisement and what the request that
-// follows it may ask for.
-type listing struct {
-	refs                  map[string]plumbing.Hash
-	sideband64k, ofsDelta bool
-}
-
-// takeFirst returns the listing of New's exchange to the store's first
-// operation, and nil ever after: it is as fresh as a listing of the first
-// operation's own (nothing of this store ran in between), and only the
-// first. A mutation discards it.
-func (s *Store) takeFirst() *listing {
-	s.firstMu.Lock()
-	defer s.firstMu.Unlock()
-	l := s.first
-	s.first = nil
-	return l
-}
-
-func (s *Store) client() (transport.Transport, *transport.Endpoint, error) {
-	ep, err := transport.NewEndpoint(s.url)
-	if err != nil {
-		return nil, nil, errs.Wrap(s.scrub(err), errs.USAGE, "the receipts remote %s is not a valid git URL", s.safeURL)
-	}
-	if s.http != nil && (ep.Protocol == "http" || ep.Protocol == "https") {
-		return s.http, ep, nil
-	}
-	c, err := client.NewClient(ep)
-	if err != nil {
-		return nil, nil, errs.Wrap(s.scrub(err), errs.USAGE, "the receipts remote %s uses an unsupported scheme", s.safeURL)
-	}
-	return c, ep, nil
+	return auth, secrets, nil
 }
 
 // Capabilities implements receipt.Store: leases and fenced writes by
 // compare-and-swap pushes; atomic multi-ref writes when the remote
 // advertises atomic pushes; history from the branches' commits.
 func (s *Store) Capabilities() receipt.Capabilities {
-	return receipt.Capabilities{Locking: true, FencedWrites: true, AtomicMulti: s.atomicPush, History: true}
+	return receipt.Capabilities{Locking: true, FencedWrites: true, AtomicMulti: s.wire.Atomic(), History: true}
 }
-
-// RoundTrips is the number of network round trips the store has made: each
-// ref advertisement, each packfile request and each push request counts
-// one. For tests and benchmarks.
-func (s *Store) RoundTrips() int64 { return s.roundTrips.Load() }
-
-// BytesFetched is the number of packfile bytes the store has received
-// (side-band framing included). For tests and benchmarks.
-func (s *Store) BytesFetched() int64 { return s.fetched.Load() }
 
 // URL is the remote's URL without credentials.
 func (s *Store) URL() string { return s.safeURL }
 
-func (s *Store) tip(ref plumbing.ReferenceName) (plumbing.Hash, bool) {
-	s.tipsMu.Lock()
-	defer s.tipsMu.Unlock()
-	h, ok := s.tips[ref]
+// tipMemory is the tip of each ref as the store last saw or wrote it.
+type tipMemory struct {
+	mu sync.Mutex
+	m  map[plumbing.ReferenceName]plumbing.Hash
+}
+
+func (t *tipMemory) tip(ref plumbing.ReferenceName) (plumbing.Hash, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h, ok := t.m[ref]
 	return h, ok
 }
 
 // remember records ref's tip as this store last saw it; the zero hash
 // records that ref did not exist (read, or deleted by this store), so a
 // write that creates it starts without a read too.
-func (s *Store) remember(ref plumbing.ReferenceName, h plumbing.Hash) {
-	s.tipsMu.Lock()
-	defer s.tipsMu.Unlock()
-	s.tips[ref] = h
+func (t *tipMemory) remember(ref plumbing.ReferenceName, h plumbing.Hash) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.m[ref] = h
 }
 
-// jitter is a full-jitter exponential backoff: uniform in [0, min(max,
-// base·2^attempt)).
-func (s *Store) jitter(attempt int) time.Duration {
-	ceiling := backoffMax
-	if attempt < 20 {
-		if d := backoffBase << attempt; d < ceiling {
-			ceiling = d
-		}
+// lockedRand draws the backoff's jitter from r (nil: a generator seeded
+// from crypto/rand), one draw at a time.
+func lockedRand(r *rand.Rand) func(n int64) int64 {
+	if r == nil {
+		var seed [16]byte
+		_, _ = crand.Read(seed[:])
+		r = rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
 	}
-	s.randMu.Lock()
-	defer s.randMu.Unlock()
-	return time.Duration(s.rand.Int64N(int64(ceiling)))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+	var mu sync.Mutex
+	return func(n int64) int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return r.Int64N(n)
 	}
 }
 

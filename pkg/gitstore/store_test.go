@@ -27,7 +27,7 @@ type remote struct {
 
 func newRemote(t testing.TB, transport string, opts ...gittest.Option) remote {
 	t.Helper()
-	dir, fileURL := gittest.NewBareRepo(t)
+	dir, fileURL := newBareRepo(t)
 	if transport == "file" {
 		return remote{dir: dir, url: fileURL}
 	}
@@ -54,7 +54,7 @@ func plant(t *testing.T, st receipt.Store, env, scope string, raw []byte) {
 	t.Helper()
 	s := st.(*Store)
 	target := receipt.ScopeTarget(env, scope)
-	_, err := s.update(context.Background(), "plant", []plumbing.ReferenceName{refOf(target)}, func([]*tipState) ([]*edit, error) {
+	_, err := s.cas.update(context.Background(), "plant", []plumbing.ReferenceName{refOf(target)}, func([]*tipState) ([]*edit, error) {
 		return []*edit{{set: map[string][]byte{receipt.ReceiptFile: raw}, subject: "plant " + target.Key(), run: "plant"}}, nil
 	})
 	if err != nil {

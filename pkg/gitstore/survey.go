@@ -63,22 +63,22 @@ func (s *Store) Survey(ctx context.Context) (*Survey, error) {
 	if err := receipt.Interrupted(ctx, "list scopes"); err != nil {
 		return nil, err
 	}
-	snap, err := s.fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind == refScope
 	}, fetchShapes)
 	if err != nil {
 		return nil, err
 	}
-	sv := &Survey{listing: snap.listing, tips: map[receipt.Target]plumbing.Hash{}}
+	sv := &Survey{listing: snap.Listing, tips: map[receipt.Target]plumbing.Hash{}}
 	if !strings.HasPrefix(s.url, "http") {
 		sv.listing = nil // over file:// every session lists the refs again
 	}
-	for ref, h := range snap.refs {
+	for ref, h := range snap.Refs {
 		_, target, _ := parseRef(ref.String())
 		sv.tips[target] = h
 		sc := SurveyedScope{ScopeRef: receipt.ScopeRef{Env: target.Env, Scope: target.Scope}}
-		t, err := stateAt(snap.st, ref, h, true)
+		t, err := stateAt(snap.St, ref, h, true)
 		if err != nil {
 			if errs.CodeOf(err) != errs.RECEIPT_CORRUPT {
 				return nil, err
@@ -133,23 +133,23 @@ func (s *Store) ReadSurveyed(ctx context.Context, sv *Survey, targets []receipt.
 		if len(want) == 0 {
 			continue
 		}
-		snap, err := s.fetchListed(ctx, from, func(name string) bool { _, ok := want[name]; return ok }, fetchTips)
+		snap, err := s.wire.FetchListed(ctx, from, func(name string) bool { _, ok := want[name]; return ok }, fetchTips)
 		if err != nil {
 			return nil, err
 		}
 		if from != nil {
-			from = snap.listing // a batch that had to list again goes on from its listing
+			from = snap.Listing // a batch that had to list again goes on from its listing
 		}
 		for _, t := range batch {
 			ref := refOf(t)
 			if _, ok := want[ref.String()]; !ok {
 				continue
 			}
-			h, ok := snap.refs[ref]
+			h, ok := snap.Refs[ref]
 			if !ok {
 				continue // deleted since the survey
 			}
-			ts, err := stateAt(snap.st, ref, h, true)
+			ts, err := stateAt(snap.St, ref, h, true)
 			st := ScopeState{Env: t.Env, Scope: t.Scope, ref: ref, tip: h}
 			if err != nil {
 				if errs.CodeOf(err) != errs.RECEIPT_CORRUPT {
@@ -203,8 +203,8 @@ func (s *Store) PruneSurveyed(ctx context.Context, states []ScopeState, olderTha
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	if !s.deleteRefs {
+	if !s.wire.DeleteRefs() {
 		return nil, errs.New(errs.STORE_REJECTED, "%s does not accept ref deletions; tombstoned receipt branches cannot be pruned", s.safeURL)
 	}
-	return s.deleteBranches(ctx, cands)
+	return s.pruner.deleteBranches(ctx, cands)
 }

@@ -15,6 +15,7 @@ import (
 // PruneSurveyed deletes only the old tombstones among them, asking
 // nothing when there are none.
 func TestSurveyReadsOnlyWhatItIsAskedFor(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
 			ctx := context.Background()
@@ -52,21 +53,21 @@ func TestSurveyReadsOnlyWhatItIsAskedFor(t *testing.T) {
 					t.Errorf("surveyed %s: receipt %v, locked %v, written %v", sc.Scope, sc.HasReceipt, sc.Locked, sc.At)
 				}
 			}
-			before := s.RoundTrips()
+			before := s.wire.RoundTrips()
 			states, err := s.ReadSurveyed(ctx, sv, []receipt.Target{receipt.ScopeTarget("preview", "pr-2"), receipt.ScopeTarget("preview", "pr-3")})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := s.RoundTrips() - before; tr == "http" && got != 1 {
+			if got := s.wire.RoundTrips() - before; tr == "http" && got != 1 {
 				t.Errorf("ReadSurveyed: %d round trips, want 1 (the packfile, on the survey's listing)", got)
 			}
 			if len(states) != 2 || states[0].Scope != "pr-2" || states[0].Lease == nil || states[0].Receipt == nil ||
 				states[1].Scope != "pr-3" || states[1].Lease != nil || !Tombstoned(states[1].Receipt) {
 				t.Fatalf("states: %+v", states)
 			}
-			before = s.RoundTrips()
-			if pruned, err := s.PruneSurveyed(ctx, states[:1], 14*24*time.Hour); err != nil || len(pruned) != 0 || s.RoundTrips() != before {
-				t.Errorf("prune of a live scope: %v, %v, %d round trips", pruned, err, s.RoundTrips()-before)
+			before = s.wire.RoundTrips()
+			if pruned, err := s.PruneSurveyed(ctx, states[:1], 14*24*time.Hour); err != nil || len(pruned) != 0 || s.wire.RoundTrips() != before {
+				t.Errorf("prune of a live scope: %v, %v, %d round trips", pruned, err, s.wire.RoundTrips()-before)
 			}
 			pruned, err := s.PruneSurveyed(ctx, states, 14*24*time.Hour)
 			if err != nil || len(pruned) != 1 || pruned[0].Scope != "pr-3" {

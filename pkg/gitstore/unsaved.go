@@ -41,7 +41,7 @@ func (s *Store) SaveUnsaved(ctx context.Context, r *receipt.Receipt) (string, er
 		if i > 1 {
 			ref = plumbing.ReferenceName(fmt.Sprintf("%s.%d", base, i))
 		}
-		_, err := s.update(ctx, "save the unsaved receipt of "+r.Target().String(), []plumbing.ReferenceName{ref}, func(ts []*tipState) ([]*edit, error) {
+		_, err := s.cas.update(ctx, "save the unsaved receipt of "+r.Target().String(), []plumbing.ReferenceName{ref}, func(ts []*tipState) ([]*edit, error) {
 			t := ts[0]
 			if t.exists() {
 				old, ok, err := t.file(receipt.ReceiptFile)
@@ -84,7 +84,7 @@ func (s *Store) LoadUnsaved(ctx context.Context, ref string) (*receipt.Receipt, 
 	if !strings.HasPrefix(name, RefPrefix+UnsavedDir+"/") {
 		return nil, errs.New(errs.USAGE, "%s is not an unsaved-receipt ref (they live under %s%s/)", ref, strings.TrimPrefix(RefPrefix, "refs/heads/"), UnsavedDir)
 	}
-	ts, err := s.readStates(ctx, []plumbing.ReferenceName{plumbing.ReferenceName(name)})
+	ts, err := s.cas.readStates(ctx, []plumbing.ReferenceName{plumbing.ReferenceName(name)})
 	if err != nil {
 		return nil, err
 	}

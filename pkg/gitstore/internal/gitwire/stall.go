@@ -1,4 +1,4 @@
-package gitstore
+package gitwire
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// errStalled is an exchange with the remote that did not finish within
+// ErrStalled is an exchange with the remote that did not finish within
 // the store's HTTP timeout: the remote stopped answering (classify: not
 // the caller's cancellation, STORE_UNAVAILABLE).
-var errStalled = errors.New("the receipts remote stopped answering")
+var ErrStalled = errors.New("the remote stopped answering")
 
 // stallGuard bounds each HTTP exchange — the request, the answer's headers
 // and its whole body — to limit, on top of the request's own context, and
-// reports running out as errStalled, so a remote that hangs cannot hold a
+// reports running out as ErrStalled, so a remote that hangs cannot hold a
 // run (and the leases it holds) for ever, and is told apart from a run
 // that was cancelled.
 type stallGuard struct {
@@ -25,7 +25,7 @@ type stallGuard struct {
 }
 
 func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithTimeoutCause(req.Context(), g.limit, errStalled)
+	ctx, cancel := context.WithTimeoutCause(req.Context(), g.limit, ErrStalled)
 	resp, err := g.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		defer cancel()
@@ -35,11 +35,11 @@ func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// stalled is err, marked errStalled when it is the guard's timeout that
+// stalled is err, marked ErrStalled when it is the guard's timeout that
 // ended the exchange (and not the caller's context).
 func (g *stallGuard) stalled(ctx, outer context.Context, err error) error {
-	if outer.Err() == nil && errors.Is(context.Cause(ctx), errStalled) {
-		return fmt.Errorf("%w: no complete answer within %s (%v)", errStalled, g.limit, err)
+	if outer.Err() == nil && errors.Is(context.Cause(ctx), ErrStalled) {
+		return fmt.Errorf("%w: no complete answer within %s (%v)", ErrStalled, g.limit, err)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package gitstore
+package gitwire
 
 import (
 	"sync"
@@ -9,32 +9,32 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-// objectCache is the store's memory of git objects, shared by all its
+// Cache is the store's memory of git objects, shared by all its
 // operations. Objects are immutable and named by their hash, so sharing them
 // is always safe; a read whose tips are all cached needs no packfile (one
 // round trip instead of two), and a holder's next write starts from the
 // commit it just pushed. When the cache passes its byte budget it is
 // emptied: objects can always be fetched again, and every operation keeps
-// its own objects in its opStorage for as long as it runs.
-type objectCache struct {
+// its own objects in its Storage for as long as it runs.
+type Cache struct {
 	mu    sync.RWMutex
 	objs  map[plumbing.Hash]plumbing.EncodedObject
 	size  int64
 	limit int64
 }
 
-func newObjectCache(limit int64) *objectCache {
-	return &objectCache{objs: map[plumbing.Hash]plumbing.EncodedObject{}, limit: limit}
+func NewCache(limit int64) *Cache {
+	return &Cache{objs: map[plumbing.Hash]plumbing.EncodedObject{}, limit: limit}
 }
 
-func (c *objectCache) get(h plumbing.Hash) (plumbing.EncodedObject, bool) {
+func (c *Cache) Get(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	o, ok := c.objs[h]
 	return o, ok
 }
 
-func (c *objectCache) put(o plumbing.EncodedObject) {
+func (c *Cache) Put(o plumbing.EncodedObject) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := o.Hash()
@@ -49,15 +49,15 @@ func (c *objectCache) put(o plumbing.EncodedObject) {
 	c.size += o.Size()
 }
 
-// opStorage is the go-git storage of one operation: its own references,
+// Storage is the go-git storage of one operation: its own references,
 // shallow list and configuration (so concurrent operations never see each
 // other's), and objects in two layers — the operation's own, then the
 // store's shared cache (nil for pushes, so go-git's walk of the remote's
 // tips finds only the objects this push is about).
-type opStorage struct {
+type Storage struct {
 	mu     sync.RWMutex
 	local  map[plumbing.Hash]plumbing.EncodedObject
-	shared *objectCache
+	shared *Cache
 
 	memory.ConfigStorage
 	memory.ShallowStorage
@@ -66,10 +66,10 @@ type opStorage struct {
 	memory.ModuleStorage
 }
 
-var _ storage.Storer = (*opStorage)(nil)
+var _ storage.Storer = (*Storage)(nil)
 
-func newOpStorage(shared *objectCache) *opStorage {
-	return &opStorage{
+func NewStorage(shared *Cache) *Storage {
+	return &Storage{
 		local:            map[plumbing.Hash]plumbing.EncodedObject{},
 		shared:           shared,
 		ReferenceStorage: memory.ReferenceStorage{},
@@ -78,11 +78,11 @@ func newOpStorage(shared *objectCache) *opStorage {
 }
 
 // NewEncodedObject implements storer.EncodedObjectStorer.
-func (s *opStorage) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+func (s *Storage) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
 
 // SetEncodedObject implements storer.EncodedObjectStorer: the object goes
 // to the operation and to the shared cache.
-func (s *opStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+func (s *Storage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	switch o.Type() {
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 	default:
@@ -93,12 +93,12 @@ func (s *opStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, e
 	s.local[h] = o
 	s.mu.Unlock()
 	if s.shared != nil {
-		s.shared.put(o)
+		s.shared.Put(o)
 	}
 	return h, nil
 }
 
-func (s *opStorage) lookup(h plumbing.Hash) (plumbing.EncodedObject, bool) {
+func (s *Storage) lookup(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 	s.mu.RLock()
 	o, ok := s.local[h]
 	s.mu.RUnlock()
@@ -106,7 +106,7 @@ func (s *opStorage) lookup(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 		return o, true
 	}
 	if s.shared != nil {
-		if o, ok := s.shared.get(h); ok {
+		if o, ok := s.shared.Get(h); ok {
 			s.mu.Lock()
 			s.local[h] = o // keep it for the rest of the operation
 			s.mu.Unlock()
@@ -117,7 +117,7 @@ func (s *opStorage) lookup(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 }
 
 // EncodedObject implements storer.EncodedObjectStorer.
-func (s *opStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+func (s *Storage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	o, ok := s.lookup(h)
 	if !ok || (t != plumbing.AnyObject && o.Type() != t) {
 		return nil, plumbing.ErrObjectNotFound
@@ -127,7 +127,7 @@ func (s *opStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumb
 
 // IterEncodedObjects implements storer.EncodedObjectStorer over the
 // operation's own objects.
-func (s *opStorage) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+func (s *Storage) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var series []plumbing.EncodedObject
@@ -140,7 +140,7 @@ func (s *opStorage) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObj
 }
 
 // HasEncodedObject implements storer.EncodedObjectStorer.
-func (s *opStorage) HasEncodedObject(h plumbing.Hash) error {
+func (s *Storage) HasEncodedObject(h plumbing.Hash) error {
 	if _, ok := s.lookup(h); !ok {
 		return plumbing.ErrObjectNotFound
 	}
@@ -148,7 +148,7 @@ func (s *opStorage) HasEncodedObject(h plumbing.Hash) error {
 }
 
 // EncodedObjectSize implements storer.EncodedObjectStorer.
-func (s *opStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+func (s *Storage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	o, ok := s.lookup(h)
 	if !ok {
 		return 0, plumbing.ErrObjectNotFound
@@ -158,10 +158,36 @@ func (s *opStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 
 // AddAlternate implements storer.EncodedObjectStorer; alternates are not
 // supported.
-func (s *opStorage) AddAlternate(string) error { return nil }
+func (s *Storage) AddAlternate(string) error { return nil }
 
-// has reports whether h is available without a fetch.
-func (s *opStorage) has(h plumbing.Hash) bool {
+// Has reports whether h is available without a fetch.
+func (s *Storage) Has(h plumbing.Hash) bool {
 	_, ok := s.lookup(h)
 	return ok
+}
+
+// Local is the objects the operation itself added or used, for a caller
+// that keeps them (a push that landed: its commits join the cache).
+func (s *Storage) Local() []plumbing.EncodedObject {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]plumbing.EncodedObject, 0, len(s.local))
+	for _, o := range s.local {
+		out = append(out, o)
+	}
+	return out
+}
+
+// Count is the number of objects of type t in the cache, for tests and
+// benchmarks.
+func (c *Cache) Count(t plumbing.ObjectType) int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for _, o := range c.objs {
+		if o.Type() == t {
+			n++
+		}
+	}
+	return n
 }
