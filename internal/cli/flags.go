@@ -142,7 +142,7 @@ func addStoreFlags(cmd *cobra.Command, s *StoreOptions) {
 func (s *StoreOptions) open(f *Factory, planReceipts string) (*wire.Store, error) {
 	cfg, err := s.choose(f, planReceipts)
 	for _, w := range cfg.Warnings {
-		if w.Code == errs.LOCAL_RECEIPTS && !f.JSON && !writesReceipts(f.answer.command) {
+		if w.Code == errs.LOCAL_RECEIPTS && !f.JSON && !hasTrait(f.cmd, traitWritesReceipts) {
 			// Said where it matters: when a receipt is written where CI
 			// will not see it. --json reports it on every command.
 			continue
@@ -158,15 +158,6 @@ func (s *StoreOptions) open(f *Factory, planReceipts string) (*wire.Store, error
 		f.answer.stores = append(f.answer.stores, st)
 	}
 	return st, err
-}
-
-// writesReceipts says whether a command writes to the receipt store.
-func writesReceipts(command string) bool {
-	switch command {
-	case "apply", "destroy", "receipts push", "unlock", "demo":
-		return true
-	}
-	return false
 }
 
 // choose is the store a command would open (wire.Choose with this

@@ -148,7 +148,7 @@ func newCmdReceipts(f *Factory) *cobra.Command {
 			return usageError(cmd, "receipts needs a subcommand")
 		},
 	}
-	cmd.AddCommand(newCmdReceiptsPush(f, nil))
+	cmd.AddCommand(withTraits(newCmdReceiptsPush(f, nil), traitWritesReceipts))
 	return cmd
 }
 

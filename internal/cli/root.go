@@ -70,6 +70,7 @@ func newCmdRoot(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+	withTraits(help, traitReadOnly)
 	acceptUnread(help)
 	root.SetHelpCommand(help)
 	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
@@ -79,19 +80,19 @@ func newCmdRoot(f *Factory) *cobra.Command {
 	})
 
 	root.AddCommand(
-		newCmdVersion(f, nil),
-		newCmdValidate(f, nil),
-		newCmdScope(f, nil),
-		newCmdLocks(f, nil),
-		newCmdUnlock(f, nil),
-		newCmdSchema(f, nil),
+		withTraits(newCmdVersion(f, nil), traitReadOnly),
+		withTraits(newCmdValidate(f, nil), traitReadOnly),
+		withTraits(newCmdScope(f, nil), traitReadOnly),
+		withTraits(newCmdLocks(f, nil), traitReadOnly),
+		withTraits(newCmdUnlock(f, nil), traitWritesReceipts),
+		withTraits(newCmdSchema(f, nil), traitReadOnly),
 		newCmdSim(f, nil),
-		newCmdPlan(f, nil),
-		newCmdApply(f, nil),
-		newCmdDestroy(f, nil),
-		newCmdReceipt(f, nil),
+		withTraits(newCmdPlan(f, nil), traitReadOnly),
+		withTraits(newCmdApply(f, nil), traitWritesReceipts),
+		withTraits(newCmdDestroy(f, nil), traitWritesReceipts),
+		withTraits(newCmdReceipt(f, nil), traitReadOnly),
 		newCmdReceipts(f),
-		newCmdDemo(f, nil),
+		withTraits(newCmdDemo(f, nil), traitWritesReceipts),
 		newCmdGC(f, nil),
 		newCmdCompletion(f, nil),
 	)
@@ -171,21 +172,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 // the envelope of a usage error that cobra rejects before any command runs.
 // A flag takes a value when any command's flag of that name does.
 func commandName(root *cobra.Command, args []string) string {
-	valued := map[string]bool{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
-			fs.VisitAll(func(fl *pflag.Flag) {
-				if fl.NoOptDefVal == "" {
-					valued["--"+fl.Name] = true
-				}
-			})
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
+	valued := valuedFlags(root)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if valued[a] {
