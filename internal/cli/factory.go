@@ -9,7 +9,6 @@ import (
 
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/wire"
-	"github.com/sponson/apply/pkg/adapters"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
@@ -177,15 +176,8 @@ func (f *Factory) engine(st *wire.Store) (*engine.Engine, error) {
 }
 
 // checker is the engine that runs a command's static checks: the run's
-// ops, credentials and secret sources, no store.
-func (f *Factory) checker() *engine.Engine {
-	ops := f.Env.Ops
-	if ops == nil {
-		ops = adapters.Registry(f.Env.LookupEnv, nil)
-	}
-	return &engine.Engine{Ops: ops, LookupEnv: f.Env.LookupEnv, Redactor: f.Redactor,
-		Secrets: wire.Secrets(f.Env.LookupEnv, f.Env.ReadFile, f.Env.Dir)}
-}
+// ops, credentials and secret sources, no store (wire.Checker).
+func (f *Factory) checker() *engine.Engine { return wire.Checker(f.wireConfig()) }
 
 // links are what the report knows of where the run is, for its text.
 func (f *Factory) links(c scope.Ctx) report.Links {

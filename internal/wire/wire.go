@@ -173,6 +173,24 @@ func Build(st *Store, cfg Config) (*Run, error) {
 	return run, nil
 }
 
+// Checker is the engine of a command's static checks (validate, and the
+// refusals plan and apply make before a store is opened): the ops of cfg
+// (nil: the built-in adapters, which read no network here), its
+// credentials from LookupEnv and the secret sources a run would resolve
+// with, and no store. It refuses what a run built from cfg would refuse.
+func Checker(cfg Config) *engine.Engine {
+	lookup := cfg.LookupEnv
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	ops := cfg.Ops
+	if ops == nil {
+		ops = adapters.Registry(lookup, nil)
+	}
+	return &engine.Engine{Ops: ops, LookupEnv: lookup, Redactor: cfg.Redactor,
+		Secrets: Secrets(lookup, cfg.ReadFile, cfg.Dir)}
+}
+
 // Close ends the run's hold on shared state: a store's changing token is no
 // longer registered with this run's redactor. Idempotent.
 func (r *Run) Close() {
