@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -180,14 +181,7 @@ func (s *StoreOptions) choose(f *Factory, planReceipts string) (wire.StoreConfig
 // (--receipts local, SPONSON_RECEIPTS=local, the plan's receipts: local),
 // not fallen back to for want of a remote.
 func (s *StoreOptions) localChosen(f *Factory, planReceipts string) bool {
-	kind := s.Kind
-	if kind == "" {
-		kind = f.Env.Getenv("SPONSON_RECEIPTS")
-	}
-	if kind == "" {
-		kind = planReceipts
-	}
-	return kind == wire.StoreLocal
+	return cmp.Or(s.Kind, f.Env.Getenv("SPONSON_RECEIPTS"), planReceipts) == wire.StoreLocal
 }
 
 // RunFlags are the flags of plan, apply, destroy and receipts push

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"time"
@@ -233,10 +234,7 @@ func (f *Factory) runOptions(rf RunFlags, c scope.Ctx, op receipt.Operation) eng
 	if f.run != nil {
 		o = f.run.Options(op)
 	}
-	approver := rf.ApprovedBy
-	if approver == "" {
-		approver = f.Env.Getenv("SPONSON_APPROVED_BY")
-	}
+	approver := cmp.Or(rf.ApprovedBy, f.Env.Getenv("SPONSON_APPROVED_BY"))
 	if rf.LockWait > 0 {
 		o.LockWait = rf.LockWait
 	}
