@@ -12,6 +12,7 @@ import (
 
 // The CLI on a real git remote: receipts and leases on branches of it.
 func TestGitRemoteStore(t *testing.T) {
+	t.Parallel()
 	dir, url := gittest.NewBareRepo(t)
 	for _, remote := range []string{url, gittest.ServeHTTP(t, dir)} {
 		env, cloud, _ := fakeWorld(t)
@@ -64,6 +65,7 @@ func TestGitStoreNeedsARemote(t *testing.T) {
 
 // receipts push takes a side ref of the git store as well as a file.
 func TestReceiptsPushFromAGitSideRef(t *testing.T) {
+	t.Parallel()
 	dir, url := gittest.NewBareRepo(t)
 	env, _, _ := fakeWorld(t)
 	vars := map[string]string{"APP_KEY": appKey, "SPONSON_RECEIPTS_REMOTE": url}
