@@ -32,6 +32,9 @@ type Factory struct {
 	JSON bool
 	// Progress shows the waits of this command on stderr.
 	Progress *progressView
+	// Clock is the command's one seam for time: leases, receipts, the
+	// ages of leases and progress.
+	Clock clock.Clock
 
 	answer *answer
 	// rawOut is stdout before the stream redactor: the JSON document,
@@ -51,8 +54,8 @@ type Factory struct {
 }
 
 func newFactory(env Env, stdio IO, r *redact.Redactor, ctx context.Context) *Factory {
-	f := &Factory{Env: env, IO: stdio, Redactor: r, Context: ctx, answer: newAnswer()}
-	f.Progress = newProgressView(lineWriter{stdio.Err}, stdio.Term.Err, f.colour(stdio.Term.Err), stdio.Term.Width)
+	f := &Factory{Env: env, IO: stdio, Redactor: r, Context: ctx, answer: newAnswer(), Clock: clock.System{}}
+	f.Progress = newProgressView(lineWriter{stdio.Err}, stdio.Term.Err, f.colour(stdio.Term.Err), stdio.Term.Width, f.Clock)
 	return f
 }
 
@@ -136,7 +139,7 @@ func (f *Factory) identity() wire.Identity {
 
 // owner describes one run of this invocation for leases and audit records.
 func (f *Factory) owner(op receipt.Operation) receipt.Owner {
-	return f.identity().Owner(op, time.Now())
+	return f.identity().Owner(op, clock.Or(f.Clock).Now())
 }
 
 // actor is who runs this: the GitHub actor, else the local user.
@@ -161,7 +164,7 @@ func (f *Factory) wireConfig() wire.Config {
 		LockWait:  lockWait,
 		Events:    f.Progress.Sink,
 		Hooks:     wire.Hooks{Ancestry: wire.LocalAncestry(f.Env.Dir)},
-		Clock:     clock.System{},
+		Clock:     clock.Or(f.Clock),
 	}
 }
 

@@ -154,7 +154,7 @@ func (s *StoreOptions) open(f *Factory, planReceipts string) (*wire.Store, error
 		return nil, err
 	}
 	cfg.Warnings = nil
-	st, err := wire.OpenStore(f.Context, cfg, f.Env.Dir, clock.System{})
+	st, err := wire.OpenStore(f.Context, cfg, f.Env.Dir, clock.Or(f.Clock))
 	if err == nil {
 		f.answer.stores = append(f.answer.stores, st)
 	}

@@ -91,7 +91,7 @@ func gcRun(opts *GCOptions) error {
 	if id.Actor != "" && id.Actor != "unknown" {
 		actor = "sponson gc (" + id.Actor + ")"
 	}
-	s := &sweep.Sweeper{Retention: ret, Concurrency: opts.Concurrency, Clock: clock.System{}}
+	s := &sweep.Sweeper{Retention: ret, Concurrency: opts.Concurrency, Clock: clock.Or(f.Clock)}
 	rep, err := s.Sweep(f.Context, sweep.Repo{Name: repo, Store: st, Engine: eng, GitHub: sweep.ClientRepo{Client: gh, Owner: owner, Name: name},
 		Owner: receipt.Owner{Kind: id.Kind, Host: id.Host, PID: id.PID, Actor: id.Actor, GitHubRunID: id.GitHubRunID, GitHubRunAttempt: id.GitHubRunAttempt}, Actor: actor,
 		ApprovedBy: cmp.Or(opts.ApprovedBy, f.Env.Getenv("SPONSON_APPROVED_BY"))})

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/progress"
 )
@@ -138,7 +139,7 @@ type progressView struct {
 	tty   bool
 	width int // the terminal's columns, 0 when unknown
 	paint report.Painter
-	now   func() time.Time
+	clock clock.Clock // the elapsed time of a wait, the redraw every second
 
 	mu      sync.Mutex
 	last    map[string]progress.Event // the latest event of each open wait
@@ -148,11 +149,11 @@ type progressView struct {
 	stopped bool
 }
 
-func newProgressView(w io.Writer, tty, colour bool, width int) *progressView {
+func newProgressView(w io.Writer, tty, colour bool, width int, clk clock.Clock) *progressView {
 	if tty && width == 0 {
 		width = 80
 	}
-	v := &progressView{w: w, tty: tty, width: width, paint: report.Painter{Color: colour}, now: time.Now,
+	v := &progressView{w: w, tty: tty, width: width, paint: report.Painter{Color: colour}, clock: clock.Or(clk),
 		last: map[string]progress.Event{}, said: map[string]string{}, stop: make(chan struct{})}
 	if tty {
 		go v.tick()
@@ -207,7 +208,7 @@ func (v *progressView) draw() {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].Started.Before(open[j].Started) })
 	var parts []string
-	now := v.now()
+	now := v.clock.Now()
 	for _, e := range open {
 		if now.After(e.Now) {
 			e.Now = now // elapsed grows between events
@@ -236,13 +237,11 @@ func (v *progressView) clear() {
 }
 
 func (v *progressView) tick() {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
 	for {
 		select {
 		case <-v.stop:
 			return
-		case <-t.C:
+		case <-v.clock.After(time.Second):
 			v.mu.Lock()
 			if !v.stopped && len(v.last) > 0 {
 				v.clear()

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -85,7 +86,7 @@ func locksRun(opts *LocksOptions) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := clock.Or(f.Clock).Now()
 	views := make([]lockView, 0, len(leases))
 	for _, l := range leases {
 		views = append(views, viewLease(l, now))

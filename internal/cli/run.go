@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
@@ -184,7 +184,7 @@ func destroyRun(opts *DestroyOptions) error {
 	o := f.runOptions(opts.Run, c, receipt.OpDestroy)
 	o.Reconcile, o.Confirm, o.Recreate = opts.reconcile, opts.confirm, opts.recreate
 	if opts.Close {
-		o.Close = &receipt.Tombstone{By: f.actor(), At: time.Now().UTC(), HeadSHA: c.Git.SHA}
+		o.Close = &receipt.Tombstone{By: f.actor(), At: clock.Or(f.Clock).Now().UTC(), HeadSHA: c.Git.SHA}
 	}
 	res, err := eng.Destroy(f.Context, c, o)
 	if res != nil {

@@ -70,12 +70,9 @@ type Config struct {
 	// Hooks are the questions the engine asks the world.
 	Hooks Hooks
 
-	// Clock stamps leases and receipts (nil: the system clock). Sleep and
-	// After are the engine's foreground wait and background timer (nil:
-	// real ones); tests inject all three.
+	// Clock stamps leases and receipts and is the engine's one seam for
+	// time (nil: the system clock); tests inject a fake.
 	Clock clock.Clock
-	Sleep func(ctx context.Context, d time.Duration) error
-	After func(d time.Duration) <-chan time.Time
 }
 
 // Hooks are the questions the engine cannot answer by itself. A caller
@@ -161,8 +158,6 @@ func Build(st *Store, cfg Config) (*Run, error) {
 		LookupEnv:  lookup,
 		Redactor:   r,
 		Clock:      cfg.Clock,
-		Sleep:      cfg.Sleep,
-		After:      cfg.After,
 		Progress:   cfg.Progress,
 		Events:     cfg.Events,
 		Ancestry:   cfg.Hooks.Ancestry,
