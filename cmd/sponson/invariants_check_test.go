@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sponson/apply/internal/cli"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -109,6 +110,17 @@ func TestSubcommand(t *testing.T) {
 	} {
 		if got := subcommand(tt.args); got != tt.want {
 			t.Errorf("subcommand(%q) = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
+// The commands I4 holds to writing nothing are the ones the command line
+// marks read-only, and no other is.
+func TestReadOnlyCommandsAreTheMarkedOnes(t *testing.T) {
+	for _, name := range []string{"plan", "validate", "scope", "receipt", "locks", "version", "schema", "help",
+		"apply", "destroy", "unlock", "receipts push", "demo", "gc", "sim", "completion"} {
+		if got, want := cli.ReadOnly(name), readOnly[name]; got != want {
+			t.Errorf("%s: marked read-only %v, I4 holds it to writing nothing %v", name, got, want)
 		}
 	}
 }

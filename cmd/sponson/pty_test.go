@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,12 +17,14 @@ import (
 // in colour; with NO_COLOR=1 it is plain; both run every step.
 func TestDemoOnATerminal(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("runs the demo twice")
 	}
-	bin := filepath.Join(t.TempDir(), "sponson")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	t.Parallel()
+	// The sponson TestMain put on PATH: this test binary, whose main is
+	// sponson's (cli.Main over the process's environment and streams).
+	bin, err := exec.LookPath("sponson")
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name   string
@@ -34,6 +35,7 @@ func TestDemoOnATerminal(t *testing.T) {
 		{"NO_COLOR", []string{"NO_COLOR=1"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each demo waits on its own fake cloud
 			cmd := exec.Command(bin, "demo")
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(cleanEnv(), tc.env...)

@@ -78,7 +78,7 @@ func scenarioParams(dir string) testscript.Params {
 			"exitcode": cmdExitCode,
 			"envelope": cmdStrictEnvelope,
 			"store":    cmdStore,
-			"sleep":    cmdSleep,
+			"waiterr":  cmdWaitErr,
 			"sim":      cmdSim,
 			"expand":   cmdExpand,
 		},
@@ -221,8 +221,56 @@ type bgRun struct {
 	w              *watch
 	neg            bool
 	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
+	stdout, stderr watchedBuffer
 	done           chan struct{}
+}
+
+// watchedBuffer is a background run's output: written by the process's
+// copying goroutine, read by the script, and awaited without sleeping
+// (each write wakes whoever waits for a pattern).
+type watchedBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // closed by the next write
+}
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.wrote != nil {
+		close(w.wrote)
+		w.wrote = nil
+	}
+	return w.b.Write(p)
+}
+
+func (w *watchedBuffer) Bytes() []byte { return []byte(w.String()) }
+
+func (w *watchedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// await waits until what was written matches re, or until stop.
+func (w *watchedBuffer) await(re *regexp.Regexp, stop <-chan struct{}) bool {
+	for {
+		w.mu.Lock()
+		if re.Match(w.b.Bytes()) {
+			w.mu.Unlock()
+			return true
+		}
+		if w.wrote == nil {
+			w.wrote = make(chan struct{})
+		}
+		wrote := w.wrote
+		w.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-stop:
+			return re.MatchString(w.String())
+		}
+	}
 }
 
 func startBackground(ts *testscript.TestScript, neg bool, name string, args []string) {
@@ -338,17 +386,27 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 	<-r.done
 }
 
-// cmdSleep waits, to let a background run reach a point that leaves no
-// trace outside it (waiting on a lease):
+// cmdWaitErr waits (at most patience) until a background run's stderr
+// matches a pattern, to let it reach a point that leaves no trace outside
+// it (waiting on a lease, which it says on stderr):
 //
-//	sleep DURATION
-func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: sleep DURATION")
+//	waiterr NAME REGEXP
+func cmdWaitErr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waiterr NAME REGEXP")
 	}
-	d, err := time.ParseDuration(args[0])
+	r := stateOf(ts).bg[args[0]]
+	if r == nil {
+		ts.Fatalf("no background sponson %q", args[0])
+	}
+	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	time.Sleep(d)
+	stop := make(chan struct{})
+	t := time.AfterFunc(patience, func() { close(stop) })
+	defer t.Stop()
+	if !r.stderr.await(re, stop) {
+		ts.Fatalf("background sponson %q wrote nothing matching %q on stderr within %s:\n%s", args[0], args[1], patience, r.stderr.String())
+	}
 }
 
 // cmdSecrets declares values no output may ever hold (I1):
@@ -439,11 +497,13 @@ func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
 		ttl = d
 	}
 	owner := receipt.Owner{RunID: "r-20260101T000000Z-deadbeef", Operation: receipt.OpApply, Kind: receipt.KindCLI, Host: "other-host", PID: 4242, Actor: "ghost"}
+	if ttl < time.Second {
+		// A tiny TTL: the lease was taken two TTLs ago, so it has expired
+		// by the time the script goes on, with no wait.
+		st = localstore.New(receiptsDirOf(ts, nil), clock.NewFake(time.Now().Add(-2*ttl)))
+	}
 	_, _, err := st.Acquire(context.Background(), target, owner, ttl)
 	ts.Check(err)
-	if ttl < time.Second {
-		time.Sleep(2 * ttl)
-	}
 }
 
 // tamper edits a stored receipt by hand, as anyone who can write to the

@@ -6,22 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"syscall"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
-	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/redact"
-	"github.com/sponson/apply/pkg/scope"
 	"github.com/sponson/apply/pkg/secret"
 )
 
@@ -81,55 +76,6 @@ func OSEnv() Env {
 // StdIO is the process's standard streams.
 func StdIO() IO { return IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Term: DetectTerminal()} }
 
-// globals are the flags every command takes.
-type globals struct {
-	plan   string
-	env    string
-	pr     string
-	branch string
-	sha    string
-	repo   string
-	json   bool
-}
-
-// app is one invocation: its world, its flags and what it has to say.
-type app struct {
-	showVersion bool // sponson --version
-	// rawOut is stdout before the stream redactor: the JSON document,
-	// redacted field by field (redact.Value), is written here, so masking
-	// can never touch its structure (a secret "true" or "preview" would
-	// otherwise rewrite literals and field values of the document).
-	rawOut io.Writer
-	// ownValues: the result holds only values the command itself made
-	// (sponson sim's placeholder tokens and URLs, meant to be sourced),
-	// printed as they are even when the shell holds the same values.
-	ownValues bool
-	rawFlush  func() error
-	env       Env
-	io        IO
-	g         globals
-	sf        storeFlags
-	command   string               // the command's name in the envelope
-	warnings  []*errs.Error        // reported beside the result
-	stores    []*wire.Store        // opened by the command, for their warnings
-	inText    map[*errs.Error]bool // warnings the text report lists itself
-	result    map[string]any       // the success envelope's fields
-	text      func(io.Writer)      // the success text output
-	flagSet   map[string]bool      // global flags given explicitly
-	cmd       *cobra.Command       // the command that ran
-	redactor  *redact.Redactor     // every byte out passes through it
-	ctx       context.Context      // cancelled on SIGINT/SIGTERM
-	written   bool                 // the JSON document was already written
-	run       *wire.Run            // the run built for plan, apply, destroy, push
-	progress  *progressView        // the waits of this command, on stderr
-	bare      bool                 // sponson was run with no arguments at all
-	local     struct {             // the checkout, read once (localGit)
-		git  *scope.LocalGit
-		err  error
-		read bool
-	}
-}
-
 // Main runs the sponson command line and returns the process exit code.
 func Main(args []string, env Env, stdio IO) (code int) {
 	// One redactor per command, holding every credential-looking variable
@@ -151,30 +97,31 @@ func Main(args []string, env Env, stdio IO) (code int) {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	a := &app{env: env, io: stdio, command: commandName(args), redactor: r, warnings: shortSecrets, ctx: ctx, inText: map[*errs.Error]bool{},
-		rawOut: rawOut, rawFlush: out.Flush}
-	a.g.json = wantsJSON(args)
-	a.progress = newProgressView(lineWriter{stdio.Err}, stdio.Term.Err, a.colour(stdio.Term.Err), stdio.Term.Width)
-	defer a.progress.Close()
+	f := newFactory(env, stdio, r, ctx)
+	f.rawOut, f.rawFlush = rawOut, out.Flush
+	f.answer.warnings = shortSecrets
+	f.JSON = wantsJSON(args)
+	defer f.Progress.Close()
 	defer func() {
-		if a.run != nil {
-			a.run.Close()
+		if f.run != nil {
+			f.run.Close()
 		}
 	}()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stdio.Err, "sponson: panic: %v\n%s", r, debug.Stack())
-			code = a.finish(errs.New(errs.INTERNAL, "panic: %v", r).WithHint("This is a bug in Sponson: report it with the command and this output."))
+			code = f.finish(errs.New(errs.INTERNAL, "panic: %v", r).WithHint("This is a bug in Sponson: report it with the command and this output."))
 		}
 	}()
-	root := a.rootCommand()
-	a.bare = len(args) == 0
+	root := newCmdRoot(f)
+	f.answer.command = commandName(root, args)
+	f.bare = len(args) == 0
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	err := root.Execute()
-	if err != nil && a.cmd == nil && errs.As(err) == nil {
+	if err != nil && f.cmd == nil && errs.As(err) == nil {
 		// cobra refused the command line before any command ran (an unknown
 		// command, a wrong number of arguments): a usage error.
 		msg, _, _ := strings.Cut(err.Error(), "\n")
@@ -186,21 +133,20 @@ func Main(args []string, env Env, stdio IO) (code int) {
 		}
 		err = e
 	}
-	return a.finish(err)
+	return f.finish(err)
 }
 
 // finish renders the outcome and returns the exit code.
-func (a *app) finish(err error) int {
+func (f *Factory) finish(err error) int {
 	code := errs.ExitCode(err)
+	a := f.answer
 	a.storeWarnings()
-	if a.g.json && a.written {
+	if f.JSON && a.written {
 		return code
 	}
-	if a.g.json {
+	if f.JSON {
 		env := map[string]any{"ok": code == errs.ExitOK, "command": a.command}
-		for k, v := range a.result {
-			env[k] = v
-		}
+		maps.Copy(env, a.result)
 		env["warnings"] = warningsJSON(a.warnings)
 		if err != nil {
 			list := errs.Flatten(err)
@@ -213,31 +159,31 @@ func (a *app) finish(err error) int {
 				env["errors"] = all
 			}
 		}
-		a.writeJSON(env)
+		f.writeJSON(env)
 		return code
 	}
 	// stdout first: what a failed run did, then why it failed.
-	a.progress.Close()
+	f.Progress.Close()
 	if a.text != nil {
-		a.text(a.io.Out)
-		flush(a.io.Out)
+		a.text(f.IO.Out)
+		flush(f.IO.Out)
 	}
-	a.printWarnings()
+	f.printWarnings()
 	for _, e := range errs.Flatten(err) {
-		a.printError(e)
+		f.printError(e)
 	}
 	return code
 }
 
 // flushResult writes the success document now, for a command that goes on
 // running after it has answered (sponson sim).
-func (a *app) flushResult() {
-	a.finish(nil)
-	a.written = true
-	flush(a.io.Out)
+func (f *Factory) flushResult() {
+	f.finish(nil)
+	f.answer.written = true
+	flush(f.IO.Out)
 }
 
-func (a *app) writeJSON(v any) {
+func (f *Factory) writeJSON(v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -245,8 +191,8 @@ func (a *app) writeJSON(v any) {
 	// Redacted field by field before it is serialised, so masking can never
 	// break the document's structure.
 	rv, err := any(v), error(nil)
-	if !a.ownValues {
-		rv, err = a.redactor.Value(v)
+	if !f.answer.ownValues {
+		rv, err = f.Redactor.Value(v)
 	}
 	if err == nil {
 		err = enc.Encode(rv)
@@ -254,23 +200,23 @@ func (a *app) writeJSON(v any) {
 	if err != nil {
 		// Only a bug can make the envelope unencodable; still answer with JSON.
 		buf.Reset()
-		fmt.Fprintf(&buf, "{\"ok\": false, \"command\": %q, \"error\": {\"code\": \"INTERNAL\", \"message\": %q}}\n", a.command, "encoding the result: "+err.Error())
+		fmt.Fprintf(&buf, "{\"ok\": false, \"command\": %q, \"error\": {\"code\": \"INTERNAL\", \"message\": %q}}\n", f.answer.command, "encoding the result: "+err.Error())
 	}
-	if a.rawOut == nil {
-		a.io.Out.Write(buf.Bytes())
+	if f.rawOut == nil {
+		f.IO.Out.Write(buf.Bytes())
 		return
 	}
 	// Whatever went through the stream redactor first stays first.
-	if a.rawFlush != nil {
-		_ = a.rawFlush()
+	if f.rawFlush != nil {
+		_ = f.rawFlush()
 	}
-	a.rawOut.Write(buf.Bytes())
+	f.rawOut.Write(buf.Bytes())
 }
 
 func errorJSON(e *errs.Error) map[string]any {
-	m := map[string]any{}
-	for k, v := range e.Details {
-		m[k] = v
+	m := maps.Clone(e.Details)
+	if m == nil {
+		m = map[string]any{}
 	}
 	m["code"] = string(e.Code)
 	msg := e.Message
@@ -316,163 +262,4 @@ func wantsJSON(args []string) bool {
 		}
 	}
 	return on
-}
-
-// commandName is the first word that is not a flag, for the envelope of a
-// usage error that cobra rejects before any command runs.
-func commandName(args []string) string {
-	valued := map[string]bool{"--plan": true, "--env": true, "--pr": true, "--branch": true, "--sha": true, "--repo": true, "--receipts": true, "--receipts-dir": true, "--receipts-remote": true}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if valued[a] {
-			i++
-			continue
-		}
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		return a
-	}
-	return "sponson"
-}
-
-func (a *app) rootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "sponson",
-		Short: "Plan, apply and destroy the side effects that ship beside a pull request",
-		Long: `Sponson reads release.plan.yaml and plans, applies and destroys its lines per scope
-(pr-<n>, branch-<name>, main), keeping receipts so nothing is forgotten or lost.`,
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
-			a.cmd = cmd
-			a.command = cmd.Name()
-			if cmd.Parent() != nil && cmd.Parent().Parent() != nil {
-				a.command = cmd.Parent().Name() + " " + cmd.Name()
-			}
-			a.flagSet = map[string]bool{}
-			cmd.Flags().Visit(func(f *pflag.Flag) { a.flagSet[f.Name] = true })
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if a.showVersion {
-				// `sponson --version`, as `sponson version`.
-				a.command = "version"
-				a.versionResult()
-				return nil
-			}
-			if len(args) > 0 {
-				return errs.New(errs.USAGE, "unknown command %q", args[0])
-			}
-			if a.bare {
-				// `sponson` alone: help, as gh and kubectl answer.
-				a.command = "help"
-				a.helpResult(cmd)
-				return nil
-			}
-			return usageError(cmd, "no command given")
-		},
-	}
-	pf := root.PersistentFlags()
-	pf.StringVar(&a.g.plan, "plan", "release.plan.yaml", "the plan file")
-	pf.StringVar(&a.g.env, "env", "", "the environment (default: SPONSON_CTX_ENV, else preview)")
-	pf.StringVar(&a.g.pr, "pr", "", "the pull request number (scope pr-<n>)")
-	pf.StringVar(&a.g.branch, "branch", "", "the git branch (scope main or branch-<name>)")
-	pf.StringVar(&a.g.sha, "sha", "", "the git commit")
-	pf.StringVar(&a.g.repo, "repo", "", "the repository, owner/name")
-	pf.BoolVar(&a.g.json, "json", a.g.json, "answer with exactly one JSON document on stdout")
-	pf.StringVar(&a.sf.kind, "receipts", "", "where receipts live: git-branch or local (default: git-branch when a remote is known)")
-	pf.StringVar(&a.sf.dir, "receipts-dir", "", "the local store's folder (default SPONSON_RECEIPTS_DIR, else .sponson/receipts)")
-	pf.StringVar(&a.sf.remote, "receipts-remote", "", "the git remote of the git-branch store (default SPONSON_RECEIPTS_REMOTE, else the checkout's origin)")
-	root.Flags().BoolVar(&a.showVersion, "version", false, "print the version (as `sponson version`)")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return errs.New(errs.USAGE, "%s", err.Error()).WithHint("Run `%s --help` for its flags.", cmd.CommandPath())
-	})
-	root.SetHelpCommand(&cobra.Command{
-		Use:   "help [command]",
-		Short: "Help about any command",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			target, _, err := root.Find(args)
-			if err != nil || target == nil {
-				return errs.New(errs.USAGE, "unknown help topic %q", strings.Join(args, " "))
-			}
-			a.helpResult(target)
-			return nil
-		},
-	})
-	root.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
-		// --help on any command: in JSON mode the envelope carries the text.
-		a.command = "help"
-		a.helpResult(cmd)
-	})
-
-	root.AddCommand(
-		a.versionCommand(),
-		a.validateCommand(),
-		a.scopeCommand(),
-		a.locksCommand(),
-		a.unlockCommand(),
-		a.schemaCommand(),
-		a.simCommand(),
-		a.planCommand(),
-		a.applyCommand(),
-		a.destroyCommand(),
-		a.receiptCommand(),
-		a.receiptsCommand(),
-		a.demoCommand(),
-		a.gcCommand(),
-		a.completionCommand(root),
-	)
-	return root
-}
-
-// helpResult makes a command's usage the success output.
-func (a *app) helpResult(cmd *cobra.Command) {
-	usage := cmd.UsageString()
-	if cmd.Long != "" {
-		usage = cmd.Long + "\n\n" + usage
-	} else if cmd.Short != "" {
-		usage = cmd.Short + "\n\n" + usage
-	}
-	a.result = map[string]any{"usage": usage, "topic": cmd.CommandPath()}
-	a.text = func(w io.Writer) { io.WriteString(w, usage) }
-}
-
-func usageError(cmd *cobra.Command, format string, args ...any) error {
-	var names []string
-	for _, c := range cmd.Commands() {
-		if c.IsAvailableCommand() {
-			names = append(names, c.Name())
-		}
-	}
-	sort.Strings(names)
-	return errs.New(errs.USAGE, format, args...).WithHint("Commands: %s. Run `sponson help <command>` for one.", strings.Join(names, ", "))
-}
-
-// unknownCommand is the word cobra's "unknown command" error names.
-func unknownCommand(msg string) string {
-	if rest, ok := strings.CutPrefix(msg, "unknown command \""); ok {
-		bad, _, _ := strings.Cut(rest, "\"")
-		return bad
-	}
-	return ""
-}
-
-// exactArgs is cobra.ExactArgs with a coded error.
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return errs.New(errs.USAGE, "%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args)).WithHint("Usage: %s", cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -9,10 +9,18 @@ import (
 	"github.com/sponson/apply/pkg/errs"
 )
 
-// completionCommand writes a shell completion script. The scripts call
+// CompletionOptions are `sponson completion`'s.
+type CompletionOptions struct {
+	f     *Factory
+	Shell string
+	root  *cobra.Command // the command tree the script completes
+}
+
+// newCmdCompletion writes a shell completion script. The scripts call
 // back into `sponson __complete`, which cobra provides, so completion
 // follows the commands and flags of the binary installed.
-func (a *app) completionCommand(root *cobra.Command) *cobra.Command {
+func newCmdCompletion(f *Factory, runF func(*CompletionOptions) error) *cobra.Command {
+	opts := &CompletionOptions{f: f}
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script",
@@ -23,31 +31,40 @@ func (a *app) completionCommand(root *cobra.Command) *cobra.Command {
   zsh:         sponson completion zsh > "${fpath[1]}/_sponson"
   fish:        sponson completion fish > ~/.config/fish/completions/sponson.fish
   powershell:  sponson completion powershell | Out-String | Invoke-Expression`,
+		Example:   "  source <(sponson completion bash)\n  sponson completion zsh > \"${fpath[1]}/_sponson\"",
 		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
 		Args:      exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var b bytes.Buffer
-			var err error
-			switch args[0] {
-			case "bash":
-				err = root.GenBashCompletionV2(&b, true)
-			case "zsh":
-				err = root.GenZshCompletion(&b)
-			case "fish":
-				err = root.GenFishCompletion(&b, true)
-			case "powershell":
-				err = root.GenPowerShellCompletionWithDesc(&b)
-			default:
-				return errs.New(errs.USAGE, "no completion for the shell %q", args[0]).
-					WithHint("Usage: sponson completion bash|zsh|fish|powershell")
+			opts.Shell, opts.root = args[0], cmd.Root()
+			if runF != nil {
+				return runF(opts)
 			}
-			if err != nil {
-				return errs.Wrap(err, errs.INTERNAL, "writing the %s completion script", args[0])
-			}
-			script := b.String()
-			a.result = map[string]any{"shell": args[0], "script": script}
-			a.text = func(w io.Writer) { io.WriteString(w, script) }
-			return nil
+			return completionRun(opts)
 		},
 	}
+}
+
+func completionRun(opts *CompletionOptions) error {
+	var b bytes.Buffer
+	var err error
+	root := opts.root
+	switch opts.Shell {
+	case "bash":
+		err = root.GenBashCompletionV2(&b, true)
+	case "zsh":
+		err = root.GenZshCompletion(&b)
+	case "fish":
+		err = root.GenFishCompletion(&b, true)
+	case "powershell":
+		err = root.GenPowerShellCompletionWithDesc(&b)
+	default:
+		return errs.New(errs.USAGE, "no completion for the shell %q", opts.Shell).
+			WithHint("Usage: sponson completion bash|zsh|fish|powershell")
+	}
+	if err != nil {
+		return errs.Wrap(err, errs.INTERNAL, "writing the %s completion script", opts.Shell)
+	}
+	script := b.String()
+	opts.f.answer.set(map[string]any{"shell": opts.Shell, "script": script}, func(w io.Writer) { io.WriteString(w, script) })
+	return nil
 }

@@ -100,7 +100,7 @@ type demoStep struct {
 }
 
 type demo struct {
-	a      *app
+	f      *Factory
 	out    io.Writer // where the story is told (discarded under --json)
 	cloud  *sim.Cloud
 	seeded sim.Demo
@@ -112,8 +112,14 @@ type demo struct {
 	transcript strings.Builder // every command's output, unredacted by the demo itself
 }
 
-func (a *app) demoCommand() *cobra.Command {
-	var keep bool
+// DemoOptions are `sponson demo`'s.
+type DemoOptions struct {
+	f    *Factory
+	Keep bool
+}
+
+func newCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
+	opts := &DemoOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the two-pull-request demo against the embedded fake cloud",
@@ -123,16 +129,23 @@ application, and both survive); apply again (nothing is written); a console edit
 and is refused; the deploy finishes and the waiting line completes; the first pull request closes
 and its scope is destroyed, leaving the second's resources. It checks every step against the fake
 cloud and exits 0 only if every step did what it says.`,
-		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runDemo(keep) },
+		Example: "  sponson demo\n  sponson demo --keep --json",
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return demoRun(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&keep, "keep", false, "keep the demo's folder (plan and receipts) afterwards")
+	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "keep the demo's folder (plan and receipts) afterwards")
 	return cmd
 }
 
-func (a *app) runDemo(keep bool) error {
-	d := &demo{a: a, out: a.io.Out}
-	if a.g.json {
+func demoRun(opts *DemoOptions) error {
+	f, keep := opts.f, opts.Keep
+	d := &demo{f: f, out: f.IO.Out}
+	if f.JSON {
 		d.out = io.Discard
 	}
 	dir, err := os.MkdirTemp("", "sponson-demo-")
@@ -143,19 +156,49 @@ func (a *app) runDemo(keep bool) error {
 	if !keep {
 		defer os.RemoveAll(dir)
 	}
+	srv, err := d.start()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	pr1, pr2 := newDemoPR(1, "feat/one"), newDemoPR(2, "feat/two")
+	err = d.run(
+		func() error { return d.stepPlan(pr1) },
+		func() error { return d.stepConcurrent(pr1, pr2) },
+		func() error { return d.stepIdempotent(pr1) },
+		func() error { return d.stepDrift(pr1) },
+		func() error { return d.stepDeploy(pr2) },
+		func() error { return d.stepClose(pr1, pr2) },
+		d.stepNothingLeaked,
+	)
+	result := map[string]any{"steps": d.steps, "cloud": srv.URL}
+	if keep {
+		result["dir"] = dir
+	}
+	f.answer.set(result, func(w io.Writer) {})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "\nEvery step did what it said. (Run `go test ./...` for the rest of the proof.)\n")
+	return nil
+}
+
+// start starts the fake cloud, makes the receipts repository and writes
+// the plan in the demo's folder, and tells the story's start.
+func (d *demo) start() (*sim.Server, error) {
 	d.cloud = sim.New(sim.Options{Seed: uint64(time.Now().UnixNano())})
 	d.seeded = d.cloud.SeedDemo()
 	srv, err := d.cloud.Start("127.0.0.1:0")
 	if err != nil {
-		return errs.Wrap(err, errs.INTERNAL, "starting the fake cloud")
+		return nil, errs.Wrap(err, errs.INTERNAL, "starting the fake cloud")
 	}
-	defer srv.Close()
-
 	// The receipts live on branches of a temporary bare git repository, as
 	// they would on the pull requests' own repository.
-	remote := filepath.Join(dir, "receipts.git")
+	remote := filepath.Join(d.dir, "receipts.git")
 	if _, err := git.PlainInit(remote, true); err != nil {
-		return errs.Wrap(err, errs.INTERNAL, "creating the demo's receipts repository")
+		srv.Close()
+		return nil, errs.Wrap(err, errs.INTERNAL, "creating the demo's receipts repository")
 	}
 	d.vars = map[string]string{
 		"STRIPE_TEST_KEY":         demoSecret,
@@ -171,37 +214,17 @@ func (a *app) runDemo(keep bool) error {
 	}
 	// The secret is registered with this command's redactor too: the story
 	// passes through it.
-	a.redactor.Register(demoSecret, "the demo's STRIPE_TEST_KEY")
+	d.f.Redactor.Register(demoSecret, "the demo's STRIPE_TEST_KEY")
 	plan := fmt.Sprintf(demoPlan, d.seeded.NeonProject, d.seeded.VercelProject, d.seeded.Auth0Client)
-	if err := os.WriteFile(dir+"/release.plan.yaml", []byte(plan), 0o644); err != nil {
-		return errs.Wrap(err, errs.INTERNAL, "writing the demo's plan")
+	if err := os.WriteFile(d.dir+"/release.plan.yaml", []byte(plan), 0o644); err != nil {
+		srv.Close()
+		return nil, errs.Wrap(err, errs.INTERNAL, "writing the demo's plan")
 	}
-
-	pr1, pr2 := newDemoPR(1, "feat/one"), newDemoPR(2, "feat/two")
 	fmt.Fprintf(d.out, "Sponson demo: two pull requests, one shared Auth0 application.\n")
 	fmt.Fprintf(d.out, "The fake cloud runs at %s; receipts go to branches of the git repository %s.\n", srv.URL, remote)
 	fmt.Fprintf(d.out, "Every command runs with SPONSON_LOCK_WAIT=30s: two pull requests writing one Auth0 list take turns on its lock.\n")
 	fmt.Fprintf(d.out, "\nrelease.plan.yaml:\n\n%s", indent(plan))
-
-	err = d.run(
-		func() error { return d.stepPlan(pr1) },
-		func() error { return d.stepConcurrent(pr1, pr2) },
-		func() error { return d.stepIdempotent(pr1) },
-		func() error { return d.stepDrift(pr1) },
-		func() error { return d.stepDeploy(pr2) },
-		func() error { return d.stepClose(pr1, pr2) },
-		d.stepNothingLeaked,
-	)
-	a.result = map[string]any{"steps": d.steps, "cloud": srv.URL}
-	if keep {
-		a.result["dir"] = dir
-	}
-	a.text = func(w io.Writer) {}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(d.out, "\nEvery step did what it said. (Run `go test ./...` for the rest of the proof.)\n")
-	return nil
+	return srv, nil
 }
 
 func (d *demo) run(steps ...func() error) error {
@@ -219,7 +242,7 @@ func (d *demo) run(steps ...func() error) error {
 }
 
 // paint colours the story on a terminal (not with NO_COLOR).
-func (d *demo) paint() report.Painter { return report.Painter{Color: d.a.colour(d.a.io.Term.Out)} }
+func (d *demo) paint() report.Painter { return report.Painter{Color: d.f.colour(d.f.IO.Term.Out)} }
 
 func (d *demo) begin(title string) *demoStep {
 	d.steps = append(d.steps, demoStep{Title: title})
@@ -239,22 +262,22 @@ func (d *demo) check(s *demoStep, ok bool, format string, args ...any) error {
 
 // sponson runs one command as a user would, in the demo's folder and
 // environment, and prints it with its output.
-func (d *demo) sponson(s *demoStep, args ...string) demoRun {
+func (d *demo) sponson(s *demoStep, args ...string) demoExec {
 	r := d.exec(args)
 	d.show(s, args, r.code, r.out)
 	return r
 }
 
-// demoRun is one command of the demo: its exit code, what it printed
+// demoExec is one command of the demo: its exit code, what it printed
 // (stdout and stderr in the order written) and its typed result, which
 // the demo's checks read.
-type demoRun struct {
+type demoExec struct {
 	code   int
 	out    string
 	result any // *engine.PlanResult, *engine.RunResult, or nil
 }
 
-func (d *demo) exec(args []string) demoRun {
+func (d *demo) exec(args []string) demoExec {
 	r := d.execQuiet(args)
 	d.mu.Lock()
 	d.transcript.WriteString(r.out)
@@ -262,7 +285,7 @@ func (d *demo) exec(args []string) demoRun {
 	return r
 }
 
-func (d *demo) execQuiet(args []string) demoRun {
+func (d *demo) execQuiet(args []string) demoExec {
 	var out orderedBuffer
 	var result any
 	env := Env{
@@ -274,14 +297,14 @@ func (d *demo) execQuiet(args []string) demoRun {
 			}
 			return l
 		},
-		Context:  d.a.ctx,
+		Context:  d.f.Context,
 		Dir:      d.dir,
 		ReadFile: os.ReadFile,
-		Ops:      d.a.env.Ops,
+		Ops:      d.f.Env.Ops,
 		OnResult: func(r any) { result = r },
 	}
-	code := Main(args, env, IO{In: strings.NewReader(""), Out: &out, Err: &out, Term: Terminal{Out: d.a.colour(d.a.io.Term.Out), Width: max(d.a.io.Term.Width-3, 0)}})
-	return demoRun{code: code, out: out.String(), result: result}
+	code := Main(args, env, IO{In: strings.NewReader(""), Out: &out, Err: &out, Term: Terminal{Out: d.f.colour(d.f.IO.Term.Out), Width: max(d.f.IO.Term.Width-3, 0)}})
+	return demoExec{code: code, out: out.String(), result: result}
 }
 
 // orderedBuffer keeps what stdout and stderr wrote in the order they wrote
@@ -390,7 +413,7 @@ func (d *demo) stepPlan(pr demoPR) error {
 func (d *demo) stepConcurrent(pr1, pr2 demoPR) error {
 	s := d.begin("Apply both pull requests at once: each adds its callback to the same Auth0 list")
 	var wg sync.WaitGroup
-	runs := make([]demoRun, 2)
+	runs := make([]demoExec, 2)
 	for i, pr := range []demoPR{pr1, pr2} {
 		wg.Add(1)
 		go func() {

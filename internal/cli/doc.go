@@ -1,9 +1,15 @@
 // Package cli is the sponson command line: flag parsing, rendering and the
 // mapping of errors to exit codes and the JSON envelope. Building a run
-// (store, remote and token, lease settings, owner, engine) is
-// internal/wire's, shared with the Action and the bot; the CLI gives it its
-// flags, environment and checkout. cmd/sponson's main is two lines over
-// Main.
+// (store, remote and token, lease settings, owner, engine, the static-check
+// engine) is internal/wire's, shared with the Action and the bot; the CLI
+// gives it its flags, environment and checkout. cmd/sponson's main is two
+// lines over Main.
+//
+// Each command is an options struct, a constructor newCmdX(f, runF) and a
+// run function xRun(opts) over one Factory, the invocation's world; a
+// command adds the flag groups it reads (addScopeFlags, addPlanFlag,
+// addStoreFlags, addRunFlags) and carries its traits as annotations
+// (traits.go).
 //
 // Invariants:
 //   - Main never reads the process environment, the working directory or

@@ -113,6 +113,7 @@ func checkout(t *testing.T, dir string) string {
 // cloud. (A production run may write nothing: the Sentry release of the
 // commit is the preview run's.)
 func TestExamplesPlanAndApplyAsTheirHeadersSay(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(files) != 7 {
 		t.Fatalf("examples: %v %v", files, err)
@@ -120,6 +121,7 @@ func TestExamplesPlanAndApplyAsTheirHeadersSay(t *testing.T) {
 	for _, f := range files {
 		name := filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each example has its own fake cloud and checkout
 			src, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

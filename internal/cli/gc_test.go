@@ -11,6 +11,7 @@ import (
 // `sponson gc` as a scheduled workflow runs it: the workflow token, the
 // repository's own receipt branches on the fake GitHub, the bot's sweep.
 func TestGCDestroysClosedPullRequestsOnly(t *testing.T) {
+	t.Parallel()
 	gh := githubtest.Start(t, nil)
 	if err := gh.AddRepo(githubtest.Repo{FullName: "acme/shop", Branches: map[string]string{"feat/gc": "gc", "feat/open": "open"}}); err != nil {
 		t.Fatal(err)

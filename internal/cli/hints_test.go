@@ -77,8 +77,7 @@ var (
 // command it names exists: a hint that names the wrong flag sends people
 // the wrong way.
 func TestHintsNameRealFlagsAndCommands(t *testing.T) {
-	a := &app{inText: map[*errs.Error]bool{}}
-	root := a.rootCommand()
+	root := newCmdRoot(&Factory{answer: newAnswer()})
 	root.InitDefaultHelpCmd()
 	flags := map[string]bool{"--help": true}
 	var walk func(c *cobra.Command)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/progress"
 )
@@ -46,21 +47,21 @@ func DetectTerminal() Terminal {
 
 // colour reports whether a stream that is a terminal gets colour: not with
 // NO_COLOR set to anything (no-color.org), nor TERM=dumb.
-func (a *app) colour(tty bool) bool {
+func (f *Factory) colour(tty bool) bool {
 	if !tty {
 		return false
 	}
-	if v, ok := a.env.LookupEnv("NO_COLOR"); ok && v != "" {
+	if v, ok := f.Env.LookupEnv("NO_COLOR"); ok && v != "" {
 		return false
 	}
-	return a.env.Getenv("TERM") != "dumb"
+	return f.Env.Getenv("TERM") != "dumb"
 }
 
 // textOptions are how this command draws reports on stdout. err is the
 // command's error: a line whose error is that one shows only its code,
 // since finish prints it in full on stderr.
-func (a *app) textOptions(err error) report.TextOptions {
-	o := report.TextOptions{Color: a.colour(a.io.Term.Out), Width: a.io.Term.Width}
+func (f *Factory) textOptions(err error) report.TextOptions {
+	o := report.TextOptions{Color: f.colour(f.IO.Term.Out), Width: f.IO.Term.Width}
 	if err == nil {
 		return o
 	}
@@ -81,24 +82,25 @@ func (a *app) textOptions(err error) report.TextOptions {
 
 // printError writes one error, once, on stderr: "file:line:col: CODE:
 // message", then its hint.
-func (a *app) printError(e *errs.Error) {
-	p := report.Painter{Color: a.colour(a.io.Term.Err)}
+func (f *Factory) printError(e *errs.Error) {
+	p := report.Painter{Color: f.colour(f.IO.Term.Err)}
 	text := e.Error()
 	if code := string(e.Code); code != "" {
 		if i := strings.Index(text, code+":"); i >= 0 {
 			text = text[:i] + p.Paint(report.RedBold, code+":") + text[i+len(code)+1:]
 		}
 	}
-	fmt.Fprintf(a.io.Err, "%s\n", text)
+	fmt.Fprintf(f.IO.Err, "%s\n", text)
 	if h := e.HintText(); h != "" {
-		fmt.Fprintf(a.io.Err, "  %s\n", p.Paint(report.Dim, "hint: "+h))
+		fmt.Fprintf(f.IO.Err, "  %s\n", p.Paint(report.Dim, "hint: "+h))
 	}
 }
 
 // printWarnings writes the command's warnings on stderr, each once: the
 // same code and message given several times is one line with a count.
-func (a *app) printWarnings() {
-	p := report.Painter{Color: a.colour(a.io.Term.Err)}
+func (f *Factory) printWarnings() {
+	a := f.answer
+	p := report.Painter{Color: f.colour(f.IO.Term.Err)}
 	ws := make([]report.Warning, 0, len(a.warnings))
 	hints := map[report.Warning]string{}
 	for _, w := range a.warnings {
@@ -116,11 +118,11 @@ func (a *app) printWarnings() {
 		if g.Count > 1 {
 			line += p.Paint(report.Dim, fmt.Sprintf(" (×%d)", g.Count))
 		}
-		fmt.Fprintln(a.io.Err, line)
+		fmt.Fprintln(f.IO.Err, line)
 		if h := hints[g.Warning]; h != "" {
 			// A warning's own hint (a "did you mean"); the table's general
 			// hint of a warning code is in docs/errors.md.
-			fmt.Fprintf(a.io.Err, "  %s\n", p.Paint(report.Dim, "hint: "+h))
+			fmt.Fprintf(f.IO.Err, "  %s\n", p.Paint(report.Dim, "hint: "+h))
 		}
 	}
 }
@@ -137,7 +139,7 @@ type progressView struct {
 	tty   bool
 	width int // the terminal's columns, 0 when unknown
 	paint report.Painter
-	now   func() time.Time
+	clock clock.Clock // the elapsed time of a wait, the redraw every second
 
 	mu      sync.Mutex
 	last    map[string]progress.Event // the latest event of each open wait
@@ -147,11 +149,11 @@ type progressView struct {
 	stopped bool
 }
 
-func newProgressView(w io.Writer, tty, colour bool, width int) *progressView {
+func newProgressView(w io.Writer, tty, colour bool, width int, clk clock.Clock) *progressView {
 	if tty && width == 0 {
 		width = 80
 	}
-	v := &progressView{w: w, tty: tty, width: width, paint: report.Painter{Color: colour}, now: time.Now,
+	v := &progressView{w: w, tty: tty, width: width, paint: report.Painter{Color: colour}, clock: clock.Or(clk),
 		last: map[string]progress.Event{}, said: map[string]string{}, stop: make(chan struct{})}
 	if tty {
 		go v.tick()
@@ -206,7 +208,7 @@ func (v *progressView) draw() {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].Started.Before(open[j].Started) })
 	var parts []string
-	now := v.now()
+	now := v.clock.Now()
 	for _, e := range open {
 		if now.After(e.Now) {
 			e.Now = now // elapsed grows between events
@@ -235,13 +237,11 @@ func (v *progressView) clear() {
 }
 
 func (v *progressView) tick() {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
 	for {
 		select {
 		case <-v.stop:
 			return
-		case <-t.C:
+		case <-v.clock.After(time.Second):
 			v.mu.Lock()
 			if !v.stopped && len(v.last) > 0 {
 				v.clear()

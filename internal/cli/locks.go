@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -34,68 +35,100 @@ type lockView struct {
 	Unlock     string        `json:"unlock"`
 }
 
-func (a *app) locksCommand() *cobra.Command {
-	return &cobra.Command{
+// LocksOptions are `sponson locks`'s.
+type LocksOptions struct {
+	f     *Factory
+	Store StoreOptions
+}
+
+func newCmdLocks(f *Factory, runF func(*LocksOptions) error) *cobra.Command {
+	opts := &LocksOptions{f: f}
+	cmd := &cobra.Command{
 		Use:   "locks",
 		Short: "List every held lease: scopes' and shared parent objects'",
 		Long: `Lists every lease in the receipt store with its holder, age, expiry and owner (the run, the
 program, the actor, the GitHub run, the host), live or expired, and the command that releases it.`,
+		Example: `  sponson locks
+  sponson locks --receipts-remote https://github.com/OWNER/REPO.git --json
+  sponson locks --receipts local`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := a.openStore("")
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			leases, err := st.Locks(context.Background())
-			var unreadable *receipt.UnreadableError
-			if errors.As(err, &unreadable) {
-				// A damaged lease hides nothing else: list the others and
-				// name each bad one.
-				for _, it := range unreadable.Items {
-					msg := it.Err.Error()
-					if e := errs.As(it.Err); e != nil {
-						msg = e.Message
-					}
-					a.warnings = append(a.warnings, errs.New(errs.RECEIPT_CORRUPT, "the lease on %s cannot be read: %s", it.Where, msg))
-				}
-				err = nil
-			}
-			if err != nil {
-				return err
-			}
-			now := time.Now()
-			views := make([]lockView, 0, len(leases))
-			for _, l := range leases {
-				views = append(views, viewLease(l, now))
-			}
-			a.result = map[string]any{"store": st, "capabilities": st.Capabilities(), "locks": views}
-			a.text = func(w io.Writer) {
-				fmt.Fprintf(w, "store: %s (%s), %s\n", st.Kind, st.Location, capabilities(st.Capabilities()))
-				if len(views) == 0 {
-					fmt.Fprintln(w, "no leases are held")
-					return
-				}
-				o := a.textOptions(nil)
-				t := &report.Table{}
-				t.Row(report.S(report.Bold, "TARGET"), report.S(report.Bold, "HOLDER"), report.S(report.Bold, "GEN"),
-					report.S(report.Bold, "AGE"), report.S(report.Bold, "EXPIRES"), report.S(report.Bold, "OWNER"))
-				for _, v := range views {
-					exp, style := "in "+short(time.Duration(v.LeftSecs)*time.Second), report.Plain
-					if v.Expired {
-						exp, style = "expired "+short(time.Duration(-v.LeftSecs)*time.Second)+" ago", report.Yellow
-					}
-					t.Row(report.C(report.Clean(v.Target, o.Width/2)), report.C(v.Holder), report.C(fmt.Sprint(v.Generation)),
-						report.C(short(time.Duration(v.AgeSeconds)*time.Second)), report.S(style, exp), report.S(report.Dim, ownerText(v.Owner)))
-				}
-				t.Write(w, report.Painter{Color: o.Color})
-			}
-			return nil
+			return locksRun(opts)
 		},
 	}
+	addStoreFlags(cmd, &opts.Store)
+	return cmd
 }
 
-func (a *app) unlockCommand() *cobra.Command {
-	var reason, parent string
+func locksRun(opts *LocksOptions) error {
+	f := opts.f
+	st, err := opts.Store.open(f, "")
+	if err != nil {
+		return err
+	}
+	leases, err := st.Locks(context.Background())
+	var unreadable *receipt.UnreadableError
+	if errors.As(err, &unreadable) {
+		// A damaged lease hides nothing else: list the others and
+		// name each bad one.
+		for _, it := range unreadable.Items {
+			msg := it.Err.Error()
+			if e := errs.As(it.Err); e != nil {
+				msg = e.Message
+			}
+			f.answer.warn(errs.New(errs.RECEIPT_CORRUPT, "the lease on %s cannot be read: %s", it.Where, msg))
+		}
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	now := clock.Or(f.Clock).Now()
+	views := make([]lockView, 0, len(leases))
+	for _, l := range leases {
+		views = append(views, viewLease(l, now))
+	}
+	f.answer.set(map[string]any{"store": st, "capabilities": st.Capabilities(), "locks": views}, func(w io.Writer) {
+		fmt.Fprintf(w, "store: %s (%s), %s\n", st.Kind, st.Location, capabilities(st.Capabilities()))
+		if len(views) == 0 {
+			fmt.Fprintln(w, "no leases are held")
+			return
+		}
+		writeLocks(w, views, f.textOptions(nil))
+	})
+	return nil
+}
+
+// writeLocks is the table of leases.
+func writeLocks(w io.Writer, views []lockView, o report.TextOptions) {
+	t := &report.Table{}
+	t.Row(report.S(report.Bold, "TARGET"), report.S(report.Bold, "HOLDER"), report.S(report.Bold, "GEN"),
+		report.S(report.Bold, "AGE"), report.S(report.Bold, "EXPIRES"), report.S(report.Bold, "OWNER"))
+	for _, v := range views {
+		exp, style := "in "+short(time.Duration(v.LeftSecs)*time.Second), report.Plain
+		if v.Expired {
+			exp, style = "expired "+short(time.Duration(-v.LeftSecs)*time.Second)+" ago", report.Yellow
+		}
+		t.Row(report.C(report.Clean(v.Target, o.Width/2)), report.C(v.Holder), report.C(fmt.Sprint(v.Generation)),
+			report.C(short(time.Duration(v.AgeSeconds)*time.Second)), report.S(style, exp), report.S(report.Dim, ownerText(v.Owner)))
+	}
+	t.Write(w, report.Painter{Color: o.Color})
+}
+
+// UnlockOptions are `sponson unlock`'s.
+type UnlockOptions struct {
+	f      *Factory
+	Store  StoreOptions
+	Args   []string // <env> <scope>, or none with --parent
+	Reason string
+	Parent string
+}
+
+func newCmdUnlock(f *Factory, runF func(*UnlockOptions) error) *cobra.Command {
+	opts := &UnlockOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "unlock [<env> <scope>] [--parent IDENTITY] --reason TEXT",
 		Short: "Release a lease by force, with a recorded reason",
@@ -103,51 +136,70 @@ func (a *app) unlockCommand() *cobra.Command {
 parent object (sponson unlock --parent "auth0:example.eu.auth0.com:client:AbCd" --reason "...")
 whoever holds it. Who, when and why are written into the target's history. The holder, if it is
 still running, is fenced out: its next write fails with LOCK_LOST.`,
+		Example: `  sponson unlock preview pr-12 --reason "the run was cancelled"
+  sponson unlock --parent "auth0:example.eu.auth0.com:client:AbCd" --reason "the runner died"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var target receipt.Target
-			switch {
-			case parent != "" && (len(args) == 0 || len(args) == 2):
-				// A shared object's lease is no scope's: `unlock <env>
-				// <scope> --parent ID` (the scope that was blocked, as the
-				// README writes it) releases the object's lease all the same.
-				target = receipt.ParentTarget(parent)
-			case parent == "" && len(args) == 2:
-				target = receipt.ScopeTarget(args[0], args[1])
-			default:
-				return errs.New(errs.USAGE, "unlock takes <env> <scope>, or --parent IDENTITY").
-					WithHint(`sponson unlock preview pr-12 --reason "the run was cancelled"`)
+			opts.Args = args
+			if runF != nil {
+				return runF(opts)
 			}
-			if strings.TrimSpace(reason) == "" {
-				return errs.New(errs.USAGE, "unlock needs --reason: it is recorded with who released the lease and when").
-					WithHint("%s", strings.Replace(target.UnlockCommand(), `"..."`, `"the run was cancelled"`, 1))
-			}
-			if err := target.Validate(); err != nil {
-				return err
-			}
-			st, err := a.openStore("")
-			if err != nil {
-				return err
-			}
-			who := a.actor()
-			released, err := st.ForceRelease(context.Background(), target, reason, who)
-			if err != nil {
-				return err
-			}
-			a.result = map[string]any{"target": target.String(), "released": released, "reason": reason, "by": who}
-			a.text = func(w io.Writer) {
-				if released == nil {
-					fmt.Fprintf(w, "no lease was held on %s; nothing to release\n", target)
-					return
-				}
-				fmt.Fprintf(w, "released the lease on %s held by %s (generation %d), recorded in its history\n",
-					target, ownerText(released.Owner), released.Generation)
-			}
-			return nil
+			return unlockRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&reason, "reason", "", "why the lease is released (recorded)")
-	cmd.Flags().StringVar(&parent, "parent", "", "the identity of a shared parent object, instead of <env> <scope>")
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why the lease is released (recorded)")
+	cmd.Flags().StringVar(&opts.Parent, "parent", "", "the identity of a shared parent object, instead of <env> <scope>")
+	addStoreFlags(cmd, &opts.Store)
 	return cmd
+}
+
+// target is the lease to release.
+func (opts *UnlockOptions) target() (receipt.Target, error) {
+	args := opts.Args
+	switch {
+	case opts.Parent != "" && (len(args) == 0 || len(args) == 2):
+		// A shared object's lease is no scope's: `unlock <env> <scope>
+		// --parent ID` (the scope that was blocked, as the README writes
+		// it) releases the object's lease all the same.
+		return receipt.ParentTarget(opts.Parent), nil
+	case opts.Parent == "" && len(args) == 2:
+		return receipt.ScopeTarget(args[0], args[1]), nil
+	}
+	return receipt.Target{}, errs.New(errs.USAGE, "unlock takes <env> <scope>, or --parent IDENTITY").
+		WithHint(`sponson unlock preview pr-12 --reason "the run was cancelled"`)
+}
+
+func unlockRun(opts *UnlockOptions) error {
+	f := opts.f
+	target, err := opts.target()
+	if err != nil {
+		return err
+	}
+	reason := opts.Reason
+	if strings.TrimSpace(reason) == "" {
+		return errs.New(errs.USAGE, "unlock needs --reason: it is recorded with who released the lease and when").
+			WithHint("%s", strings.Replace(target.UnlockCommand(), `"..."`, `"the run was cancelled"`, 1))
+	}
+	if err := target.Validate(); err != nil {
+		return err
+	}
+	st, err := opts.Store.open(f, "")
+	if err != nil {
+		return err
+	}
+	who := f.actor()
+	released, err := st.ForceRelease(context.Background(), target, reason, who)
+	if err != nil {
+		return err
+	}
+	f.answer.set(map[string]any{"target": target.String(), "released": released, "reason": reason, "by": who}, func(w io.Writer) {
+		if released == nil {
+			fmt.Fprintf(w, "no lease was held on %s; nothing to release\n", target)
+			return
+		}
+		fmt.Fprintf(w, "released the lease on %s held by %s (generation %d), recorded in its history\n",
+			target, ownerText(released.Owner), released.Generation)
+	})
+	return nil
 }
 
 func viewLease(l receipt.Lease, now time.Time) lockView {

@@ -38,6 +38,7 @@ changes:
 // that line recreated too, its users are written again with the new value
 // in the same run.
 func TestRecreateOnceOnlyUser(t *testing.T) {
+	t.Parallel()
 	cloud := sim.New(sim.Options{Seed: 11})
 	if err := cloud.SeedExamples(); err != nil {
 		t.Fatal(err)

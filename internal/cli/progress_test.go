@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/progress"
 )
 
@@ -22,7 +23,7 @@ func wait(attempt int, holder string, done, ok bool) progress.Event {
 // changes, one when it ends — not one per attempt.
 func TestProgressInALog(t *testing.T) {
 	var b bytes.Buffer
-	v := newProgressView(&b, false, false, 0)
+	v := newProgressView(&b, false, false, 0, nil)
 	defer v.Close()
 	for i := 1; i <= 5; i++ {
 		v.Sink(wait(i, "run r1 (cli, apply)", false, false))
@@ -48,8 +49,7 @@ func TestProgressInALog(t *testing.T) {
 // terminal, and cleared when the wait ends.
 func TestProgressOnATerminal(t *testing.T) {
 	var b bytes.Buffer
-	v := newProgressView(&b, true, true, 60)
-	v.now = func() time.Time { return p0.Add(20 * time.Second) }
+	v := newProgressView(&b, true, true, 60, clock.NewFake(p0.Add(20*time.Second)))
 	v.Sink(wait(1, "run r1 (cli, apply, actor someone-with-a-long-name, host build-agent-17 pid 4242)", false, false))
 	v.Sink(wait(2, "run r1 (cli, apply, actor someone-with-a-long-name, host build-agent-17 pid 4242)", false, false))
 	v.Sink(wait(3, "", true, true))
@@ -74,7 +74,7 @@ func TestProgressOnATerminal(t *testing.T) {
 // The waits of a run as a CI log shows them: golden.
 func TestProgressGolden(t *testing.T) {
 	var b bytes.Buffer
-	v := newProgressView(&b, false, false, 0)
+	v := newProgressView(&b, false, false, 0, nil)
 	ext := progress.Event{Kind: progress.External, Target: `deploy of line "env" (env.preview_url)`, Line: "env", Started: p0, Deadline: p0.Add(10 * time.Minute)}
 	prov := progress.Event{Kind: progress.Provisioning, Target: "neon operation create_branch of branch br-1", Started: p0, Deadline: p0.Add(2 * time.Minute)}
 	parent := progress.Event{Kind: progress.ParentLock, Target: "auth0:acme.eu.auth0.com:client:AbCd", Holder: "run r2/callback (cli, apply, actor mona)",

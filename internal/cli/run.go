@@ -1,84 +1,86 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
-	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sponson/apply/internal/report"
-	"github.com/sponson/apply/internal/wire"
-	"github.com/sponson/apply/pkg/adapter"
-	"github.com/sponson/apply/pkg/adapter/httpclient"
-	"github.com/sponson/apply/pkg/adapters"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
-	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
 
-// runFlags are the flags of plan, apply and destroy.
-type runFlags struct {
-	approvedBy  string
-	wait        bool
-	waitTimeout time.Duration
-	lockWait    time.Duration
-	reconcile   bool
-	parallelism int
-	reopen      bool
-	destroy     bool
-	close       bool
-	confirm     []string
-	recreate    []string
+// PlanOptions are `sponson plan`'s.
+type PlanOptions struct {
+	f     *Factory
+	Scope ScopeOptions
+	Plan  PlanFile
+	Store StoreOptions
+	Run   RunFlags
 }
 
-func (f *runFlags) bind(cmd *cobra.Command, apply bool) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.approvedBy, "approved-by", "", "who approved a run that may write production (default SPONSON_APPROVED_BY)")
-	fl.IntVar(&f.parallelism, "parallelism", 0, "how many independent lines run at once (plan: are read at once); 0: 4 for apply and destroy, 16 for plan")
-	if !apply {
-		return
-	}
-	fl.BoolVar(&f.wait, "wait", false, "wait for a held lease and for external outputs instead of ending partial")
-	fl.DurationVar(&f.waitTimeout, "wait-timeout", 10*time.Minute, "how long --wait waits")
-	fl.DurationVar(&f.lockWait, "lock-wait", 0, "without --wait, still wait up to this long for a lease another run holds (default SPONSON_LOCK_WAIT; 0 fails at once with LOCK_HELD)")
-	fl.BoolVar(&f.reopen, "reopen", false, "apply to a scope whose pull request was closed")
-}
-
-func (a *app) planCommand() *cobra.Command {
-	var f runFlags
+func newCmdPlan(f *Factory, runF func(*PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Read live state and print what apply would do (writes nothing)",
 		Long: `Reads live state for every line of this environment, prints the diff, drift and refusals,
 and writes nothing anywhere: not to providers, not to the receipt store. It takes no lease, and
 says so when an apply holds the scope. Exits 1 when a line is in error or blocked.`,
+		Example: `  sponson plan --pr 12
+  sponson plan --branch main --env production --json
+  sponson plan --plan examples/preview-stack.release.plan.yaml --receipts local`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, p, eng, err := a.setupRun(true)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			res, err := eng.Plan(a.ctx, p, c, a.runOptions(f, c, receipt.OpPlan))
-			if res != nil {
-				a.setResult(res, res.Warnings, func(w io.Writer) {
-					report.WriteText(w, report.FromPlan(res, err, a.links(c)), a.textOptions(err))
-				})
-			}
-			return err
+			return planRun(opts)
 		},
 	}
-	f.bind(cmd, false)
+	addPlanFlag(cmd, &opts.Plan)
+	addScopeFlags(cmd, &opts.Scope)
+	addStoreFlags(cmd, &opts.Store)
+	addRunFlags(cmd, &opts.Run, false)
 	return cmd
 }
 
-func (a *app) applyCommand() *cobra.Command {
-	var f runFlags
+func planRun(opts *PlanOptions) error {
+	f := opts.f
+	c, p, eng, err := f.setupRun(&opts.Scope, &opts.Plan, &opts.Store, true)
+	if err != nil {
+		return err
+	}
+	res, err := eng.Plan(f.Context, p, c, f.runOptions(opts.Run, c, receipt.OpPlan))
+	if res != nil {
+		f.setResult(res, res.Warnings, func(w io.Writer) {
+			report.WriteText(w, report.FromPlan(res, err, f.links(c)), f.textOptions(err))
+		})
+	}
+	return err
+}
+
+// ApplyOptions are `sponson apply`'s.
+type ApplyOptions struct {
+	f         *Factory
+	Scope     ScopeOptions
+	Plan      PlanFile
+	Store     StoreOptions
+	Run       RunFlags
+	Reconcile bool
+	Confirm   []string
+	Recreate  []string
+	Destroy   bool // --destroy: destroy the scope instead
+	Close     bool // with --destroy: leave a tombstone
+}
+
+func newCmdApply(f *Factory, runF func(*ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Apply the plan to the scope and write its receipt",
@@ -86,345 +88,159 @@ func (a *app) applyCommand() *cobra.Command {
 every resource before it is created, rolls back what this run created if a line fails, and writes
 the receipt. A line waiting for an external output (a deploy's URL) ends the run partial (exit 0);
 the next apply finishes it, or --wait waits. --destroy destroys the scope instead.`,
+		Example: `  sponson apply --pr 12
+  sponson apply --pr 12 --wait --wait-timeout 15m
+  sponson apply --branch main --env production --approved-by alice
+  sponson apply --pr 12 --confirm dns --recreate db`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.destroy {
-				return a.runDestroy(f)
+			if runF != nil {
+				return runF(opts)
 			}
-			c, p, eng, err := a.setupRun(true)
-			if err != nil {
-				return err
-			}
-			res, err := eng.Apply(a.ctx, p, c, a.runOptions(f, c, receipt.OpApply))
-			if res != nil {
-				a.setResult(res, res.Warnings, func(w io.Writer) {
-					report.WriteText(w, report.FromRun("apply", res, err, p, a.links(c)), a.textOptions(err))
-				})
-			}
-			return err
+			return applyRun(opts)
 		},
 	}
-	f.bind(cmd, true)
-	cmd.Flags().BoolVar(&f.reconcile, "reconcile", false, "accept resources changed outside Sponson")
-	cmd.Flags().StringSliceVar(&f.confirm, "confirm", nil, "a manual step someone has done: verify it and record who (repeatable, or comma-separated lines)")
-	cmd.Flags().StringSliceVar(&f.recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, with the lines that use its once-only outputs (a new password), so they get the new value (repeatable)")
-	cmd.Flags().BoolVar(&f.destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
-	cmd.Flags().BoolVar(&f.close, "close", false, "with --destroy: leave a tombstone (see sponson destroy --close)")
+	addPlanFlag(cmd, &opts.Plan)
+	addScopeFlags(cmd, &opts.Scope)
+	addStoreFlags(cmd, &opts.Store)
+	addRunFlags(cmd, &opts.Run, true)
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Reconcile, "reconcile", false, "accept resources changed outside Sponson")
+	fl.StringSliceVar(&opts.Confirm, "confirm", nil, "a manual step someone has done: verify it and record who (repeatable, or comma-separated lines)")
+	fl.StringSliceVar(&opts.Recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, with the lines that use its once-only outputs (a new password), so they get the new value (repeatable)")
+	fl.BoolVar(&opts.Destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
+	fl.BoolVar(&opts.Close, "close", false, "with --destroy: leave a tombstone (see sponson destroy --close)")
 	return cmd
 }
 
-func (a *app) destroyCommand() *cobra.Command {
-	var f runFlags
+func applyRun(opts *ApplyOptions) error {
+	f := opts.f
+	if opts.Destroy {
+		return destroyRun(&DestroyOptions{f: f, Scope: opts.Scope, Plan: opts.Plan, Store: opts.Store, Run: opts.Run, Close: opts.Close,
+			reconcile: opts.Reconcile, confirm: opts.Confirm, recreate: opts.Recreate})
+	}
+	c, p, eng, err := f.setupRun(&opts.Scope, &opts.Plan, &opts.Store, true)
+	if err != nil {
+		return err
+	}
+	o := f.runOptions(opts.Run, c, receipt.OpApply)
+	o.Reconcile, o.Confirm, o.Recreate = opts.Reconcile, opts.Confirm, opts.Recreate
+	res, err := eng.Apply(f.Context, p, c, o)
+	if res != nil {
+		f.setResult(res, res.Warnings, func(w io.Writer) {
+			report.WriteText(w, report.FromRun("apply", res, err, p, f.links(c)), f.textOptions(err))
+		})
+	}
+	return err
+}
+
+// DestroyOptions are `sponson destroy`'s (and `sponson apply --destroy`'s).
+type DestroyOptions struct {
+	f     *Factory
+	Scope ScopeOptions
+	Plan  PlanFile
+	Store StoreOptions
+	Run   RunFlags
+	Close bool
+	// apply --destroy passes its own flags on, as they were given.
+	reconcile         bool
+	confirm, recreate []string
+}
+
+func newCmdDestroy(f *Factory, runF func(*DestroyOptions) error) *cobra.Command {
+	opts := &DestroyOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "destroy",
 		Short: "Destroy what the scope created, from its ledger",
 		Long: `Walks the scope's ledger (not the plan) in reverse creation order and destroys what Sponson
 created, with the provider settings recorded for each resource; adopted resources are forgotten,
 never destroyed. The final receipt has an empty ledger and destroyed: true.`,
+		Example: `  sponson destroy --pr 12
+  sponson destroy --pr 12 --close
+  sponson destroy --branch feat/login --json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runDestroy(f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return destroyRun(opts)
+		},
 	}
-	f.bind(cmd, true)
-	cmd.Flags().BoolVar(&f.close, "close", false, "leave a tombstone: the pull request closed, and apply refuses the scope unless --reopen")
+	addPlanFlag(cmd, &opts.Plan)
+	addScopeFlags(cmd, &opts.Scope)
+	addStoreFlags(cmd, &opts.Store)
+	addRunFlags(cmd, &opts.Run, true)
+	cmd.Flags().BoolVar(&opts.Close, "close", false, "leave a tombstone: the pull request closed, and apply refuses the scope unless --reopen")
 	return cmd
 }
 
-func (a *app) runDestroy(f runFlags) error {
-	c, _, eng, err := a.setupRun(false)
+func destroyRun(opts *DestroyOptions) error {
+	f := opts.f
+	c, _, eng, err := f.setupRun(&opts.Scope, &opts.Plan, &opts.Store, false)
 	if err != nil {
 		return err
 	}
-	a.command = "destroy"
-	o := a.runOptions(f, c, receipt.OpDestroy)
-	if f.close {
-		o.Close = &receipt.Tombstone{By: a.actor(), At: time.Now().UTC(), HeadSHA: c.Git.SHA}
+	f.answer.command = "destroy"
+	o := f.runOptions(opts.Run, c, receipt.OpDestroy)
+	o.Reconcile, o.Confirm, o.Recreate = opts.reconcile, opts.confirm, opts.recreate
+	if opts.Close {
+		o.Close = &receipt.Tombstone{By: f.actor(), At: clock.Or(f.Clock).Now().UTC(), HeadSHA: c.Git.SHA}
 	}
-	res, err := eng.Destroy(a.ctx, c, o)
+	res, err := eng.Destroy(f.Context, c, o)
 	if res != nil {
-		a.setResult(res, res.Warnings, func(w io.Writer) {
-			report.WriteText(w, report.FromRun("destroy", res, err, nil, a.links(c)), a.textOptions(err))
+		f.setResult(res, res.Warnings, func(w io.Writer) {
+			report.WriteText(w, report.FromRun("destroy", res, err, nil, f.links(c)), f.textOptions(err))
 		})
 	}
 	return err
 }
 
-func (a *app) receiptCommand() *cobra.Command {
-	var history bool
-	var limit int
-	cmd := &cobra.Command{
-		Use:   "receipt [--history]",
-		Short: "Print the scope's receipt and ledger (or its history of runs)",
-		Args:  exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.computeCtx()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(a.planReceipts())
-			if err != nil {
-				return err
-			}
-			if history {
-				return a.history(st, c, limit)
-			}
-			r, version, err := st.Read(a.ctx, c.Env, c.Scope)
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				a.result = map[string]any{"env": c.Env, "scope": c.Scope, "receipt": nil}
-				a.text = func(w io.Writer) { fmt.Fprintf(w, "no receipt for %s/%s in the %s store\n", c.Env, c.Scope, st.Kind) }
-				return nil
-			}
-			res := &engine.RunResult{Env: c.Env, Scope: c.Scope, Receipt: r, Warnings: r.Warnings}
-			if a.env.OnResult != nil {
-				a.env.OnResult(res)
-			}
-			a.result = map[string]any{"env": c.Env, "scope": c.Scope, "receipt": r, "version": version}
-			a.text = func(w io.Writer) {
-				o := a.textOptions(nil)
-				report.WriteText(w, report.FromRun("receipt", res, nil, nil, a.links(c)), o)
-				if len(r.Ledger) > 0 {
-					fmt.Fprintln(w, "\nresources:")
-					report.WriteLedger(w, r.Ledger, o)
-				}
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&history, "history", false, "list the scope's runs and unlocks, oldest first")
-	cmd.Flags().IntVar(&limit, "limit", 50, "with --history: the latest runs to list (0: all); only those are read")
-	return cmd
-}
-
-// history lists a scope's runs (one per run that wrote a receipt) and
-// force-releases, from the store's history (a git branch's commits).
-func (a *app) history(st *wire.Store, c scope.Ctx, limit int) error {
-	target := receipt.ScopeTarget(c.Env, c.Scope)
-	var (
-		events []receipt.Event
-		more   bool
-		err    error
-	)
-	if hp, ok := st.Store.(receipt.HistoryPager); ok {
-		events, more, err = hp.RecentHistory(a.ctx, target, limit)
-	} else if events, err = st.History(a.ctx, target); err == nil && limit > 0 && len(events) > limit {
-		events, more = events[len(events)-limit:], true
-	}
-	if err != nil {
-		return err
-	}
-	if events == nil {
-		events = []receipt.Event{}
-	}
-	a.result = map[string]any{"env": c.Env, "scope": c.Scope, "history": events, "more": more, "store": st}
-	a.text = func(w io.Writer) {
-		if !st.Capabilities().History {
-			fmt.Fprintf(w, "the %s store keeps no history\n", st.Kind)
-			return
-		}
-		fmt.Fprintf(w, "history of %s (%d %s)\n", target, len(events), map[bool]string{true: "entry", false: "entries"}[len(events) == 1])
-		if more {
-			fmt.Fprintf(w, "  (the latest %d; older ones: --limit 0)\n", limit)
-		}
-		// Fixed widths: every operation and status fits, so runs of any
-		// history line up the same way.
-		p := report.Painter{Color: a.textOptions(nil).Color}
-		for _, e := range events {
-			at := p.Paint(report.Dim, e.At.UTC().Format("2006-01-02 15:04:05Z"))
-			switch e.Operation {
-			case receipt.OpUnlock:
-				fmt.Fprintf(w, "  %s  %s     by %s: %s\n", at, p.Paint(report.Yellow, "unlock"), e.By, report.Clean(e.Reason, 200))
-			default:
-				fmt.Fprintf(w, "  %s  %-10s %s run %s\n", at, e.Operation, p.Paint(report.StatusStyle(string(e.Status)), fmt.Sprintf("%-9s", e.Status)), e.RunID)
-			}
-		}
-	}
-	return nil
-}
-
-func (a *app) receiptsCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "receipts",
-		Short: "Manage stored receipts",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageError(cmd, "receipts needs a subcommand")
-		},
-	}
-	var adopt, replace bool
-	var f runFlags
-	push := &cobra.Command{
-		Use:   "push <file> [--adopt-missing | --replace]",
-		Short: "Store a receipt that a run could not write",
-		Long: `When a run's final receipt write fails after it touched providers, the receipt is saved to
-.sponson/unsaved/<env>/<scope>/<run>.json and the run names this command. Without a flag it shows
-the difference between the stored ledger and the saved one and writes nothing. --adopt-missing adds
-the entries the stored ledger lacks (never removing anything); --replace writes the saved receipt
-whole. Both take the scope's lease. Divergent receipts are never merged silently.`,
-		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			mode := engine.PushShow
-			switch {
-			case adopt && replace:
-				return errs.New(errs.USAGE, "--adopt-missing and --replace exclude each other")
-			case adopt:
-				mode = engine.PushAdoptMissing
-			case replace:
-				mode = engine.PushReplace
-			}
-			st, err := a.openStore(a.planReceipts())
-			if err != nil {
-				return err
-			}
-			eng, err := a.engine(st)
-			if err != nil {
-				return err
-			}
-			o := a.runOptions(f, scope.Ctx{}, receipt.OpPush)
-			path, err := a.unsavedPath(st, args[0])
-			if err != nil {
-				return err
-			}
-			res, err := eng.PushUnsaved(a.ctx, path, mode, o)
-			if res != nil {
-				a.result = jsonFields(res)
-				a.text = func(w io.Writer) { engine.RenderPush(w, res) }
-			}
-			return err
-		},
-	}
-	push.Flags().BoolVar(&adopt, "adopt-missing", false, "add the entries the stored ledger lacks")
-	push.Flags().BoolVar(&replace, "replace", false, "write the saved receipt whole")
-	f.bind(push, false)
-	cmd.AddCommand(push)
-	return cmd
-}
-
 // setupRun derives the context, loads the plan (optional for destroy) and
 // builds the engine on the chosen store.
-func (a *app) setupRun(needPlan bool) (scope.Ctx, *plan.Plan, *engine.Engine, error) {
-	c, err := a.computeCtx()
+func (f *Factory) setupRun(so *ScopeOptions, pf *PlanFile, sto *StoreOptions, needPlan bool) (scope.Ctx, *plan.Plan, *engine.Engine, error) {
+	c, err := so.compute(f)
 	if err != nil {
 		return scope.Ctx{}, nil, nil, err
 	}
-	a.warnings = append(a.warnings, c.Warnings()...)
+	f.answer.warn(c.Warnings()...)
 	var p *plan.Plan
 	receipts := ""
 	if needPlan {
-		if p, err = a.loadPlan(); err != nil {
+		if p, err = pf.load(f); err != nil {
 			return c, nil, nil, err
 		}
-		a.warnings = append(a.warnings, p.Warnings...)
+		f.answer.warn(p.Warnings...)
 		receipts = p.Receipts
 		// Every static refusal (exit 2) before the store is opened: the
 		// engine's checks need no store, provider or network.
-		pre := a.checker()
-		if err := pre.Check(p, c, c.Env); err != nil {
+		if err := f.checker().Check(p, c, c.Env); err != nil {
 			return c, nil, nil, err
 		}
 	} else {
-		receipts = a.planReceipts()
+		receipts = pf.receipts(f)
 	}
-	st, err := a.openStore(receipts)
+	st, err := sto.open(f, receipts)
 	if err != nil {
 		return c, nil, nil, err
 	}
-	eng, err := a.engine(st)
+	eng, err := f.engine(st)
 	return c, p, eng, err
-}
-
-// checker is the engine that runs a command's static checks: the run's
-// ops, credentials and secret sources, no store.
-func (a *app) checker() *engine.Engine {
-	return &engine.Engine{Ops: a.ops(nil), LookupEnv: a.env.LookupEnv, Redactor: a.redactor,
-		Secrets: wire.Secrets(a.env.LookupEnv, a.env.ReadFile, a.env.Dir)}
-}
-
-// planReceipts is the plan's receipts: setting when a plan file is there
-// and parses; commands that do not need the plan still honour it.
-func (a *app) planReceipts() string {
-	src, err := a.readFile(a.g.plan)
-	if err != nil {
-		return ""
-	}
-	p, err := plan.ParseContext(a.ctx, a.g.plan, src)
-	if err != nil {
-		return ""
-	}
-	return p.Receipts
-}
-
-// engine builds the run (internal/wire) on the store: the built-in
-// adapters (or Env.Ops), the secret sources, this command's redactor, the
-// lease TTL and lock wait from the environment, progress on stderr and the
-// local checkout's ancestry.
-func (a *app) engine(st *wire.Store) (*engine.Engine, error) {
-	var lockWait time.Duration
-	if d, err := time.ParseDuration(a.env.Getenv("SPONSON_LOCK_WAIT")); err == nil && d > 0 {
-		lockWait = d
-	}
-	run, err := wire.Build(st, wire.Config{
-		Identity:  a.identity(),
-		LookupEnv: a.env.LookupEnv,
-		ReadFile:  a.env.ReadFile,
-		Dir:       a.env.Dir,
-		Ops:       a.env.Ops,
-		Redactor:  a.redactor,
-		LockWait:  lockWait,
-		Events:    a.progress.Sink,
-		Hooks:     wire.Hooks{Ancestry: wire.LocalAncestry(a.env.Dir)},
-		Clock:     clock.System{},
-	})
-	if err != nil {
-		return nil, err
-	}
-	a.run = run
-	return run.Engine, nil
-}
-
-// ops is the registry of runnable ops: Env.Ops when a test injects one,
-// else the built-in adapters.
-func (a *app) ops(client *httpclient.Client) *adapter.Registry {
-	if a.env.Ops != nil {
-		return a.env.Ops
-	}
-	return adapters.Registry(a.env.LookupEnv, client)
 }
 
 // runOptions are the engine options of this command: the run's owner and
 // defaults (wire.Run.Options), then the flags.
-func (a *app) runOptions(f runFlags, c scope.Ctx, op receipt.Operation) engine.Options {
-	o := engine.Options{Owner: a.owner(op)}
-	if a.run != nil {
-		o = a.run.Options(op)
+func (f *Factory) runOptions(rf RunFlags, c scope.Ctx, op receipt.Operation) engine.Options {
+	o := engine.Options{Owner: f.owner(op)}
+	if f.run != nil {
+		o = f.run.Options(op)
 	}
-	approver := f.approvedBy
-	if approver == "" {
-		approver = a.env.Getenv("SPONSON_APPROVED_BY")
+	approver := cmp.Or(rf.ApprovedBy, f.Env.Getenv("SPONSON_APPROVED_BY"))
+	if rf.LockWait > 0 {
+		o.LockWait = rf.LockWait
 	}
-	if f.lockWait > 0 {
-		o.LockWait = f.lockWait
-	}
-	o.Env, o.ApprovedBy, o.Reconcile, o.Wait, o.WaitTimeout = c.Env, approver, f.reconcile, f.wait, f.waitTimeout
-	o.Parallelism, o.Reopen = f.parallelism, f.reopen
-	o.Confirm, o.Recreate = f.confirm, f.recreate
+	o.Env, o.ApprovedBy, o.Wait, o.WaitTimeout = c.Env, approver, rf.Wait, rf.WaitTimeout
+	o.Parallelism, o.Reopen = rf.Parallelism, rf.Reopen
 	return o
-}
-
-// setResult makes an engine result the command's answer: its fields in the
-// envelope, its warnings beside the command's own.
-func (a *app) setResult(res any, ws []engine.Warning, text func(io.Writer)) {
-	if a.env.OnResult != nil {
-		a.env.OnResult(res)
-	}
-	a.result = jsonFields(res)
-	delete(a.result, "warnings")
-	for _, w := range ws {
-		e := errs.New(w.Code, "%s", w.Message)
-		a.warnings = append(a.warnings, e)
-		a.inText[e] = true // the text report lists it
-	}
-	a.text = text
 }
 
 // jsonFields is a result's JSON object as a map, to merge into the envelope.
@@ -448,33 +264,4 @@ func (l lineWriter) Write(p []byte) (int, error) {
 	n, err := l.w.Write(p)
 	flush(l.w)
 	return n, err
-}
-
-// unsavedPath is the file of an unsaved receipt: the argument itself, or,
-// for a store's side ref (sponson-receipts/_unsaved/...), a copy of it in
-// the local unsaved folder.
-func (a *app) unsavedPath(st *wire.Store, arg string) (string, error) {
-	name := strings.TrimPrefix(arg, "refs/heads/")
-	if !strings.HasPrefix(name, "sponson-receipts/_unsaved/") {
-		return a.env.Path(arg), nil
-	}
-	rs, ok := st.Store.(engine.UnsavedRefs)
-	if !ok {
-		return "", errs.New(errs.USAGE, "%s names a ref of the git-branch store, but receipts are in the %s store", arg, st.Kind).
-			WithHint("Pass --receipts-remote with the repository that holds the ref.")
-	}
-	r, err := rs.LoadUnsaved(a.ctx, name)
-	if err != nil {
-		return "", err
-	}
-	return receipt.SaveUnsaved(a.env.Path(receipt.DefaultUnsavedDir), r)
-}
-
-// links are what the report knows of where the run is, for its text.
-func (a *app) links(c scope.Ctx) report.Links {
-	l := report.Links{Server: a.env.Getenv("GITHUB_SERVER_URL"), Repo: c.Repo, SHA: c.Git.SHA}
-	if c.PR.Number != nil {
-		l.PR = *c.PR.Number
-	}
-	return l
 }

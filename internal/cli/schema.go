@@ -9,7 +9,13 @@ import (
 	"github.com/sponson/apply/schema"
 )
 
-func (a *app) schemaCommand() *cobra.Command {
+// SchemaOptions are `sponson schema`'s.
+type SchemaOptions struct {
+	f *Factory
+}
+
+func newCmdSchema(f *Factory, runF func(*SchemaOptions) error) *cobra.Command {
+	opts := &SchemaOptions{f: f}
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the JSON schema of release.plan.yaml",
@@ -17,11 +23,18 @@ func (a *app) schemaCommand() *cobra.Command {
   sponson schema > release.plan.schema.json
 and, on the plan's first line:
   # yaml-language-server: $schema=release.plan.schema.json`,
-		Args: exactArgs(0),
+		Example: "  sponson schema > release.plan.schema.json\n  sponson schema --json",
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a.result = map[string]any{"schema": json.RawMessage(schema.JSON)}
-			a.text = func(w io.Writer) { w.Write(schema.JSON) }
-			return nil
+			if runF != nil {
+				return runF(opts)
+			}
+			return schemaRun(opts)
 		},
 	}
+}
+
+func schemaRun(opts *SchemaOptions) error {
+	opts.f.answer.set(map[string]any{"schema": json.RawMessage(schema.JSON)}, func(w io.Writer) { w.Write(schema.JSON) })
+	return nil
 }

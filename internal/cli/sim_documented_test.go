@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sponson/apply/internal/cli"
 )
@@ -49,10 +48,7 @@ func TestSimPlansTheDocumentedPlans(t *testing.T) {
 		OK  bool
 		Env map[string]string
 	}
-	for deadline := time.Now().Add(2 * time.Minute); !doc.OK && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-		_ = json.Unmarshal([]byte(out.String()), &doc)
-	}
+	out.await(func(s string) bool { return json.Unmarshal([]byte(s), &doc) == nil && doc.OK })
 	if !doc.OK {
 		t.Fatalf("sim printed no environment:\n%s\n%s", out.String(), errb.String())
 	}

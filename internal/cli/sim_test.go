@@ -17,15 +17,46 @@ import (
 )
 
 // syncBuffer is written by the command's goroutine and read by the test.
+// A test waits for what it needs to be written (await) without sleeping:
+// every write wakes it.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu    sync.Mutex
+	b     strings.Builder
+	wrote chan struct{} // closed by the next write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
+}
+
+// await waits until cond holds for what was written (at most two
+// minutes, a hang's bound) and says whether it did.
+func (s *syncBuffer) await(cond func(string) bool) bool {
+	limit := time.NewTimer(2 * time.Minute)
+	defer limit.Stop()
+	for {
+		s.mu.Lock()
+		text := s.b.String()
+		if s.wrote == nil {
+			s.wrote = make(chan struct{})
+		}
+		wrote := s.wrote
+		s.mu.Unlock()
+		if cond(text) {
+			return true
+		}
+		select {
+		case <-wrote:
+		case <-limit.C:
+			return cond(s.String())
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -48,10 +79,8 @@ func TestSimServesUntilCancelled(t *testing.T) {
 		go func() { done <- cli.Main(args, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}) }()
 
 		var base, token string
-		deadline := time.Now().Add(2 * time.Minute)
-		for base == "" && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-			s := out.String()
+		out.await(func(s string) bool {
+			base, token = "", ""
 			if asJSON {
 				var doc struct {
 					OK  bool
@@ -61,7 +90,7 @@ func TestSimServesUntilCancelled(t *testing.T) {
 				if json.Unmarshal([]byte(s), &doc) == nil && doc.OK {
 					base, token = doc.URL, doc.Env["AUTH0_MANAGEMENT_TOKEN"]
 				}
-				continue
+				return base != ""
 			}
 			for _, l := range strings.Split(s, "\n") {
 				if v, ok := strings.CutPrefix(l, "export AUTH0_API_URL="); ok {
@@ -74,7 +103,8 @@ func TestSimServesUntilCancelled(t *testing.T) {
 			if token == "" {
 				base = ""
 			}
-		}
+			return base != ""
+		})
 		if base == "" || token == "" {
 			cancel()
 			t.Fatalf("json=%v: no address and token printed:\n%s\n%s", asJSON, out.String(), errb.String())
@@ -123,10 +153,7 @@ func TestSimPrintsItsTokensInAShellThatHoldsThem(t *testing.T) {
 		if asJSON {
 			want = `"AUTH0_MANAGEMENT_TOKEN": "` + tok + `"`
 		}
-		deadline := time.Now().Add(2 * time.Minute)
-		for !strings.Contains(out.String(), "AUTH0_MANAGEMENT_TOKEN") && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		out.await(func(s string) bool { return strings.Contains(s, "AUTH0_MANAGEMENT_TOKEN") })
 		cancel()
 		<-done
 		if !strings.Contains(out.String(), want) {
@@ -155,10 +182,7 @@ func TestSimStartsAsAPushOfTheContextCommit(t *testing.T) {
 		URL    string
 		Pushed struct{ Vercel, Netlify []string }
 	}
-	for deadline := time.Now().Add(2 * time.Minute); !doc.OK && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-		_ = json.Unmarshal([]byte(out.String()), &doc)
-	}
+	out.await(func(s string) bool { return json.Unmarshal([]byte(s), &doc) == nil && doc.OK })
 	if !doc.OK || len(doc.Pushed.Vercel) == 0 || len(doc.Pushed.Netlify) == 0 {
 		t.Fatalf("no push reported:\n%s\n%s", out.String(), errb.String())
 	}
@@ -252,14 +276,15 @@ func TestSimRecipeOfTheREADME(t *testing.T) {
 		done <- cli.Main([]string{"sim"}, env, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb})
 	}()
 	defer func() { cancel(); <-done }()
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-		if last := lines[len(lines)-1]; strings.HasPrefix(last, marker) {
-			if !strings.Contains(out.String(), "export AUTH0_MANAGEMENT_TOKEN=") {
-				t.Errorf("the exports are not before %q:\n%s", marker, out.String())
-			}
-			return
+	lastIsMarker := func(s string) bool {
+		lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+		return strings.HasPrefix(lines[len(lines)-1], marker)
+	}
+	if out.await(lastIsMarker) {
+		if !strings.Contains(out.String(), "export AUTH0_MANAGEMENT_TOKEN=") {
+			t.Errorf("the exports are not before %q:\n%s", marker, out.String())
 		}
+		return
 	}
 	t.Fatalf("sim never printed a last line starting %q:\n%s\n%s", marker, out.String(), errb.String())
 }

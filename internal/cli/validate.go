@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,8 +16,18 @@ import (
 	"github.com/sponson/apply/pkg/scope"
 )
 
-func (a *app) validateCommand() *cobra.Command {
-	var formOnly bool
+// ValidateOptions are `sponson validate`'s.
+type ValidateOptions struct {
+	f     *Factory
+	Scope ScopeOptions
+	Plan  PlanFile
+	// NoCredentials checks the names and forms of credentials and
+	// secrets, not their values.
+	NoCredentials bool
+}
+
+func newCmdValidate(f *Factory, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the plan file without touching anything",
@@ -31,10 +40,21 @@ runs before it reads anything (each op's parameters, recipes, the credentials ea
 every secret resolving: env:// set, file:// inside the working tree or SPONSON_SECRET_DIRS and a
 regular file), so a plan that validates also plans. Run it where the run's credentials are set;
 with --no-credentials (a CI step that is given no provider secrets) everything else is checked.`,
+		Example: `  sponson validate
+  sponson validate --plan examples/preview-stack.release.plan.yaml --env preview
+  sponson validate --pr 12 --branch feat/login --sha 0123456789abcdef0123456789abcdef01234567
+  sponson validate --no-credentials --json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.validate(formOnly) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return validateRun(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&formOnly, "no-credentials", false,
+	addPlanFlag(cmd, &opts.Plan)
+	addScopeFlags(cmd, &opts.Scope)
+	cmd.Flags().BoolVar(&opts.NoCredentials, "no-credentials", false,
 		"check without the run's credentials and secrets: their names and forms are checked (file:// confinement included), not their values")
 	return cmd
 }
@@ -53,43 +73,35 @@ type orderLine struct {
 	Resolved map[string]string `json:"resolved,omitempty"` // parameters with ${ctx.*}, as they resolve
 }
 
-func (a *app) validate(formOnly bool) error {
+func validateRun(opts *ValidateOptions) error {
+	f := opts.f
 	// The scope is optional here: validate must work on a laptop with no
 	// pull request. A scope asked for explicitly must be derivable.
-	ctx, ctxErr := a.computeCtx()
+	ctx, ctxErr := opts.Scope.compute(f)
 	var ctxp *scope.Ctx
 	var note string
 	switch {
 	case ctxErr == nil:
 		ctxp = &ctx
-		a.warnings = append(a.warnings, ctx.Warnings()...)
-	case errs.CodeOf(ctxErr) == errs.USAGE && !a.flagSet["pr"] && !a.flagSet["branch"]:
+		f.answer.warn(ctx.Warnings()...)
+	case errs.CodeOf(ctxErr) == errs.USAGE && !opts.Scope.given("pr") && !opts.Scope.given("branch"):
 		note = "no scope can be derived here, so ${ctx.*} values were checked by name only; pass --pr N or --branch NAME to resolve them"
 	default:
 		return ctxErr
 	}
 
-	p, err := a.loadPlan()
+	p, err := opts.Plan.load(f)
 	if err != nil {
 		return err
 	}
-	a.warnings = append(a.warnings, p.Warnings...)
+	f.answer.warn(p.Warnings...)
 	var problems errs.List
-	eng := a.checker()
+	eng := f.checker()
 	checkErr := p.Check(eng.Catalog())
 	problems = append(problems, errs.Flatten(checkErr)...)
 
-	envs := p.Environments
-	if a.flagSet["env"] || a.env.Getenv("SPONSON_CTX_ENV") != "" {
-		env := a.g.env
-		if !a.flagSet["env"] {
-			env = a.env.Getenv("SPONSON_CTX_ENV")
-		}
-		envs = []string{env}
-	}
-
 	var orders []envOrder
-	for _, env := range envs {
+	for _, env := range opts.envs(p) {
 		lines, err := p.Select(env)
 		if err != nil {
 			problems = append(problems, errs.Flatten(err)...)
@@ -98,69 +110,93 @@ func (a *app) validate(formOnly bool) error {
 		if checkErr == nil {
 			// The engine's own static checks, as plan runs them: op
 			// parameters, recipes, credentials present.
-			problems = append(problems, a.engineCheck(eng, p, ctxp, env, formOnly)...)
+			problems = append(problems, engineCheck(eng, p, ctxp, env, opts.NoCredentials)...)
 		}
-		o := envOrder{Env: env, Lines: []orderLine{}}
-		for _, ln := range lines {
-			ol := orderLine{ID: ln.ID, Adapter: ln.Adapter, Op: ln.Op, After: ln.Deps()}
-			if ol.After == nil {
-				ol.After = []string{}
-			}
-			if ctxp != nil {
-				vars := ctxp.Vars()
-				vars["env"] = &env
-				resolved, err := ln.Interpolate(vars)
-				if err != nil {
-					problems = append(problems, errs.Flatten(err)...)
-				} else {
-					ol.Resolved = interpolated(ln.Params, resolved.Params)
-				}
-			}
-			o.Lines = append(o.Lines, ol)
-		}
+		o, errl := runOrder(env, lines, ctxp)
+		problems = append(problems, errl...)
 		orders = append(orders, o)
 	}
 	if err := problems.Err(); err != nil {
 		return dedupe(err)
 	}
 
-	a.result = map[string]any{"file": p.File, "plan": p.Summary(), "order": orders, "ctx": ctxp}
+	result := map[string]any{"file": p.File, "plan": p.Summary(), "order": orders, "ctx": ctxp}
 	if note != "" {
-		a.result["note"] = note
+		result["note"] = note
 	}
-	a.text = func(w io.Writer) {
-		fmt.Fprintf(w, "%s: valid (format %d, %s, environments %s)\n", p.File, p.Version, report.Count(len(p.Lines), "line"), strings.Join(p.Environments, ", "))
+	f.answer.set(result, func(w io.Writer) { writeValid(w, p, ctxp, note, orders) })
+	return nil
+}
+
+// envs are the environments validate checks: --env or SPONSON_CTX_ENV,
+// else every environment of the plan.
+func (opts *ValidateOptions) envs(p *plan.Plan) []string {
+	if opts.Scope.given("env") {
+		return []string{opts.Scope.Env}
+	}
+	if env := opts.f.Env.Getenv("SPONSON_CTX_ENV"); env != "" {
+		return []string{env}
+	}
+	return p.Environments
+}
+
+// runOrder is the run order of env's lines, each with the parameters
+// ${ctx.*} changed when the scope is known.
+func runOrder(env string, lines []*plan.Line, ctxp *scope.Ctx) (envOrder, errs.List) {
+	var problems errs.List
+	o := envOrder{Env: env, Lines: []orderLine{}}
+	for _, ln := range lines {
+		ol := orderLine{ID: ln.ID, Adapter: ln.Adapter, Op: ln.Op, After: ln.Deps()}
+		if ol.After == nil {
+			ol.After = []string{}
+		}
 		if ctxp != nil {
-			fmt.Fprintf(w, "scope %s", ctxp.Scope)
-			if ctxp.Git.Branch != "" {
-				fmt.Fprintf(w, ", branch %s", ctxp.Git.Branch)
+			vars := ctxp.Vars()
+			vars["env"] = &env
+			resolved, err := ln.Interpolate(vars)
+			if err != nil {
+				problems = append(problems, errs.Flatten(err)...)
+			} else {
+				ol.Resolved = interpolated(ln.Params, resolved.Params)
 			}
-			if ctxp.Git.ShortSHA != "" {
-				fmt.Fprintf(w, ", commit %s", ctxp.Git.ShortSHA)
+		}
+		o.Lines = append(o.Lines, ol)
+	}
+	return o, problems
+}
+
+// writeValid is validate's text answer.
+func writeValid(w io.Writer, p *plan.Plan, ctxp *scope.Ctx, note string, orders []envOrder) {
+	fmt.Fprintf(w, "%s: valid (format %d, %s, environments %s)\n", p.File, p.Version, report.Count(len(p.Lines), "line"), strings.Join(p.Environments, ", "))
+	if ctxp != nil {
+		fmt.Fprintf(w, "scope %s", ctxp.Scope)
+		if ctxp.Git.Branch != "" {
+			fmt.Fprintf(w, ", branch %s", ctxp.Git.Branch)
+		}
+		if ctxp.Git.ShortSHA != "" {
+			fmt.Fprintf(w, ", commit %s", ctxp.Git.ShortSHA)
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+	for _, o := range orders {
+		if len(o.Lines) == 0 {
+			fmt.Fprintf(w, "\n%s: no lines (each line names other environments)\n", o.Env)
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %s in run order\n", o.Env, report.Count(len(o.Lines), "line"))
+		for i, l := range o.Lines {
+			fmt.Fprintf(w, "  %d. %-12s %s.%s", i+1, l.ID, l.Adapter, l.Op)
+			if len(l.After) > 0 {
+				fmt.Fprintf(w, "  after %s", strings.Join(l.After, ", "))
 			}
 			fmt.Fprintln(w)
-		} else {
-			fmt.Fprintf(w, "note: %s\n", note)
-		}
-		for _, o := range orders {
-			if len(o.Lines) == 0 {
-				fmt.Fprintf(w, "\n%s: no lines (each line names other environments)\n", o.Env)
-				continue
-			}
-			fmt.Fprintf(w, "\n%s: %s in run order\n", o.Env, report.Count(len(o.Lines), "line"))
-			for i, l := range o.Lines {
-				fmt.Fprintf(w, "  %d. %-12s %s.%s", i+1, l.ID, l.Adapter, l.Op)
-				if len(l.After) > 0 {
-					fmt.Fprintf(w, "  after %s", strings.Join(l.After, ", "))
-				}
-				fmt.Fprintln(w)
-				for _, k := range sortedKeys(l.Resolved) {
-					fmt.Fprintf(w, "       %s = %s\n", k, l.Resolved[k])
-				}
+			for _, k := range slices.Sorted(maps.Keys(l.Resolved)) {
+				fmt.Fprintf(w, "       %s = %s\n", k, l.Resolved[k])
 			}
 		}
 	}
-	return nil
 }
 
 // engineCheck runs the engine's checks for env, as plan and apply run
@@ -168,7 +204,7 @@ func (a *app) validate(formOnly bool) error {
 // credential or a secret that does not resolve is one, as it is for
 // plan (with formOnly, only their names and forms are checked). Without a scope, ${ctx.*} resolves to stand-in values (their
 // names were checked by the plan).
-func (a *app) engineCheck(eng *engine.Engine, p *plan.Plan, ctxp *scope.Ctx, env string, formOnly bool) errs.List {
+func engineCheck(eng *engine.Engine, p *plan.Plan, ctxp *scope.Ctx, env string, formOnly bool) errs.List {
 	c := validateCtx()
 	if ctxp != nil {
 		c = *ctxp
@@ -188,29 +224,6 @@ func validateCtx() scope.Ctx {
 	c.PR.Number = &n
 	c.Git.Branch, c.Git.SHA, c.Git.ShortSHA = "validate", strings.Repeat("0", 40), "0000000"
 	return c
-}
-
-// loadPlan reads and parses the plan file named by --plan.
-func (a *app) loadPlan() (*plan.Plan, error) {
-	src, err := a.readFile(a.g.plan)
-	if err != nil {
-		e := errs.Wrap(err, errs.PLAN_PARSE, "cannot read the plan file %s", a.g.plan)
-		if errors.Is(err, fs.ErrNotExist) {
-			e = errs.New(errs.PLAN_PARSE, "there is no plan file at %s", a.g.plan)
-			if a.cmd != nil && a.cmd.Flags().Changed("plan") {
-				dir := a.env.Dir
-				if dir == "" {
-					dir, _ = os.Getwd()
-				}
-				e = e.WithHint("Check the path given to --plan (a relative path is read from %s).", dir)
-			} else {
-				e = e.WithHint("Write release.plan.yaml in the repository's root (see examples/), or pass --plan FILE.")
-			}
-		}
-		e.File = a.g.plan
-		return nil, e
-	}
-	return plan.ParseContext(a.ctx, a.g.plan, src)
 }
 
 // interpolated lists the string parameters that ${ctx.*} changed, by path.

@@ -9,22 +9,31 @@ import (
 	"github.com/sponson/apply/internal/version"
 )
 
-func (a *app) versionCommand() *cobra.Command {
+// VersionOptions are `sponson version`'s.
+type VersionOptions struct {
+	f *Factory
+}
+
+func newCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command {
+	opts := &VersionOptions{f: f}
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version of sponson",
-		Args:  exactArgs(0),
+		Use:     "version",
+		Short:   "Print the version of sponson",
+		Example: "  sponson version\n  sponson version --json",
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a.versionResult()
-			return nil
+			if runF != nil {
+				return runF(opts)
+			}
+			return versionRun(opts)
 		},
 	}
 }
 
-// versionResult is the answer of `sponson version` and `sponson --version`:
+// versionRun is the answer of `sponson version` and `sponson --version`:
 // the one version every program of this build reports (internal/version).
-func (a *app) versionResult() {
+func versionRun(opts *VersionOptions) error {
 	b := version.Get()
-	a.result = map[string]any{"version": b}
-	a.text = func(w io.Writer) { fmt.Fprintf(w, "sponson %s\n", b) }
+	opts.f.answer.set(map[string]any{"version": b}, func(w io.Writer) { fmt.Fprintf(w, "sponson %s\n", b) })
+	return nil
 }

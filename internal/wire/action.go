@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -39,9 +40,7 @@ func ActionConfig(getenv func(string) string, token string) (Config, error) {
 		return Config{}, err
 	}
 	id := IdentityFromEnv(receipt.KindAction, getenv)
-	if id.Repository == "" {
-		id.Repository = repo
-	}
+	id.Repository = cmp.Or(id.Repository, repo)
 	return Config{Store: st, Identity: id, LockWait: DefaultActionLockWait}, nil
 }
 

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"strings"
@@ -95,10 +96,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig, dir string, c clock.Clock) 
 	c = clock.Or(c)
 	switch cfg.Kind {
 	case StoreLocal:
-		d := cfg.Dir
-		if d == "" {
-			d = DefaultReceiptsDir
-		}
+		d := cmp.Or(cfg.Dir, DefaultReceiptsDir)
 		return &Store{Store: localstore.New(joinDir(dir, d), c), Kind: StoreLocal, Location: d, Why: cfg.Why, Warnings: cfg.Warnings, keys: cfg.Keys}, nil
 	case StoreGit:
 	default:
@@ -175,12 +173,7 @@ func Choose(c Choice) (StoreConfig, error) {
 		return cfg, err
 	}
 	cfg.Keys = keys
-	if cfg.Dir == "" {
-		cfg.Dir = getenv("SPONSON_RECEIPTS_DIR")
-	}
-	if cfg.Dir == "" {
-		cfg.Dir = DefaultReceiptsDir
-	}
+	cfg.Dir = cmp.Or(cfg.Dir, getenv("SPONSON_RECEIPTS_DIR"), DefaultReceiptsDir)
 	kind, why := c.Kind, "--receipts"
 	if kind == "" {
 		kind, why = getenv("SPONSON_RECEIPTS"), "SPONSON_RECEIPTS"
@@ -193,10 +186,7 @@ func Choose(c Choice) (StoreConfig, error) {
 	default:
 		return cfg, errs.New(errs.USAGE, "--receipts must be %s or %s, not %q", StoreLocal, StoreGit, kind)
 	}
-	token := getenv("SPONSON_GIT_TOKEN")
-	if token == "" {
-		token = getenv("GITHUB_TOKEN")
-	}
+	token := cmp.Or(getenv("SPONSON_GIT_TOKEN"), getenv("GITHUB_TOKEN"))
 	if kind != StoreLocal {
 		remote, from, warn, err := chooseRemote(c, getenv, token)
 		if err != nil {
@@ -264,9 +254,7 @@ func chooseRemote(c Choice, getenv func(string) string, token string) (url, from
 // <server>/<owner>/<name>.git, the layout GitHub and GitHub Enterprise
 // Server share.
 func RepositoryRemote(server, repo string) string {
-	if server == "" {
-		server = "https://github.com"
-	}
+	server = cmp.Or(server, "https://github.com")
 	return strings.TrimRight(server, "/") + "/" + strings.Trim(repo, "/") + ".git"
 }
 

@@ -70,12 +70,9 @@ type Config struct {
 	// Hooks are the questions the engine asks the world.
 	Hooks Hooks
 
-	// Clock stamps leases and receipts (nil: the system clock). Sleep and
-	// After are the engine's foreground wait and background timer (nil:
-	// real ones); tests inject all three.
+	// Clock stamps leases and receipts and is the engine's one seam for
+	// time (nil: the system clock); tests inject a fake.
 	Clock clock.Clock
-	Sleep func(ctx context.Context, d time.Duration) error
-	After func(d time.Duration) <-chan time.Time
 }
 
 // Hooks are the questions the engine cannot answer by itself. A caller
@@ -161,8 +158,6 @@ func Build(st *Store, cfg Config) (*Run, error) {
 		LookupEnv:  lookup,
 		Redactor:   r,
 		Clock:      cfg.Clock,
-		Sleep:      cfg.Sleep,
-		After:      cfg.After,
 		Progress:   cfg.Progress,
 		Events:     cfg.Events,
 		Ancestry:   cfg.Hooks.Ancestry,
@@ -171,6 +166,24 @@ func Build(st *Store, cfg Config) (*Run, error) {
 		LeaseTTL:   ttl,
 	}
 	return run, nil
+}
+
+// Checker is the engine of a command's static checks (validate, and the
+// refusals plan and apply make before a store is opened): the ops of cfg
+// (nil: the built-in adapters, which read no network here), its
+// credentials from LookupEnv and the secret sources a run would resolve
+// with, and no store. It refuses what a run built from cfg would refuse.
+func Checker(cfg Config) *engine.Engine {
+	lookup := cfg.LookupEnv
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	ops := cfg.Ops
+	if ops == nil {
+		ops = adapters.Registry(lookup, nil)
+	}
+	return &engine.Engine{Ops: ops, LookupEnv: lookup, Redactor: cfg.Redactor,
+		Secrets: Secrets(lookup, cfg.ReadFile, cfg.Dir)}
 }
 
 // Close ends the run's hold on shared state: a store's changing token is no

@@ -453,3 +453,19 @@ func TestActionConfigNeedsARepository(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The checker refuses, with no store, what a run built from the same
+// configuration refuses before it reads anything: an env:// secret that
+// is not set; with it set, it passes.
+func TestCheckerRefusesWhatTheRunRefuses(t *testing.T) {
+	p, c := mustPlan(t), prCtx(3, "feat")
+	cfg := wire.Config{LookupEnv: lookup(nil), Ops: optest.New().Registry(), Dir: t.TempDir()}
+	err := wire.Checker(cfg).Check(p, c, "preview")
+	if errs.CodeOf(err) != errs.SECRET_UNRESOLVED {
+		t.Fatalf("checker with APP_KEY unset: %v, want SECRET_UNRESOLVED", err)
+	}
+	cfg.LookupEnv = lookup(map[string]string{"APP_KEY": "k-123456"})
+	if err := wire.Checker(cfg).Check(p, c, "preview"); err != nil {
+		t.Fatalf("checker with APP_KEY set: %v", err)
+	}
+}
