@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
-	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -221,21 +221,8 @@ func (b *Bot) inWorkspace(ctx context.Context, r Repository, do func(ws *Workspa
 		return err
 	}
 	defer ws.close()
-	defer storeWarnings(logOf(ctx), ws.Store)
+	defer wire.LogStoreWarnings(logOf(ctx), ws.Store)
 	return do(ws)
-}
-
-// storeWarnings logs what the git store found worth saying (a remote
-// that refuses the compaction of receipt branches: STORE_UNCOMPACTED,
-// once in the store's life).
-func storeWarnings(log *slog.Logger, st receipt.Store) {
-	g, ok := st.(interface{ Git() *gitstore.Store })
-	if !ok || g.Git() == nil {
-		return
-	}
-	for _, w := range g.Git().Warnings() {
-		log.Warn(w.Message, "code", w.Code, "hint", w.HintText())
-	}
 }
 
 func (b *Bot) sweepRepo(ws *Workspace, r Repository) sweep.Repo {
