@@ -61,8 +61,9 @@ type Bot struct {
 	Workspace Workspaces
 	Installed Installations // nil: only repositories learnt from deliveries are swept
 
+	// Clock stamps and times the bot's work and drives its waits (the
+	// look-again on a held lease, Connect's retries, the sweeps' interval).
 	Clock   clock.Clock
-	Sleep   func(ctx context.Context, d time.Duration) error
 	Log     *slog.Logger
 	Metrics *Metrics
 	Queue   *Queue
@@ -109,12 +110,7 @@ const (
 	DefaultStuckAfter    = 5 * time.Minute
 )
 
-func (b *Bot) now() time.Time {
-	if b.Clock == nil {
-		return clock.System{}.Now()
-	}
-	return b.Clock.Now()
-}
+func (b *Bot) now() time.Time { return clock.Or(b.Clock).Now() }
 
 func (b *Bot) log() *slog.Logger {
 	if b.Log == nil {
@@ -435,10 +431,7 @@ func (b *Bot) lockWait() time.Duration {
 }
 
 func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
-	if b.Sleep != nil {
-		return b.Sleep(ctx, d)
-	}
-	return engine.RealSleep(ctx, d)
+	return clock.Or(b.Clock).Sleep(ctx, d)
 }
 
 func first(a, b error) error {

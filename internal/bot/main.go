@@ -171,7 +171,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	v := version.Get()
 	log.Info("the bot started", "version", v.Version, "commit", v.Commit, "go", v.Go, "addr", ln.Addr().String(),
 		"api", cfg.APIURL, "server", cfg.ServerURL, "workers", cfg.Workers, "sweep_interval", cfg.SweepInterval.String(), "retention", cfg.Retention.String())
-	if err := b.Serve(ctx, ln, cfg.SweepInterval, nil); err != nil {
+	if err := b.Serve(ctx, ln, cfg.SweepInterval); err != nil {
 		log.Error("the server stopped", "error", err.Error())
 		return 1
 	}

@@ -39,7 +39,7 @@ func newWorld(t *testing.T) *world {
 }
 
 func (w *world) config() github.Config {
-	return github.Config{APIURL: w.APIURL, ServerURL: w.URL, Clock: w.time, Sleep: w.time.Sleep}
+	return github.Config{APIURL: w.APIURL, ServerURL: w.URL, Clock: w.time}
 }
 
 func (w *world) client(t *testing.T, token string) *github.Client {
