@@ -372,7 +372,7 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 			// holds the scope: wait, then look again — it may have done
 			// the work already.
 			elog.Info("the scope's lease is held; waiting to look again", "error", errs.Coded(res.Err).Message)
-			if err := b.sleep(ctx, b.lockWait()/4); err != nil {
+			if err := clock.Or(b.Clock).Sleep(ctx, b.lockWait()/4); err != nil {
 				break
 			}
 		}
@@ -428,10 +428,6 @@ func (b *Bot) lockWait() time.Duration {
 		return b.LockWait
 	}
 	return DefaultLockWait
-}
-
-func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
-	return clock.Or(b.Clock).Sleep(ctx, d)
 }
 
 func first(a, b error) error {

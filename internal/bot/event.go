@@ -72,8 +72,8 @@ func ignore(s Subject, why string) Verdict {
 	return Verdict{Subject: s, Outcome: OutcomeIgnored, Why: why}
 }
 
-// eventHandlers is every handler of the bot, one per event type.
-func (b *Bot) eventHandlers() []webhookHandler {
+// eventHandlers is every handler of bot b, one per event type.
+func eventHandlers(b *Bot) []webhookHandler {
 	return []webhookHandler{
 		pingHandler{},
 		pullRequestHandler{b},
@@ -100,14 +100,14 @@ func handlerMap(hs []webhookHandler) map[string]webhookHandler {
 
 // handler is the handler of eventType (nil when the bot has none).
 func (b *Bot) handler(eventType string) webhookHandler {
-	b.routesOnce.Do(func() { b.routes = handlerMap(b.eventHandlers()) })
+	b.routesOnce.Do(func() { b.routes = handlerMap(eventHandlers(b)) })
 	return b.routes[eventType]
 }
 
-// triage is the verdict on a delivery of eventType. An event the bot has
-// no handler for is checked to be JSON, never decoded, and ignored.
-func (b *Bot) triage(eventType string, payload []byte) (Verdict, error) {
-	h := b.handler(eventType)
+// triage is h's verdict on a delivery of eventType. An event the bot has
+// no handler for (h nil) is checked to be JSON, never decoded, and
+// ignored.
+func triage(h webhookHandler, eventType string, payload []byte) (Verdict, error) {
 	if h == nil {
 		if !json.Valid(payload) {
 			return Verdict{}, fmt.Errorf("the body is not JSON")

@@ -71,7 +71,7 @@ func handles(ev string) bool {
 		`{"action":"closed","number":1,"pull_request":{"number":1,"head":{"ref":"x"}},"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 		`{"ref":"refs/heads/x","deleted":true,"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 	} {
-		if v, err := b.triage(ev, []byte(body)); err == nil && v.Key != "" {
+		if v, err := triage(b.handler(ev), ev, []byte(body)); err == nil && v.Key != "" {
 			return true
 		}
 	}
@@ -102,7 +102,7 @@ func TestEverySubscribedEventHasOneHandler(t *testing.T) {
 	b := &Bot{}
 	events := append(manifestEvents(t), "ping", "installation", "installation_repositories")
 	claims := map[string]int{}
-	for _, h := range b.eventHandlers() {
+	for _, h := range eventHandlers(b) {
 		for _, ev := range h.Handles() {
 			claims[ev]++
 		}

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -156,7 +157,7 @@ func (b *Bot) readVerified(x *exchange) ([]byte, bool) {
 	// Bytes held before the signature is checked come out of one budget
 	// for every request at once: past it, 503 and Retry-After, before the
 	// body is read (a known length) or as soon as it would pass it.
-	raw, held, ok := b.readUnverified(x.r.Body, x.r.ContentLength, limit)
+	raw, held, ok := b.unverified.read(x.r.Body, x.r.ContentLength, limit, cmp.Or(max(b.MaxUnverified, 0), DefaultMaxUnverified))
 	defer b.unverified.give(held)
 	switch {
 	case !ok:
@@ -182,7 +183,7 @@ func (b *Bot) readVerified(x *exchange) ([]byte, bool) {
 // dispatch answers a verified delivery by its handler's verdict: ignored,
 // a duplicate, or queued.
 func (b *Bot) dispatch(x *exchange, body []byte) {
-	v, err := b.triage(x.event, body)
+	v, err := triage(b.handler(x.event), x.event, body)
 	if err != nil {
 		x.log.Warn("delivery refused: undecodable", "error", err.Error())
 		x.reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
@@ -280,19 +281,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // unverified budget at a time.
 const readChunk = 32 << 10
 
-// readUnverified reads a body of at most limit bytes (limit+1 are read to
-// tell that it is over), taking every byte it holds from the unverified
-// budget first: all of a known length before reading any, a body of
-// unknown length chunk by chunk. ok is false when the budget ran out
-// (held is what was taken and must be given back either way); raw is nil
-// when the body could not be read.
-func (b *Bot) readUnverified(body io.Reader, length, limit int64) (raw []byte, held int64, ok bool) {
-	max := b.MaxUnverified
-	if max <= 0 {
-		max = DefaultMaxUnverified
-	}
+// read reads a body of at most limit bytes (limit+1 are read to tell
+// that it is over), taking every byte it holds from the budget (at most
+// max held at once) first: all of a known length before reading any, a
+// body of unknown length chunk by chunk. ok is false when the budget ran
+// out (held is what was taken and must be given back either way); raw is
+// nil when the body could not be read.
+func (g *byteBudget) read(body io.Reader, length, limit, max int64) (raw []byte, held int64, ok bool) {
 	if length >= 0 {
-		if !b.unverified.take(length, max) {
+		if !g.take(length, max) {
 			return nil, 0, false
 		}
 		raw, err := io.ReadAll(io.LimitReader(body, length))
@@ -303,7 +300,7 @@ func (b *Bot) readUnverified(body io.Reader, length, limit int64) (raw []byte, h
 	}
 	buf := make([]byte, 0, readChunk)
 	for int64(len(buf)) <= limit {
-		if !b.unverified.take(readChunk, max) {
+		if !g.take(readChunk, max) {
 			return nil, held, false
 		}
 		held += readChunk
