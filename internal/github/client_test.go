@@ -121,8 +121,10 @@ func TestPullRequestLists(t *testing.T) {
 	w := newWorld(t)
 	c := w.client(t, "wf")
 	ctx := context.Background()
+	// The commits named, not resolved again by git for each pull request.
+	head, base := w.Branches("octo/app")["feature"], w.Branches("octo/app")["main"]
 	for i := 0; i < 120; i++ {
-		if _, err := w.AddPull(githubtest.PullRequest{Repo: "octo/app", State: "closed", Head: githubtest.Ref{Ref: "feature"}}); err != nil {
+		if _, err := w.AddPull(githubtest.PullRequest{Repo: "octo/app", State: "closed", Head: githubtest.Ref{Ref: "feature", SHA: head}, Base: githubtest.Ref{SHA: base}}); err != nil {
 			t.Fatal(err)
 		}
 	}
