@@ -18,6 +18,7 @@ import (
 	"github.com/sponson/apply/internal/sweep"
 	"github.com/sponson/apply/internal/version"
 	"github.com/sponson/apply/internal/wire"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/redact"
@@ -38,6 +39,9 @@ type Env struct {
 	// for a person there, JSON lines for a collector everywhere else
 	// (nil: never a terminal).
 	IsTerminal func(w io.Writer) bool
+	// Clock is the bot's (nil: the system clock): its waits, its queue's
+	// and its de-duplication's times.
+	Clock clock.Clock
 }
 
 // OSEnv is the process's own environment.
@@ -91,7 +95,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	b, err := newBot(cfg, log)
+	b, err := newBot(cfg, log, env.Clock)
 	if err != nil {
 		return failed(log, err)
 	}
@@ -136,8 +140,8 @@ func mainArgs(arg string, stdout io.Writer, log *slog.Logger) int {
 
 // newBot is the bot of cfg: the App, its workspaces and installations, the
 // queue and the metrics.
-func newBot(cfg Config, log *slog.Logger) (*Bot, error) {
-	q := &Queue{Cap: cfg.QueueSize}
+func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
+	q := &Queue{Cap: cfg.QueueSize, Clock: clk}
 	var app *github.App
 	metrics := NewMetrics(q, func() GitHubCounters {
 		if app == nil {
@@ -159,7 +163,8 @@ func newBot(cfg Config, log *slog.Logger) (*Bot, error) {
 		Log:       log,
 		Metrics:   metrics,
 		Queue:     q,
-		Dedup:     &Dedup{},
+		Dedup:     &Dedup{Clock: clk},
+		Clock:     clk,
 		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention},
 		Ready:     app.Check,
 		Workers:   cfg.Workers,
