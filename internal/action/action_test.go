@@ -35,6 +35,9 @@ func TestEveryFixturePayload(t *testing.T) {
 			name, file := ev.Name(), filepath.Base(f)
 			n++
 			t.Run(name+"/"+file, func(t *testing.T) {
+				// Each payload has a world of its own: they run side by
+				// side, waiting on git at once.
+				t.Parallel()
 				w := newWorld(t)
 				w.openPR()
 				payload, _ := os.ReadFile(f)
