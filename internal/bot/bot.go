@@ -63,7 +63,11 @@ type Bot struct {
 
 	// Clock stamps and times the bot's work and drives its waits (the
 	// look-again on a held lease, Connect's retries, the sweeps' interval).
-	Clock   clock.Clock
+	Clock clock.Clock
+	// Sleep, when set, is the bot's waits instead of the Clock's.
+	//
+	// Deprecated: set Clock; Sleep is kept for callers not yet moved to it.
+	Sleep   func(ctx context.Context, d time.Duration) error
 	Log     *slog.Logger
 	Metrics *Metrics
 	Queue   *Queue
@@ -372,7 +376,7 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 			// holds the scope: wait, then look again — it may have done
 			// the work already.
 			elog.Info("the scope's lease is held; waiting to look again", "error", errs.Coded(res.Err).Message)
-			if err := clock.Or(b.Clock).Sleep(ctx, b.lockWait()/4); err != nil {
+			if err := b.sleep(ctx, b.lockWait()/4); err != nil {
 				break
 			}
 		}
@@ -428,6 +432,14 @@ func (b *Bot) lockWait() time.Duration {
 		return b.LockWait
 	}
 	return DefaultLockWait
+}
+
+// sleep waits d on the bot's Clock (or the deprecated Sleep).
+func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
+	if b.Sleep != nil {
+		return b.Sleep(ctx, d)
+	}
+	return clock.Or(b.Clock).Sleep(ctx, d)
 }
 
 func first(a, b error) error {

@@ -68,7 +68,7 @@ func (b *Bot) connect(ctx context.Context) bool {
 		e, wait := errs.Coded(err), connectBackoff.Ceiling(attempts)
 		b.log().Warn("GitHub does not answer yet: the bot stays unready and tries again", "code", string(e.Code), "error", e.Message,
 			"attempt", attempts, "retry_in", wait.String())
-		if err := clock.Or(b.Clock).Sleep(ctx, wait); err != nil {
+		if err := b.sleep(ctx, wait); err != nil {
 			return false
 		}
 	}
