@@ -267,7 +267,7 @@ func (a *act) execute(ctx context.Context, token string, d Decision, c scope.Ctx
 	cfg.Clock = a.env.Clock
 	cfg.Hooks.Ancestry = wire.LocalAncestry(a.dir)
 	if a.gh != nil {
-		cfg.Hooks.Ancestry = firstOf(cfg.Hooks.Ancestry, compareAncestry(ctx, a.gh, c.Repo))
+		cfg.Hooks.Ancestry = chainAncestry(cfg.Hooks.Ancestry, compareAncestry(ctx, a.gh, c.Repo))
 	}
 	run, err := wire.New(ctx, cfg)
 	if err != nil {

@@ -23,6 +23,7 @@ func gitShow(gitDir, spec string) ([]byte, error) {
 // other one is a skip that touches nothing - no provider write, no
 // comment, no receipt branch.
 func TestEveryFixturePayload(t *testing.T) {
+	t.Parallel()
 	root := ghfixtures.Webhooks(t)
 	events, err := os.ReadDir(root)
 	if err != nil {
@@ -35,6 +36,9 @@ func TestEveryFixturePayload(t *testing.T) {
 			name, file := ev.Name(), filepath.Base(f)
 			n++
 			t.Run(name+"/"+file, func(t *testing.T) {
+				// Each payload has a world of its own: they run side by
+				// side, waiting on git at once.
+				t.Parallel()
 				w := newWorld(t)
 				w.openPR()
 				payload, _ := os.ReadFile(f)
@@ -94,6 +98,7 @@ func TestEveryFixturePayload(t *testing.T) {
 // leaves the tombstone and edits the comment again; a late synchronize is
 // a quiet skip that writes nothing anywhere.
 func TestPullRequestLife(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
@@ -173,6 +178,7 @@ func TestPullRequestLife(t *testing.T) {
 // ::add-mask:: before the first other byte of output, and neither appears
 // anywhere else (world.run checks stdout and outputs).
 func TestMasksBeforeAnythingElse(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
@@ -197,6 +203,7 @@ func TestMasksBeforeAnythingElse(t *testing.T) {
 // TestPlanErrorsAreAnnotations: a broken plan is refused (exit 2) with an
 // annotation on the plan file's line and column, and writes nothing.
 func TestPlanErrorsAreAnnotations(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.writePlan("version: 1\nchanges:\n  - id: db\n    adapter: neon\n    op: branch\n  - id: env\n    adapter: vercel\n    op: env\n    values:\n      DATABASE_URL: { from: nope.connection_string }\n")
@@ -219,6 +226,7 @@ func TestPlanErrorsAreAnnotations(t *testing.T) {
 // TestNoContentsWrite: a token that may not push to the repository gets
 // one coded error naming the permission to add.
 func TestNoContentsWrite(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	perms := githubtest.ReadOnly()
@@ -242,6 +250,7 @@ func TestNoContentsWrite(t *testing.T) {
 // among this identity's comments across pages; a comment with the same
 // marker by someone else is never edited.
 func TestCommentFoundAmongManyAndOnlyOurs(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	someone := githubtest.Identity{Login: "Codertocat", Type: "User"}
@@ -273,6 +282,7 @@ func TestCommentFoundAmongManyAndOnlyOurs(t *testing.T) {
 // TestForkSkipped: a pull request from a fork, and pull_request_target
 // with a fork head, are skipped with a notice and touch nothing.
 func TestForkSkipped(t *testing.T) {
+	t.Parallel()
 	for _, ev := range []string{"pull_request", "pull_request_target"} {
 		t.Run(ev, func(t *testing.T) {
 			w := newWorld(t)
@@ -300,6 +310,7 @@ func TestForkSkipped(t *testing.T) {
 // request closed it is a skip (a closed pull request's preview is never
 // rebuilt).
 func TestDeploymentStatus(t *testing.T) {
+	t.Parallel()
 	preview := func(t *testing.T) []byte {
 		return edit(t, fixture(t, "deployment_status/payload.json"), func(m map[string]any) {
 			m["deployment_status"].(map[string]any)["environment"] = "Preview"
@@ -333,6 +344,7 @@ func TestDeploymentStatus(t *testing.T) {
 
 // TestPushDeletingABranch destroys its branch scope.
 func TestPushDeletingABranch(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	apply := edit(t, fixture(t, "push/with-new-branch.payload.json"), func(m map[string]any) { m["ref"] = "refs/heads/feat/x" })
 	w.vars["INPUT_COMMAND"] = "apply"
@@ -350,6 +362,7 @@ func TestPushDeletingABranch(t *testing.T) {
 
 // TestCommandPlan plans, comments the plan and writes no receipt.
 func TestCommandPlan(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.vars["INPUT_COMMAND"] = "plan"
@@ -367,6 +380,7 @@ func TestCommandPlan(t *testing.T) {
 // Without a token a skip still skips cleanly, and a run that needs GitHub
 // fails with one coded error.
 func TestNoToken(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	delete(w.vars, "INPUT_GITHUB_TOKEN")
 	w.event("ping", fixture(t, "ping/payload.json"))

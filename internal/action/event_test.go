@@ -62,6 +62,7 @@ func TestDecide(t *testing.T) {
 // A closed pull request's scope is destroyed from its ledger even when the
 // plan file is gone (the pull request deleted it).
 func TestCloseWithoutAPlan(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))

@@ -112,8 +112,10 @@ func compareAncestry(ctx context.Context, gh Ancestry, repo string) func(ancesto
 	}
 }
 
-// firstOf chains ancestry hooks: the first that can decide answers.
-func firstOf(hooks ...func(a, d string) (bool, error)) func(a, d string) (bool, error) {
+// chainAncestry asks ancestry hooks in turn: the first that can decide
+// answers (a hook that errs passes the question on; the last error is
+// the answer when none could).
+func chainAncestry(hooks ...func(a, d string) (bool, error)) func(a, d string) (bool, error) {
 	return func(a, d string) (bool, error) {
 		var last error
 		for _, h := range hooks {

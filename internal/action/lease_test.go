@@ -29,6 +29,7 @@ func (w *world) holdLease(ghRun int64) {
 // A lease whose GitHub run was cancelled is taken over at once, long before
 // its TTL, and the receipt says whose it was and why.
 func TestLeaseOfACancelledRunIsTakenOver(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 77, Status: "completed", Conclusion: "cancelled"})
@@ -58,6 +59,7 @@ func TestLeaseOfACancelledRunIsTakenOver(t *testing.T) {
 // A lease whose GitHub run is still running blocks (LOCK_HELD, exit 3), and
 // the comment names the holder and links its run.
 func TestLeaseOfALiveRunBlocks(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 78, Status: "in_progress"})
@@ -80,6 +82,7 @@ func TestLeaseOfALiveRunBlocks(t *testing.T) {
 // With no local history (a shallow checkout), an older commit's run is
 // recognised as stale through the compare API and writes no receipt.
 func TestStaleRunThroughTheCompareAPI(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	older, err := w.gh.Commit(repoName, "changes", "one")
 	if err != nil {
@@ -114,6 +117,7 @@ func TestStaleRunThroughTheCompareAPI(t *testing.T) {
 // A cancelled job (SIGTERM: a done context) touches no provider, and still
 // says so on the pull request.
 func TestCancelledJob(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -45,6 +45,7 @@ func (w *world) checkLog() {
 // its mask starts a line of its own, and the connection string is printed
 // nowhere else.
 func TestLeaseTakeoverThenSensitiveOutput(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 77, Status: "completed", Conclusion: "cancelled"})
@@ -85,6 +86,7 @@ func (r *releaseOn) Write(p []byte) (int, error) {
 // its holder lets go, and applies; its sensitive output's mask starts a
 // line of its own, and the connection string is printed nowhere else.
 func TestLeaseWaitThenSensitiveOutput(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.openPR()
 	w.gh.AddRun(githubtest.WorkflowRun{Repo: repoName, ID: 78, Status: "in_progress"})

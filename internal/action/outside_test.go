@@ -71,6 +71,7 @@ func TestOutsideGitHub(t *testing.T) {
 // the ::add-mask:: lines, which it does not show) is the build's version,
 // the string `sponson --version` prints.
 func TestFirstLineIsTheVersion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.event("ping", fixture(t, "ping/payload.json"))
 	w.run()

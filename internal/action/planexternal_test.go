@@ -11,6 +11,7 @@ import (
 // `command: plan` shows the callback that uses the preview's URL as it
 // is, not pending on the deployment.
 func TestCommandPlanAfterDeploy(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.writePlan(planFor(w.demo) + `  - id: preview_callback
     adapter: auth0

@@ -11,6 +11,7 @@ import (
 // masked with ::add-mask:: before the first other byte of output and never
 // shown anywhere else, and the run still applies.
 func TestReceiptKeyIsMaskedFirst(t *testing.T) {
+	t.Parallel()
 	const key = "c0ffee1e3a5f9b2d4e6f8a0c1e3b5d7f9a2c4e6b8d0f1a3c5e7b9d2f4a6c8e0b"
 	w := newWorld(t)
 	w.vars[receipt.ReceiptKeyVar] = key

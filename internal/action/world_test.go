@@ -44,6 +44,9 @@ type world struct {
 	stdout io.Writer
 }
 
+// Every test has a world of its own (its fake GitHub, repository, cloud
+// and workspace), so the tests run in parallel: most of their time is
+// spent waiting on git.
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{t: t, gh: githubtest.Start(t, nil)}

@@ -59,7 +59,7 @@ func newAppWorld(t *testing.T) *appWorld {
 		t.Fatal(err)
 	}
 	w.key = key
-	w.app, err = github.NewApp(github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm, Sleep: w.tm.Sleep}, 4242, key)
+	w.app, err = github.NewApp(github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm}, 4242, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func newAppWorld(t *testing.T) *appWorld {
 		Identity: wire.Identity{Kind: receipt.KindBot, Actor: info.Login()}}
 	q := &Queue{Cap: 100, Clock: w.tm}
 	w.bot = &Bot{Secret: testSecret, Identity: info.Login(), Workspace: w.ws, Installed: AppInstallations{App: w.app},
-		Clock: w.tm, Sleep: yield, Queue: q, Dedup: &Dedup{Clock: w.tm}, Metrics: NewMetrics(q, func() GitHubCounters { return w.app }),
+		Clock: yieldClock{w.tm}, Queue: q, Dedup: &Dedup{Clock: w.tm}, Metrics: NewMetrics(q, func() GitHubCounters { return w.app }),
 		Sweeper: &sweep.Sweeper{Clock: w.tm}, Ready: w.app.Check, Workers: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -235,7 +235,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func TestRacingReplicasLeaveOneComment(t *testing.T) {
 	w := newAppWorld(t)
 	ctx := context.Background()
-	cfg := github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm, Sleep: w.tm.Sleep}
+	cfg := github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm}
 	replica := func(tr http.RoundTripper) appRepo {
 		t.Helper()
 		c := cfg

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
-	"github.com/sponson/apply/pkg/gitstore"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -61,7 +61,12 @@ type Bot struct {
 	Workspace Workspaces
 	Installed Installations // nil: only repositories learnt from deliveries are swept
 
-	Clock   clock.Clock
+	// Clock stamps and times the bot's work and drives its waits (the
+	// look-again on a held lease, Connect's retries, the sweeps' interval).
+	Clock clock.Clock
+	// Sleep, when set, is the bot's waits instead of the Clock's.
+	//
+	// Deprecated: set Clock; Sleep is kept for callers not yet moved to it.
 	Sleep   func(ctx context.Context, d time.Duration) error
 	Log     *slog.Logger
 	Metrics *Metrics
@@ -92,6 +97,9 @@ type Bot struct {
 
 	unverified byteBudget // bytes of bodies held before their signature is checked
 
+	routesOnce sync.Once
+	routes     map[string]webhookHandler // by event type (event.go)
+
 	mu    sync.Mutex
 	repos map[string]Repository // the set to sweep, by full name
 	conn  connection
@@ -106,12 +114,7 @@ const (
 	DefaultStuckAfter    = 5 * time.Minute
 )
 
-func (b *Bot) now() time.Time {
-	if b.Clock == nil {
-		return clock.System{}.Now()
-	}
-	return b.Clock.Now()
-}
+func (b *Bot) now() time.Time { return clock.Or(b.Clock).Now() }
 
 func (b *Bot) log() *slog.Logger {
 	if b.Log == nil {
@@ -153,14 +156,13 @@ func (b *Bot) learn(add []Repository, remove []Repository) {
 	}
 }
 
-// Handle runs one job (the queue's workers call it). Every log line carries
-// the delivery, installation, repository, pull request and scope.
+// Handle runs one job (the queue's workers call it) with the handler of
+// its event. Every log line carries the delivery, installation,
+// repository, pull request and scope.
 func (b *Bot) Handle(ctx context.Context, j Job) {
-	ev := j.Event
-	log := b.log().With("delivery", j.Delivery, "event", ev.Name, "action", ev.Action, "installation", ev.Installation,
-		"repository", ev.Repo.FullName(), "pr", ev.PR, "scope", ev.Scope())
+	log := b.log().With("delivery", j.Delivery, "event", j.Event).With(j.Subject.attrs()...)
 	start := b.now()
-	err := b.safeHandle(ctx, log, ev)
+	err := b.safeHandle(withLog(ctx, log), j)
 	outcome := OutcomeHandled
 	if err != nil {
 		outcome = OutcomeFailed
@@ -175,68 +177,52 @@ func (b *Bot) Handle(ctx context.Context, j Job) {
 	if b.Metrics != nil {
 		// The delivery was counted when it was answered (accepted); what
 		// the worker made of it is the histogram's count.
-		b.Metrics.HandlerLatency.WithLabelValues(ev.Name, outcome).Observe(b.now().Sub(start).Seconds())
+		b.Metrics.HandlerLatency.WithLabelValues(j.Event, outcome).Observe(b.now().Sub(start).Seconds())
 	}
 }
 
-// safeHandle is handle with a panic turned into INTERNAL: one job's bug
-// must not stop the other workers (what it did is recorded; the sweep
-// finishes what it left).
-func (b *Bot) safeHandle(ctx context.Context, log *slog.Logger, ev Event) (err error) {
+// safeHandle is the job's handler with a panic turned into INTERNAL: one
+// job's bug must not stop the other workers (what it did is recorded; the
+// sweep finishes what it left).
+func (b *Bot) safeHandle(ctx context.Context, j Job) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = errs.New(errs.INTERNAL, "the handler of %s %s panicked: %v", ev.Name, ev.Action, p)
+			err = errs.New(errs.INTERNAL, "the handler of %s %s panicked: %v", j.Event, j.Subject.Action, p)
 		}
 	}()
-	return b.handle(ctx, log, ev)
+	h := b.handler(j.Event)
+	if h == nil {
+		return errs.New(errs.INTERNAL, "no handler for %s events", j.Event)
+	}
+	return h.Handle(ctx, j.Event, j.Delivery, j.Payload)
 }
 
-func (b *Bot) handle(ctx context.Context, log *slog.Logger, ev Event) error {
-	switch ev.Do {
-	case DoInstallation:
-		removed := ev.Removed
-		if ev.Uninstalled {
-			for _, r := range b.Known() {
-				if r.Installation == ev.Installation {
-					removed = append(removed, r)
-				}
+// changeInstallation learns the repositories added to an installation and
+// forgets those removed (all of them when it is uninstalled).
+func (b *Bot) changeInstallation(ctx context.Context, c installChange) {
+	removed := c.Removed
+	if c.Uninstalled {
+		for _, r := range b.Known() {
+			if r.Installation == c.Installation {
+				removed = append(removed, r)
 			}
 		}
-		b.learn(ev.Added, removed)
-		log.Info("repositories to sweep changed", "added", len(ev.Added), "removed", len(ev.Removed), "known", len(b.Known()))
-		return nil
-	case DoSucceed, DoTeardown, DoBranchGone:
-	default:
-		return nil
 	}
-	b.learn([]Repository{ev.Repo}, nil)
-	ws, err := b.Workspace.Open(ctx, ev.Repo)
+	b.learn(c.Added, removed)
+	logOf(ctx).Info("repositories to sweep changed", "added", len(c.Added), "removed", len(c.Removed), "known", len(b.Known()))
+}
+
+// inWorkspace runs do on repository r's workspace, learning r as one to
+// sweep.
+func (b *Bot) inWorkspace(ctx context.Context, r Repository, do func(ws *Workspace) error) error {
+	b.learn([]Repository{r}, nil)
+	ws, err := b.Workspace.Open(ctx, r)
 	if err != nil {
 		return err
 	}
 	defer ws.close()
-	defer storeWarnings(log, ws.Store)
-	switch ev.Do {
-	case DoSucceed:
-		return b.succeed(ctx, log, ws, ev)
-	case DoTeardown:
-		return b.teardown(ctx, log, ws, ev)
-	default:
-		return b.branchGone(ctx, log, ws, ev)
-	}
-}
-
-// storeWarnings logs what the git store found worth saying (a remote
-// that refuses the compaction of receipt branches: STORE_UNCOMPACTED,
-// once in the store's life).
-func storeWarnings(log *slog.Logger, st receipt.Store) {
-	g, ok := st.(interface{ Git() *gitstore.Store })
-	if !ok || g.Git() == nil {
-		return
-	}
-	for _, w := range g.Git().Warnings() {
-		log.Warn(w.Message, "code", w.Code, "hint", w.HintText())
-	}
+	defer wire.LogStoreWarnings(logOf(ctx), ws.Store)
+	return do(ws)
 }
 
 func (b *Bot) sweepRepo(ws *Workspace, r Repository) sweep.Repo {
@@ -250,7 +236,7 @@ func (b *Bot) sweepRepo(ws *Workspace, r Repository) sweep.Repo {
 // succeed moves the head branch's ledger into the pull request's scope in
 // every environment (same repository only), clearing the tombstone on a
 // reopen, and comments what was inherited.
-func (b *Bot) succeed(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event) error {
+func (b *Bot) succeed(ctx context.Context, log *slog.Logger, ws *Workspace, ev pullRequest) error {
 	if ev.Fork() {
 		log.Info("no succession from a fork", "head_repo", ev.HeadRepo)
 		return nil
@@ -330,7 +316,7 @@ func (b *Bot) succeed(ctx context.Context, log *slog.Logger, ws *Workspace, ev E
 // teardown destroys the pull request's scope in every environment that has
 // a receipt, leaving the tombstone, and says in the bot's comment what was
 // destroyed and what failed.
-func (b *Bot) teardown(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event) error {
+func (b *Bot) teardown(ctx context.Context, log *slog.Logger, ws *Workspace, ev pullRequest) error {
 	sc := scope.PRScope(ev.PR)
 	// A close delivered late, after a reopen, must not destroy an open
 	// pull request's preview.
@@ -354,27 +340,29 @@ func (b *Bot) teardown(ctx context.Context, log *slog.Logger, ws *Workspace, ev 
 		head = pr.HeadSHA
 	}
 	ts := &receipt.Tombstone{By: b.Identity, At: at.UTC(), HeadSHA: head}
-	return b.destroyEverywhere(ctx, log, ws, ev, sc, ts, head)
+	return b.destroyEverywhere(ctx, log, ws, ev.Repo, ev.PR, sc, ts, head)
 }
 
 // branchGone destroys the deleted branch's scope in every environment.
-func (b *Bot) branchGone(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event) error {
+func (b *Bot) branchGone(ctx context.Context, log *slog.Logger, ws *Workspace, repo Repository, branch string) error {
 	// Deleted and pushed again since? Then it is not gone.
-	if ok, err := ws.GitHub.BranchExists(ctx, ev.Branch); err != nil {
-		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub whether branch %s exists", ev.Branch)
+	if ok, err := ws.GitHub.BranchExists(ctx, branch); err != nil {
+		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub whether branch %s exists", branch)
 	} else if ok {
-		log.Info("the branch exists again: nothing destroyed", "branch", ev.Branch)
+		log.Info("the branch exists again: nothing destroyed", "branch", branch)
 		return nil
 	}
-	return b.destroyEverywhere(ctx, log, ws, ev, scope.BranchScope(ev.Branch), nil, "")
+	return b.destroyEverywhere(ctx, log, ws, repo, 0, scope.BranchScope(branch), nil, "")
 }
 
-func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Workspace, ev Event, sc string, ts *receipt.Tombstone, head string) error {
+// destroyEverywhere destroys scope sc in every environment; with pr > 0
+// (a closed pull request) it says on the pull request what it did.
+func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Workspace, r Repository, pr int, sc string, ts *receipt.Tombstone, head string) error {
 	envs, err := sweep.Envs(ctx, ws.Store, sc)
 	if err != nil {
 		return err
 	}
-	repo := b.sweepRepo(ws, ev.Repo)
+	repo := b.sweepRepo(ws, r)
 	var firstErr error
 	for _, env := range envs {
 		elog := log.With("env", env)
@@ -420,9 +408,9 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 		// sweep, got there first) says nothing: the one that did the work
 		// writes the comment (and if two did, UpsertComment leaves one).
 		did := len(res.Destroyed)+len(res.Forgotten)+len(res.Failed) > 0 || res.Err != nil
-		if ev.Do == DoTeardown && did && errs.CodeOf(res.Err) != errs.LOCK_HELD {
+		if pr > 0 && did && errs.CodeOf(res.Err) != errs.LOCK_HELD {
 			body := teardownBody(env, sc, res.Destroyed, res.Forgotten, res.Failed, res.Err)
-			if err := upsertComment(ctx, ws.GitHub, ev.PR, env, body); err != nil {
+			if err := upsertComment(ctx, ws.GitHub, pr, env, body); err != nil {
 				elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
 			}
 		}
@@ -446,11 +434,12 @@ func (b *Bot) lockWait() time.Duration {
 	return DefaultLockWait
 }
 
+// sleep waits d on the bot's Clock (or the deprecated Sleep).
 func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 	if b.Sleep != nil {
 		return b.Sleep(ctx, d)
 	}
-	return engine.RealSleep(ctx, d)
+	return clock.Or(b.Clock).Sleep(ctx, d)
 }
 
 func first(a, b error) error {

@@ -1,11 +1,13 @@
 package bot
 
 import (
+	"cmp"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,135 +66,157 @@ type Source struct {
 // "variables"): a bot that cannot verify webhooks never starts, so a
 // missing SPONSON_WEBHOOK_SECRET is always among them.
 func ConfigFromEnv(src Source) (Config, error) {
+	r := &envReader{src: src}
 	c := Config{LookupEnv: src.LookupEnv}
-	var problems []string
-	var names []string
-	bad := func(name, format string, args ...any) {
-		problems = append(problems, name+" "+fmt.Sprintf(format, args...))
-		names = append(names, name)
+	c.AppID = r.appID()
+	c.PrivateKey, c.WebhookSecret, c.ReceiptKeys = r.secrets()
+	c.APIURL = r.url("GITHUB_API_URL", DefaultAPIURL, "GitHub Enterprise: https://HOST/api/v3")
+	if c.APIURL != DefaultAPIURL {
+		c.APIURL = strings.TrimRight(c.APIURL, "/") + "/"
 	}
-	get := func(name string) string {
-		v, _ := src.LookupEnv(name)
-		return strings.TrimSpace(v)
-	}
-	secret := func(name string) []byte {
-		v, inline := src.LookupEnv(name)
-		path, file := src.LookupEnv(name + "_FILE")
-		switch {
-		case inline && v != "" && file && path != "":
-			bad(name, "and %s_FILE are both set; set one of them", name)
-			return nil
-		case file && path != "":
-			if src.ReadFile == nil {
-				bad(name+"_FILE", "cannot be read here")
-				return nil
-			}
-			b, err := src.ReadFile(path)
-			if err != nil {
-				bad(name+"_FILE", "names a file that cannot be read (%s)", errText(err))
-				return nil
-			}
-			b = []byte(strings.TrimRight(string(b), "\r\n"))
-			if len(b) == 0 {
-				bad(name+"_FILE", "names an empty file")
-				return nil
-			}
-			return b
-		case v != "":
-			return []byte(v)
-		}
-		return nil
-	}
-
-	if v := get("SPONSON_APP_ID"); v == "" {
-		bad("SPONSON_APP_ID", "is not set (the App's numeric id, on its settings page)")
-	} else if id, err := strconv.ParseInt(v, 10, 64); err != nil || id <= 0 {
-		bad("SPONSON_APP_ID", "is %q, not a positive number", v)
-	} else {
-		c.AppID = id
-	}
-
-	if c.PrivateKey = secret("SPONSON_APP_PRIVATE_KEY"); c.PrivateKey == nil {
-		if !has(names, "SPONSON_APP_PRIVATE_KEY") && !has(names, "SPONSON_APP_PRIVATE_KEY_FILE") {
-			bad("SPONSON_APP_PRIVATE_KEY", "is not set (the App's private key, PEM; or SPONSON_APP_PRIVATE_KEY_FILE)")
-		}
-	} else if _, err := ParsePrivateKey(c.PrivateKey); err != nil {
-		bad("SPONSON_APP_PRIVATE_KEY", "is not an RSA private key in PEM form (%s)", errText(err))
-		c.PrivateKey = nil
-	}
-
-	if c.WebhookSecret = secret("SPONSON_WEBHOOK_SECRET"); c.WebhookSecret == nil {
-		if !has(names, "SPONSON_WEBHOOK_SECRET") && !has(names, "SPONSON_WEBHOOK_SECRET_FILE") {
-			bad("SPONSON_WEBHOOK_SECRET", "is not set: the bot refuses to start without a webhook secret (or SPONSON_WEBHOOK_SECRET_FILE)")
-		}
-	}
-
-	cur, prev := secret(receipt.ReceiptKeyVar), secret(receipt.PreviousReceiptKeyVar)
-	if k, err := receipt.NewKeys(string(cur), string(prev)); err != nil {
-		bad(receipt.ReceiptKeyVar, "%s", errs.Coded(err).Message)
-	} else {
-		c.ReceiptKeys = k
-	}
-
-	c.APIURL = DefaultAPIURL
-	if v := get("GITHUB_API_URL"); v != "" {
-		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			bad("GITHUB_API_URL", "is %q, not an http(s) URL (GitHub Enterprise: https://HOST/api/v3)", v)
-		} else {
-			c.APIURL = strings.TrimRight(v, "/") + "/"
-		}
-	}
-	c.ServerURL = DefaultServerURL
-	if v := get("GITHUB_SERVER_URL"); v != "" {
-		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			bad("GITHUB_SERVER_URL", "is %q, not an http(s) URL (such as https://github.com)", v)
-		} else {
-			c.ServerURL = strings.TrimRight(v, "/")
-		}
-	}
-
-	c.Addr = DefaultAddr
-	if v := get("SPONSON_ADDR"); v != "" {
-		c.Addr = v
-	}
-	c.SweepInterval = DefaultSweepInterval
-	if v := get("SPONSON_SWEEP_INTERVAL"); v != "" {
-		if d, err := ParseDuration(v); err != nil || d < time.Minute {
-			bad("SPONSON_SWEEP_INTERVAL", "is %q, not a duration of at least 1m (such as 15m)", v)
-		} else {
-			c.SweepInterval = d
-		}
-	}
-	c.Retention = DefaultRetention
-	if v := get("SPONSON_RETENTION"); v != "" {
-		if d, err := ParseDuration(v); err != nil || d < 0 {
-			bad("SPONSON_RETENTION", "is %q, not a duration (such as 14d or 336h)", v)
-		} else {
-			c.Retention = d
-		}
-	}
-	c.Workers = DefaultWorkers
-	if v := get("SPONSON_WORKERS"); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 256 {
-			bad("SPONSON_WORKERS", "is %q, not a number from 1 to 256", v)
-		} else {
-			c.Workers = n
-		}
-	}
-	c.QueueSize = DefaultQueueSize
-	if v := get("SPONSON_QUEUE_SIZE"); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 {
-			bad("SPONSON_QUEUE_SIZE", "is %q, not a positive number", v)
-		} else {
-			c.QueueSize = n
-		}
-	}
-
-	if len(problems) > 0 {
-		return Config{}, errs.New(errs.CONFIG_INVALID, "the bot's configuration is not valid: %s", strings.Join(problems, "; ")).
-			With("variables", names)
+	c.ServerURL = strings.TrimRight(r.url("GITHUB_SERVER_URL", DefaultServerURL, "such as https://github.com"), "/")
+	c.Addr = cmp.Or(r.get("SPONSON_ADDR"), DefaultAddr)
+	c.SweepInterval = r.duration("SPONSON_SWEEP_INTERVAL", DefaultSweepInterval, time.Minute, "not a duration of at least 1m (such as 15m)")
+	c.Retention = r.duration("SPONSON_RETENTION", DefaultRetention, 0, "not a duration (such as 14d or 336h)")
+	c.Workers = r.number("SPONSON_WORKERS", DefaultWorkers, 256, "not a number from 1 to 256")
+	c.QueueSize = r.number("SPONSON_QUEUE_SIZE", DefaultQueueSize, 0, "not a positive number")
+	if len(r.problems) > 0 {
+		return Config{}, errs.New(errs.CONFIG_INVALID, "the bot's configuration is not valid: %s", strings.Join(r.problems, "; ")).
+			With("variables", r.names)
 	}
 	return c, nil
+}
+
+// envReader reads variables, noting every problem it finds.
+type envReader struct {
+	src      Source
+	problems []string
+	names    []string // the variables with a problem
+}
+
+func (r *envReader) bad(name, format string, args ...any) {
+	r.problems = append(r.problems, name+" "+fmt.Sprintf(format, args...))
+	r.names = append(r.names, name)
+}
+
+func (r *envReader) get(name string) string {
+	v, _ := r.src.LookupEnv(name)
+	return strings.TrimSpace(v)
+}
+
+// secret is variable name's value, or the content of the file its _FILE
+// variable names (nil when neither is set, or on a problem).
+func (r *envReader) secret(name string) []byte {
+	v, inline := r.src.LookupEnv(name)
+	path, file := r.src.LookupEnv(name + "_FILE")
+	switch {
+	case inline && v != "" && file && path != "":
+		r.bad(name, "and %s_FILE are both set; set one of them", name)
+		return nil
+	case file && path != "":
+		return r.secretFile(name+"_FILE", path)
+	case v != "":
+		return []byte(v)
+	}
+	return nil
+}
+
+func (r *envReader) secretFile(name, path string) []byte {
+	if r.src.ReadFile == nil {
+		r.bad(name, "cannot be read here")
+		return nil
+	}
+	b, err := r.src.ReadFile(path)
+	if err != nil {
+		r.bad(name, "names a file that cannot be read (%s)", errText(err))
+		return nil
+	}
+	b = []byte(strings.TrimRight(string(b), "\r\n"))
+	if len(b) == 0 {
+		r.bad(name, "names an empty file")
+		return nil
+	}
+	return b
+}
+
+func (r *envReader) appID() int64 {
+	v := r.get("SPONSON_APP_ID")
+	if v == "" {
+		r.bad("SPONSON_APP_ID", "is not set (the App's numeric id, on its settings page)")
+		return 0
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		r.bad("SPONSON_APP_ID", "is %q, not a positive number", v)
+		return 0
+	}
+	return id
+}
+
+// secrets reads the App's private key, the webhook secret and the receipt
+// keys.
+func (r *envReader) secrets() (key, webhook []byte, receiptKeys *receipt.Keys) {
+	if key = r.secret("SPONSON_APP_PRIVATE_KEY"); key == nil {
+		if !slices.Contains(r.names, "SPONSON_APP_PRIVATE_KEY") && !slices.Contains(r.names, "SPONSON_APP_PRIVATE_KEY_FILE") {
+			r.bad("SPONSON_APP_PRIVATE_KEY", "is not set (the App's private key, PEM; or SPONSON_APP_PRIVATE_KEY_FILE)")
+		}
+	} else if _, err := ParsePrivateKey(key); err != nil {
+		r.bad("SPONSON_APP_PRIVATE_KEY", "is not an RSA private key in PEM form (%s)", errText(err))
+		key = nil
+	}
+	if webhook = r.secret("SPONSON_WEBHOOK_SECRET"); webhook == nil {
+		if !slices.Contains(r.names, "SPONSON_WEBHOOK_SECRET") && !slices.Contains(r.names, "SPONSON_WEBHOOK_SECRET_FILE") {
+			r.bad("SPONSON_WEBHOOK_SECRET", "is not set: the bot refuses to start without a webhook secret (or SPONSON_WEBHOOK_SECRET_FILE)")
+		}
+	}
+	cur, prev := r.secret(receipt.ReceiptKeyVar), r.secret(receipt.PreviousReceiptKeyVar)
+	k, err := receipt.NewKeys(string(cur), string(prev))
+	if err != nil {
+		r.bad(receipt.ReceiptKeyVar, "%s", errs.Coded(err).Message)
+	}
+	return key, webhook, k
+}
+
+// url is an http(s) URL variable (def when unset).
+func (r *envReader) url(name, def, example string) string {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		r.bad(name, "is %q, not an http(s) URL (%s)", v, example)
+		return def
+	}
+	return v
+}
+
+// duration is a duration variable of at least least (def when unset).
+func (r *envReader) duration(name string, def, least time.Duration, want string) time.Duration {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	d, err := ParseDuration(v)
+	if err != nil || d < least {
+		r.bad(name, "is %q, %s", v, want)
+		return def
+	}
+	return d
+}
+
+// number is a positive number variable, at most most when most > 0 (def
+// when unset).
+func (r *envReader) number(name string, def, most int, want string) int {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || (most > 0 && n > most) {
+		r.bad(name, "is %q, %s", v, want)
+		return def
+	}
+	return n
 }
 
 // ParseDuration is time.ParseDuration that also takes whole days ("14d").
@@ -226,15 +250,6 @@ func ParsePrivateKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 		return nil, fmt.Errorf("not an RSA key")
 	}
 	return rk, nil
-}
-
-func has(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // errText is an error's text without a path that might be long; file

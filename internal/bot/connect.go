@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -17,11 +18,9 @@ import (
 // the sweeps start, so nothing that needs the bot's identity runs without
 // it.
 
-// Backoff of Connect's retries.
-const (
-	connectFirstRetry = time.Second
-	connectMaxRetry   = time.Minute
-)
+// connectBackoff is the wait before Connect's retries: from a second,
+// doubling, at most a minute.
+var connectBackoff = clock.Backoff{Base: time.Second, Max: time.Minute}
 
 // connection is what the bot knows of its link to GitHub before it works.
 type connection struct {
@@ -52,7 +51,6 @@ func (b *Bot) connect(ctx context.Context) bool {
 	if b.Connect == nil {
 		return true
 	}
-	wait := connectFirstRetry
 	for {
 		err := b.Connect(ctx)
 		b.conn.mu.Lock()
@@ -67,13 +65,12 @@ func (b *Bot) connect(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		e := errs.Coded(err)
+		e, wait := errs.Coded(err), connectBackoff.Ceiling(attempts)
 		b.log().Warn("GitHub does not answer yet: the bot stays unready and tries again", "code", string(e.Code), "error", e.Message,
 			"attempt", attempts, "retry_in", wait.String())
 		if err := b.sleep(ctx, wait); err != nil {
 			return false
 		}
-		wait = min(2*wait, connectMaxRetry)
 	}
 }
 

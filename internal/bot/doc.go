@@ -9,8 +9,14 @@
 //   - Nothing unverified is acted on: a delivery is read whole (at most
 //     MaxBody bytes, else 413), its X-Hub-Signature-256 checked over the
 //     raw body in constant time (SHA-256 only; a SHA-1-only delivery is
-//     refused, 401), and decoded (else 400) before anything is queued or
-//     remembered. A refused delivery changes nothing.
+//     refused, 401; the MAC is go-github's ValidateSignature), and decoded
+//     (else 400) before anything is queued or remembered. A refused
+//     delivery changes nothing.
+//   - Each event type has one handler (event.go, handlers.go: Handles and
+//     Handle, the shape of go-githubapp's EventHandler), found in one map:
+//     its Triage gives the webhook's answer, its Handle, on a worker,
+//     decodes the payload again with go-github's types and does the work.
+//     An event without a handler is checked to be JSON and ignored.
 //   - Unauthenticated work is bounded: the bytes of bodies held before
 //     their signature is checked come out of one budget for all requests
 //     at once (MaxUnverified, default two largest bodies), taken before

@@ -1,14 +1,13 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v62/github"
-
-	"github.com/sponson/apply/pkg/scope"
 )
 
 // Repository is a repository the App is installed on.
@@ -21,164 +20,115 @@ type Repository struct {
 // FullName is "owner/name".
 func (r Repository) FullName() string { return r.Owner + "/" + r.Name }
 
-// What the bot does with an event.
-const (
-	DoSucceed      = "succeed"      // pull_request opened / reopened
-	DoTeardown     = "teardown"     // pull_request closed
-	DoBranchGone   = "branch_gone"  // push deleting a branch
-	DoInstallation = "installation" // installation / installation_repositories
-	DoNothing      = "ignore"       // every other event and action
-)
+// EventHandler handles the webhook events it names (the shape of
+// go-githubapp's EventHandler): Handle decodes the payload itself, with
+// go-github's webhook types, and does the work. It runs on the queue's
+// workers, after GitHub has had its answer.
+type EventHandler interface {
+	Handles() []string
+	Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error
+}
 
-// Event is a delivery decoded into what the handlers need. Only what the
-// webhook gives is here; the handlers ask GitHub again before they
-// destroy.
-type Event struct {
-	Name   string // X-GitHub-Event
-	Action string // the payload's action
-	Do     string // Do* above
-	Why    string // for DoNothing: why it is ignored
+// webhookHandler is an EventHandler that also says, when the delivery
+// arrives and before anything is queued, what the webhook answers.
+type webhookHandler interface {
+	EventHandler
+	// Triage decodes payload into the Verdict; an error means the body is
+	// not the event's JSON (the webhook answers 400).
+	Triage(eventType string, payload []byte) (Verdict, error)
+}
 
+// Subject is what a delivery is about: every log line of its work carries
+// it.
+type Subject struct {
+	Action       string
 	Installation int64
 	Repo         Repository
-
-	// pull_request
-	PR       int
-	HeadRef  string
-	HeadSHA  string
-	HeadRepo string // owner/name ("" when the head repository was deleted)
-	Merged   bool
-	ClosedAt time.Time
-
-	// push
-	Branch string // the deleted branch
-
-	// installation*: repositories added to (or removed from) the set to sweep
-	Added   []Repository
-	Removed []Repository
-	// Uninstalled is set when the whole installation was deleted or suspended.
-	Uninstalled bool
+	PR           int
+	Scope        string // the scope the event mutates ("" when none)
 }
 
-// Scope is the scope the event mutates ("" when none).
-func (e Event) Scope() string {
-	switch e.Do {
-	case DoSucceed, DoTeardown:
-		return scope.PRScope(e.PR)
-	case DoBranchGone:
-		return scope.BranchScope(e.Branch)
+func (s Subject) attrs() []any {
+	return []any{"action", s.Action, "installation", s.Installation, "repository", s.Repo.FullName(), "pr", s.PR, "scope", s.Scope}
+}
+
+// Verdict is the webhook's answer to a verified delivery: queue its work
+// under Key, or (Key "") answer Outcome because of Why and do nothing.
+type Verdict struct {
+	Subject
+	// Key serialises the work: its repository and scope (an
+	// installation's changes by installation).
+	Key     string
+	Outcome string
+	Why     string
+}
+
+// act is the verdict of a delivery whose work is queued under its
+// repository and scope.
+func act(s Subject) Verdict { return Verdict{Subject: s, Key: s.Repo.FullName() + " " + s.Scope} }
+
+// ignore is the verdict of a delivery the bot does nothing with.
+func ignore(s Subject, why string) Verdict {
+	return Verdict{Subject: s, Outcome: OutcomeIgnored, Why: why}
+}
+
+// eventHandlers is every handler of bot b, one per event type.
+func eventHandlers(b *Bot) []webhookHandler {
+	return []webhookHandler{
+		pingHandler{},
+		pullRequestHandler{b},
+		pushHandler{b},
+		installationHandler{b},
+		installationRepositoriesHandler{b},
 	}
-	return ""
 }
 
-// Key is what serialises the event's work: its repository and scope (an
-// installation's changes by installation).
-func (e Event) Key() string {
-	if e.Do == DoInstallation {
-		return fmt.Sprintf("installation %d", e.Installation)
-	}
-	return e.Repo.FullName() + " " + e.Scope()
-}
-
-// Fork reports whether the pull request comes from another repository.
-func (e Event) Fork() bool { return e.HeadRepo != e.Repo.FullName() }
-
-// ParseEvent decodes a delivery's body with go-github's webhook types. An
-// event the bot does not act on decodes to DoNothing; a body that is not
-// the event's JSON is an error (the webhook answers 400).
-func ParseEvent(name string, body []byte) (Event, error) {
-	ev := Event{Name: name, Do: DoNothing}
-	switch name {
-	case "pull_request", "push", "installation", "installation_repositories", "ping":
-	default:
-		// Not acted on: checked to be JSON, never decoded.
-		if !json.Valid(body) {
-			return ev, fmt.Errorf("the body is not JSON")
+// handlerMap is the one map from event type to handler. An event type two
+// handlers claim is a bug of this package: it panics.
+func handlerMap(hs []webhookHandler) map[string]webhookHandler {
+	m := map[string]webhookHandler{}
+	for _, h := range hs {
+		for _, ev := range h.Handles() {
+			if _, dup := m[ev]; dup {
+				panic(fmt.Sprintf("bot: two handlers for %s events", ev))
+			}
+			m[ev] = h
 		}
-		ev.Why = "the bot does not handle " + name + " events"
-		return ev, nil
 	}
-	// One decode, by go-github's webhook types.
-	payload, err := github.ParseWebHook(name, body)
+	return m
+}
+
+// handler is the handler of eventType (nil when the bot has none).
+func (b *Bot) handler(eventType string) webhookHandler {
+	b.routesOnce.Do(func() { b.routes = handlerMap(eventHandlers(b)) })
+	return b.routes[eventType]
+}
+
+// triage is h's verdict on a delivery of eventType. An event the bot has
+// no handler for (h nil) is checked to be JSON, never decoded, and
+// ignored.
+func triage(h webhookHandler, eventType string, payload []byte) (Verdict, error) {
+	if h == nil {
+		if !json.Valid(payload) {
+			return Verdict{}, fmt.Errorf("the body is not JSON")
+		}
+		return ignore(Subject{}, "the bot does not handle "+eventType+" events"), nil
+	}
+	return h.Triage(eventType, payload)
+}
+
+// decode is payload as go-github's webhook type T of eventType.
+func decode[T any](eventType string, payload []byte) (T, error) {
+	var zero T
+	p, err := github.ParseWebHook(eventType, payload)
 	if err != nil {
-		return ev, fmt.Errorf("the body is not a %s event: %v", name, err)
+		return zero, fmt.Errorf("the body is not a %s event: %v", eventType, err)
 	}
-	switch p := payload.(type) {
-	case *github.PingEvent:
-		ev.Why = "ping"
-	case *github.PullRequestEvent:
-		ev.Action = p.GetAction()
-		ev.Installation = p.GetInstallation().GetID()
-		ev.Repo = repoOf(ev.Installation, p.GetRepo())
-		pr := p.GetPullRequest()
-		if pr == nil || p.GetRepo() == nil || pr.GetNumber() <= 0 {
-			return ev, fmt.Errorf("the pull_request event has no pull request or repository")
-		}
-		ev.PR = pr.GetNumber()
-		ev.HeadRef = pr.GetHead().GetRef()
-		ev.HeadSHA = pr.GetHead().GetSHA()
-		ev.HeadRepo = pr.GetHead().GetRepo().GetFullName()
-		ev.Merged = pr.GetMerged()
-		ev.ClosedAt = pr.GetClosedAt().Time
-		switch ev.Action {
-		case "opened", "reopened":
-			ev.Do = DoSucceed
-		case "closed":
-			ev.Do = DoTeardown
-		default:
-			ev.Why = "pull_request " + ev.Action + " changes nothing the bot keeps"
-		}
-	case *github.PushEvent:
-		ev.Installation = p.GetInstallation().GetID()
-		r := p.GetRepo()
-		if r == nil {
-			return ev, fmt.Errorf("the push event has no repository")
-		}
-		ev.Repo = Repository{Installation: ev.Installation, Owner: r.GetOwner().GetLogin(), Name: r.GetName()}
-		if ev.Repo.Owner == "" {
-			ev.Repo.Owner, _, _ = strings.Cut(r.GetFullName(), "/")
-		}
-		branch, isBranch := strings.CutPrefix(p.GetRef(), "refs/heads/")
-		switch {
-		case !p.GetDeleted():
-			ev.Why = "a push that deletes nothing"
-		case !isBranch:
-			ev.Why = "a deleted tag has no scope"
-		default:
-			ev.Do, ev.Branch = DoBranchGone, branch
-		}
-	case *github.InstallationEvent:
-		ev.Action = p.GetAction()
-		ev.Installation = p.GetInstallation().GetID()
-		ev.Do = DoInstallation
-		owner := p.GetInstallation().GetAccount().GetLogin()
-		var repos []Repository
-		for _, r := range p.Repositories {
-			repos = append(repos, repoOfName(ev.Installation, owner, r.GetFullName(), r.GetName()))
-		}
-		switch ev.Action {
-		case "created", "new_permissions_accepted", "unsuspend":
-			ev.Added = repos
-		case "deleted", "suspend":
-			ev.Removed, ev.Uninstalled = repos, true
-		default:
-			ev.Do, ev.Why = DoNothing, "installation "+ev.Action+" changes no repository"
-		}
-	case *github.InstallationRepositoriesEvent:
-		ev.Action = p.GetAction()
-		ev.Installation = p.GetInstallation().GetID()
-		ev.Do = DoInstallation
-		owner := p.GetInstallation().GetAccount().GetLogin()
-		for _, r := range p.RepositoriesAdded {
-			ev.Added = append(ev.Added, repoOfName(ev.Installation, owner, r.GetFullName(), r.GetName()))
-		}
-		for _, r := range p.RepositoriesRemoved {
-			ev.Removed = append(ev.Removed, repoOfName(ev.Installation, owner, r.GetFullName(), r.GetName()))
-		}
-	default:
-		ev.Why = "the bot does not handle " + name + " events"
+	t, ok := p.(T)
+	if !ok {
+		return zero, fmt.Errorf("the body is not a %s event", eventType)
 	}
-	return ev, nil
+	return t, nil
 }
 
 func repoOf(inst int64, r *github.Repository) Repository {
@@ -193,4 +143,19 @@ func repoOfName(inst int64, owner, full, name string) Repository {
 		owner, name = o, n
 	}
 	return Repository{Installation: inst, Owner: owner, Name: name}
+}
+
+type logKey struct{}
+
+// withLog is ctx carrying the log of a delivery's work.
+func withLog(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, logKey{}, log)
+}
+
+// logOf is the log ctx carries (a discarding one when none).
+func logOf(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(logKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
 }

@@ -115,7 +115,7 @@ func newBenchWorld(t testing.TB) *testWorld {
 		Secrets:  secret.New(secret.Config{LookupEnv: func(string) (string, bool) { return "", false }}),
 		Redactor: redact.New(), Clock: w.tm, Sleep: yield, After: w.tm.After, UnsavedDir: t.TempDir()}
 	q := &Queue{Cap: 100, Clock: w.tm}
-	w.bot = &Bot{Secret: testSecret, Identity: identity, Workspace: oneRepo{w}, Clock: w.tm, Sleep: yield,
+	w.bot = &Bot{Secret: testSecret, Identity: identity, Workspace: oneRepo{w}, Clock: yieldClock{w.tm},
 		Queue: q, Dedup: &Dedup{Clock: w.tm}, Metrics: NewMetrics(q, nil), Workers: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.ctx = ctx
@@ -244,3 +244,8 @@ func yield(ctx context.Context, d time.Duration) error {
 	runtime.Gosched()
 	return ctx.Err()
 }
+
+// yieldClock is the tests' clock, whose every wait is a yield.
+type yieldClock struct{ *enginetest.Time }
+
+func (yieldClock) Sleep(ctx context.Context, d time.Duration) error { return yield(ctx, d) }

@@ -18,6 +18,7 @@ import (
 	"github.com/sponson/apply/internal/sweep"
 	"github.com/sponson/apply/internal/version"
 	"github.com/sponson/apply/internal/wire"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/redact"
@@ -38,6 +39,9 @@ type Env struct {
 	// for a person there, JSON lines for a collector everywhere else
 	// (nil: never a terminal).
 	IsTerminal func(w io.Writer) bool
+	// Clock is the bot's (nil: the system clock): its waits, its queue's
+	// and its de-duplication's times.
+	Clock clock.Clock
 }
 
 // OSEnv is the process's own environment.
@@ -75,31 +79,12 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	out := r.Lines(stderr, nil).Writer()
 	defer out.Close()
 	log := slog.New(logHandler(out, env.IsTerminal != nil && env.IsTerminal(stderr))).With("program", "sponson-bot")
-	fail := func(err error) int {
-		e := errs.Coded(err)
-		attrs := []any{"code", string(e.Code), "error", e.Message, "hint", e.HintText()}
-		if v, ok := e.Details["variables"]; ok {
-			attrs = append(attrs, "variables", v)
-		}
-		log.Error("the bot did not start", attrs...)
-		return e.Code.Exit()
-	}
 	if len(args) > 0 {
-		switch args[0] {
-		case "-h", "--help", "help":
-			fmt.Fprintln(stdout, "usage: sponson-bot [--version]\n\nThe Sponson GitHub App. Configured by its environment; see the README's bot section.")
-			return 0
-		case "--version", "-version", "version":
-			fmt.Fprintf(stdout, "sponson-bot %s\n", version.Get())
-			return 0
-		default:
-			return fail(errs.New(errs.USAGE, "the bot takes no arguments but --version (got %q); it is configured by its environment", args[0]).
-				WithHint("Run `sponson-bot --help`; the README's bot section lists its variables."))
-		}
+		return mainArgs(args[0], stdout, log)
 	}
 	cfg, err := ConfigFromEnv(Source{LookupEnv: env.LookupEnv, ReadFile: env.ReadFile})
 	if err != nil {
-		return fail(err)
+		return failed(log, err)
 	}
 	r.Register(string(cfg.WebhookSecret), "SPONSON_WEBHOOK_SECRET")
 	r.Register(string(cfg.PrivateKey), "SPONSON_APP_PRIVATE_KEY")
@@ -110,7 +95,53 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	q := &Queue{Cap: cfg.QueueSize}
+	b, err := newBot(cfg, log, env.Clock)
+	if err != nil {
+		return failed(log, err)
+	}
+	ln, err := listen(env, cfg.Addr)
+	if err != nil {
+		return failed(log, err)
+	}
+	v := version.Get()
+	log.Info("the bot started", "version", v.Version, "commit", v.Commit, "go", v.Go, "addr", ln.Addr().String(),
+		"api", cfg.APIURL, "server", cfg.ServerURL, "workers", cfg.Workers, "sweep_interval", cfg.SweepInterval.String(), "retention", cfg.Retention.String())
+	if err := b.Serve(ctx, ln, cfg.SweepInterval); err != nil {
+		log.Error("the server stopped", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
+// failed logs why the bot did not start and is its exit code.
+func failed(log *slog.Logger, err error) int {
+	e := errs.Coded(err)
+	attrs := []any{"code", string(e.Code), "error", e.Message, "hint", e.HintText()}
+	if v, ok := e.Details["variables"]; ok {
+		attrs = append(attrs, "variables", v)
+	}
+	log.Error("the bot did not start", attrs...)
+	return e.Code.Exit()
+}
+
+// mainArgs answers --help and --version, and refuses any other argument.
+func mainArgs(arg string, stdout io.Writer, log *slog.Logger) int {
+	switch arg {
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, "usage: sponson-bot [--version]\n\nThe Sponson GitHub App. Configured by its environment; see the README's bot section.")
+		return 0
+	case "--version", "-version", "version":
+		fmt.Fprintf(stdout, "sponson-bot %s\n", version.Get())
+		return 0
+	}
+	return failed(log, errs.New(errs.USAGE, "the bot takes no arguments but --version (got %q); it is configured by its environment", arg).
+		WithHint("Run `sponson-bot --help`; the README's bot section lists its variables."))
+}
+
+// newBot is the bot of cfg: the App, its workspaces and installations, the
+// queue and the metrics.
+func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
+	q := &Queue{Cap: cfg.QueueSize, Clock: clk}
 	var app *github.App
 	metrics := NewMetrics(q, func() GitHubCounters {
 		if app == nil {
@@ -118,9 +149,9 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		}
 		return app
 	})
-	app, err = github.NewApp(github.Config{APIURL: cfg.APIURL, ServerURL: cfg.ServerURL, Observer: metrics}, cfg.AppID, cfg.PrivateKey)
+	app, err := github.NewApp(github.Config{APIURL: cfg.APIURL, ServerURL: cfg.ServerURL, Observer: metrics}, cfg.AppID, cfg.PrivateKey)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv, ReceiptKeys: cfg.ReceiptKeys,
@@ -132,7 +163,8 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		Log:       log,
 		Metrics:   metrics,
 		Queue:     q,
-		Dedup:     &Dedup{},
+		Dedup:     &Dedup{Clock: clk},
+		Clock:     clk,
 		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention},
 		Ready:     app.Check,
 		Workers:   cfg.Workers,
@@ -152,11 +184,16 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		log.Info("the bot reached GitHub", "app", info.Slug, "identity", b.Identity)
 		return nil
 	}
-	listen := env.Listen
-	if listen == nil {
-		listen = net.Listen
+	return b, nil
+}
+
+// listen opens the webhook's listener on addr.
+func listen(env Env, addr string) (net.Listener, error) {
+	open := env.Listen
+	if open == nil {
+		open = net.Listen
 	}
-	ln, err := listen("tcp", cfg.Addr)
+	ln, err := open("tcp", addr)
 	if err != nil {
 		// The message (the log's error field) says why, naming the
 		// address once: the listener's error ("listen tcp ADDR: bind:
@@ -166,14 +203,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 		if errors.As(err, &op) && op.Err != nil {
 			cause = op.Err
 		}
-		return fail(errs.Wrap(err, errs.CONFIG_INVALID, "SPONSON_ADDR=%s cannot be listened on: %v", cfg.Addr, cause))
+		return nil, errs.Wrap(err, errs.CONFIG_INVALID, "SPONSON_ADDR=%s cannot be listened on: %v", addr, cause)
 	}
-	v := version.Get()
-	log.Info("the bot started", "version", v.Version, "commit", v.Commit, "go", v.Go, "addr", ln.Addr().String(),
-		"api", cfg.APIURL, "server", cfg.ServerURL, "workers", cfg.Workers, "sweep_interval", cfg.SweepInterval.String(), "retention", cfg.Retention.String())
-	if err := b.Serve(ctx, ln, cfg.SweepInterval, nil); err != nil {
-		log.Error("the server stopped", "error", err.Error())
-		return 1
-	}
-	return 0
+	return ln, nil
 }

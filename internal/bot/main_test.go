@@ -17,18 +17,48 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/testing/githubtest"
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // syncBuffer is a log sink read while the bot writes it.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed at the next write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor blocks until the log holds text, woken by each write; the bound
+// is only against a bot that never writes it.
+func (s *syncBuffer) waitFor(t *testing.T, text string) {
+	t.Helper()
+	guard := time.After(time.Minute)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), text) {
+			s.mu.Unlock()
+			return
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-guard:
+			t.Fatalf("the log never said %q:\n%s", text, s.String())
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -145,23 +175,18 @@ func TestMainServesUntilStopped(t *testing.T) {
 	}
 }
 
-// waitReady asks /readyz until it answers 200. Each answer is a real
-// request to the bot; the bound is only against a bot that never becomes
-// ready.
+// waitReady waits for the bot to say it serves (it has reached GitHub
+// and its workers run), then /readyz must answer 200.
 func waitReady(t *testing.T, base string, log *syncBuffer) {
 	t.Helper()
-	for i := 0; ; i++ {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if i == 600 {
-			t.Fatalf("/readyz never answered 200\n%s", log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	log.waitFor(t, `"msg":"the bot is serving"`)
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz: %d once serving\n%s", resp.StatusCode, log.String())
 	}
 }
 
@@ -197,6 +222,8 @@ func TestMainStartsUnreadyWhileGitHubIsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	env.Context = ctx
 	env.Listen = func(string, string) (net.Listener, error) { return ln, nil }
+	up := make(chan struct{})
+	env.Clock = untilUp{up: up}
 	var stderr syncBuffer
 	done := make(chan int)
 	go func() { done <- Main(nil, env, &bytes.Buffer{}, &stderr) }()
@@ -221,6 +248,7 @@ func TestMainStartsUnreadyWhileGitHubIsDown(t *testing.T) {
 		t.Errorf("a delivery while unready: %d, Retry-After %q", code, hdr.Get("Retry-After"))
 	}
 	down.Store(false)
+	close(up)
 	waitReady(t, base, &stderr)
 	if code, _, _ := tw.postURL(base, "ping", "ping-up", fixture(t, "ping/with-app_id.payload.json")); code != http.StatusOK {
 		t.Errorf("a delivery once ready: %d", code)
@@ -277,5 +305,22 @@ func TestMainNamesABusyAddressOnce(t *testing.T) {
 	msg, _ := line["error"].(string)
 	if line["code"] != "CONFIG_INVALID" || strings.Count(msg, addr) != 1 || !strings.Contains(msg, "address already in use") {
 		t.Errorf("log line: %v", line)
+	}
+}
+
+// untilUp is the system clock whose waits (Connect's backoff) last until
+// GitHub is up again: the bot tries again at once then, never on a real
+// timer.
+type untilUp struct {
+	clock.System
+	up <-chan struct{}
+}
+
+func (c untilUp) Sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-c.up:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

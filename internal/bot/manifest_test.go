@@ -2,10 +2,12 @@ package bot
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -61,16 +63,85 @@ func TestAppManifestAsksForWhatTheBotUses(t *testing.T) {
 	}
 }
 
-// handles reports whether ParseEvent acts on some action of event ev.
+// handles reports whether the bot acts on some action of event ev.
 func handles(ev string) bool {
+	b := &Bot{}
 	for _, body := range []string{
 		`{"action":"opened","number":1,"pull_request":{"number":1,"head":{"ref":"x","repo":{"full_name":"o/r"}}},"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 		`{"action":"closed","number":1,"pull_request":{"number":1,"head":{"ref":"x"}},"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 		`{"ref":"refs/heads/x","deleted":true,"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 	} {
-		if e, err := ParseEvent(ev, []byte(body)); err == nil && e.Do != DoNothing {
+		if v, err := triage(b.handler(ev), ev, []byte(body)); err == nil && v.Key != "" {
 			return true
 		}
 	}
 	return false
+}
+
+// manifestEvents is the App manifest's default_events.
+func manifestEvents(t *testing.T) []string {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "app-manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Events []string `json:"default_events"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Events
+}
+
+// Every event the App subscribes to, and those every App receives (ping,
+// installation, installation_repositories), has exactly one handler, found
+// in the one map.
+func TestEverySubscribedEventHasOneHandler(t *testing.T) {
+	b := &Bot{}
+	events := append(manifestEvents(t), "ping", "installation", "installation_repositories")
+	claims := map[string]int{}
+	for _, h := range eventHandlers(b) {
+		for _, ev := range h.Handles() {
+			claims[ev]++
+		}
+	}
+	for _, ev := range events {
+		if claims[ev] != 1 {
+			t.Errorf("%s events have %d handlers, want 1", ev, claims[ev])
+		}
+		if h := b.handler(ev); h == nil || !slices.Contains(h.Handles(), ev) {
+			t.Errorf("the map has no handler for %s events", ev)
+		}
+	}
+	for ev := range claims {
+		if !slices.Contains(events, ev) {
+			t.Errorf("a handler for %s events, which the App does not receive", ev)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("two handlers of one event made a map")
+		}
+	}()
+	handlerMap([]webhookHandler{pushHandler{b}, pushHandler{b}})
+}
+
+// An event no handler takes is answered as ever: 200 ignored when it is
+// JSON, 400 when it is not; nothing is queued.
+func TestUnknownEventIsIgnored(t *testing.T) {
+	w := newTestWorld(t)
+	code, _, resp := w.post("star", "u-1", []byte(`{"action":"created","starred_at":null}`))
+	if code != http.StatusOK || !strings.Contains(resp, `"outcome":"`+OutcomeIgnored+`"`) || !strings.Contains(resp, "the bot does not handle star events") {
+		t.Errorf("unknown event: %d %s", code, resp)
+	}
+	code, _, resp = w.post("star", "u-2", []byte(`{"action":`))
+	if code != http.StatusBadRequest || !strings.Contains(resp, `"outcome":"`+OutcomeMalformed+`"`) || !strings.Contains(resp, "the body is not JSON") {
+		t.Errorf("unknown event, not JSON: %d %s", code, resp)
+	}
+	w.idle()
+	if got := w.bot.Queue.Stats().Done; got != 0 || w.bot.Dedup.Len() != 0 {
+		t.Errorf("unknown events were queued (%d) or remembered (%d)", got, w.bot.Dedup.Len())
+	}
 }

@@ -8,12 +8,14 @@ import (
 	"github.com/sponson/apply/pkg/clock"
 )
 
-// Job is one unit of work: a delivery's event, keyed by what it mutates.
+// Job is one unit of work: a delivery, keyed by what it mutates.
 type Job struct {
 	// Key serialises jobs: two jobs with the same key never run at once,
 	// and run in the order they were queued ("<owner>/<repo> pr-12").
 	Key      string
-	Event    Event
+	Event    string  // X-GitHub-Event
+	Subject  Subject // what it is about (its log lines carry it)
+	Payload  []byte  // the event's JSON, decoded again by its handler
 	Queued   time.Time
 	Delivery string
 	Sum      [32]byte // the body's SHA-256 (de-duplication)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -77,13 +78,9 @@ func (b *Bot) SweepAll(ctx context.Context) []sweep.Report {
 }
 
 // Serve runs the bot until ctx is done: the HTTP server on ln, the queue's
-// workers, and a sweep at start and every interval (after, nil: real
-// timers). On shutdown it stops taking deliveries, lets the workers finish
+// workers, and a sweep at start and every interval (on the bot's Clock). On shutdown it stops taking deliveries, lets the workers finish
 // what they run, and returns.
-func (b *Bot) Serve(ctx context.Context, ln net.Listener, interval time.Duration, after func(time.Duration) <-chan time.Time) error {
-	if after == nil {
-		after = time.After
-	}
+func (b *Bot) Serve(ctx context.Context, ln net.Listener, interval time.Duration) error {
 	if interval <= 0 {
 		interval = DefaultSweepInterval
 	}
@@ -125,7 +122,7 @@ func (b *Bot) Serve(ctx context.Context, ln net.Listener, interval time.Duration
 			select {
 			case <-sctx.Done():
 				return
-			case <-after(interval):
+			case <-clock.Or(b.Clock).After(interval):
 			}
 		}
 	}()

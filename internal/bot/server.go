@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -16,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/go-github/v62/github"
 )
 
 // Handler serves POST /webhook, /healthz, /readyz and /metrics.
@@ -49,8 +53,10 @@ var (
 )
 
 // VerifySignature checks X-Hub-Signature-256 ("sha256=<hex>") over body
-// with secret, in constant time. SHA-256 only: a request carrying only the
-// SHA-1 X-Hub-Signature is refused (ErrSHA1Only).
+// with secret, by go-github's ValidateSignature (constant time). SHA-256
+// only: a request carrying only the SHA-1 X-Hub-Signature is refused
+// (ErrSHA1Only), and so is any other algorithm in the SHA-256 header,
+// which go-github would accept (sha1=, sha512=).
 func VerifySignature(secret, body []byte, sig256, sig1 string) error {
 	if sig256 == "" {
 		if sig1 != "" {
@@ -58,17 +64,18 @@ func VerifySignature(secret, body []byte, sig256, sig1 string) error {
 		}
 		return ErrNoSignature
 	}
+	// The form is checked here, so that of go-github's errors ("missing
+	// signature", "error parsing signature", "unknown hash type prefix",
+	// "error decoding signature", "payload signature check failed") only
+	// the last can be left: the body does not match.
 	hexSig, ok := strings.CutPrefix(sig256, "sha256=")
 	if !ok || len(hexSig) != 64 {
 		return ErrSignatureForm
 	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil {
+	if _, err := hex.DecodeString(hexSig); err != nil {
 		return ErrSignatureForm
 	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	if !hmac.Equal(got, mac.Sum(nil)) {
+	if err := github.ValidateSignature(sig256, body, secret); err != nil {
 		return ErrBadSignature
 	}
 	return nil
@@ -82,108 +89,126 @@ func Sign(secret, body []byte) string {
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
+// exchange is one webhook request and its answer.
+type exchange struct {
+	w        http.ResponseWriter
+	r        *http.Request
+	event    string // X-GitHub-Event
+	delivery string // X-GitHub-Delivery
+	outcome  string
+	log      *slog.Logger
+}
+
+func (x *exchange) reply(code int, outcome, msg string) {
+	x.outcome = outcome
+	if code == http.StatusServiceUnavailable {
+		x.w.Header().Set("Retry-After", "30")
+	}
+	writeJSON(x.w, code, answer{OK: code < 400, Outcome: outcome, Delivery: x.delivery, Message: msg})
+}
+
 func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	event := r.Header.Get("X-GitHub-Event")
-	delivery := r.Header.Get("X-GitHub-Delivery")
-	outcome := ""
-	log := b.log().With("delivery", delivery, "event", event)
-	reply := func(code int, oc, msg string) {
-		outcome = oc
-		if code == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", "30")
-		}
-		writeJSON(w, code, answer{OK: code < 400, Outcome: oc, Delivery: delivery, Message: msg})
-	}
+	x := &exchange{w: w, r: r, event: r.Header.Get("X-GitHub-Event"), delivery: r.Header.Get("X-GitHub-Delivery")}
+	x.log = b.log().With("delivery", x.delivery, "event", x.event)
 	defer func() {
 		if b.Metrics != nil {
-			ev := event
-			if ev == "" || outcome == OutcomeBadSig || outcome == OutcomeTooLarge || outcome == OutcomeBusy {
+			ev := x.event
+			if ev == "" || x.outcome == OutcomeBadSig || x.outcome == OutcomeTooLarge || x.outcome == OutcomeBusy {
 				ev = "unverified" // a label GitHub's header cannot inflate before the signature is checked
 			}
-			b.Metrics.Deliveries.WithLabelValues(ev, outcome).Inc()
+			b.Metrics.Deliveries.WithLabelValues(ev, x.outcome).Inc()
 			b.Metrics.AckLatency.Observe(time.Since(start).Seconds())
 		}
 	}()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		reply(http.StatusMethodNotAllowed, OutcomeMalformed, "POST only")
+		x.reply(http.StatusMethodNotAllowed, OutcomeMalformed, "POST only")
 		return
 	}
+	raw, ok := b.readVerified(x)
+	if !ok {
+		return
+	}
+	body, err := payloadOf(r.Header.Get("Content-Type"), raw)
+	if err != nil {
+		x.reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
+		return
+	}
+	if x.event == "" {
+		x.reply(http.StatusBadRequest, OutcomeMalformed, "no X-GitHub-Event header")
+		return
+	}
+	b.dispatch(x, body)
+}
+
+// readVerified reads the request's body within the limits and checks its
+// signature; false when it answered the request instead.
+func (b *Bot) readVerified(x *exchange) ([]byte, bool) {
 	limit := b.MaxBody
 	if limit <= 0 {
 		limit = DefaultMaxBody
 	}
-	if r.ContentLength > limit {
-		log.Warn("delivery refused: body too large", "bytes", r.ContentLength)
-		reply(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("the body is over %d bytes", limit))
-		return
+	if x.r.ContentLength > limit {
+		x.log.Warn("delivery refused: body too large", "bytes", x.r.ContentLength)
+		x.reply(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("the body is over %d bytes", limit))
+		return nil, false
 	}
 	// Bytes held before the signature is checked come out of one budget
 	// for every request at once: past it, 503 and Retry-After, before the
 	// body is read (a known length) or as soon as it would pass it.
-	raw, held, ok := b.readUnverified(r.Body, r.ContentLength, limit)
-	release := func() { b.unverified.give(held); held = 0 }
-	defer func() { release() }()
-	if !ok {
-		log.Warn("delivery refused: too many unverified bytes held", "held_bytes", b.unverified.Held())
-		reply(http.StatusServiceUnavailable, OutcomeBusy, "too many deliveries are being read; retry later")
-		return
+	raw, held, ok := b.unverified.read(x.r.Body, x.r.ContentLength, limit, cmp.Or(max(b.MaxUnverified, 0), DefaultMaxUnverified))
+	defer b.unverified.give(held)
+	switch {
+	case !ok:
+		x.log.Warn("delivery refused: too many unverified bytes held", "held_bytes", b.unverified.Held())
+		x.reply(http.StatusServiceUnavailable, OutcomeBusy, "too many deliveries are being read; retry later")
+		return nil, false
+	case raw == nil:
+		x.reply(http.StatusBadRequest, OutcomeMalformed, "the body could not be read")
+		return nil, false
+	case int64(len(raw)) > limit:
+		x.log.Warn("delivery refused: body too large", "bytes_read", len(raw))
+		x.reply(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("the body is over %d bytes", limit))
+		return nil, false
 	}
-	if raw == nil {
-		reply(http.StatusBadRequest, OutcomeMalformed, "the body could not be read")
-		return
+	if err := VerifySignature(b.Secret, raw, x.r.Header.Get("X-Hub-Signature-256"), x.r.Header.Get("X-Hub-Signature")); err != nil {
+		x.log.Warn("delivery refused: signature", "error", err.Error())
+		x.reply(http.StatusUnauthorized, OutcomeBadSig, err.Error())
+		return nil, false
 	}
-	if int64(len(raw)) > limit {
-		log.Warn("delivery refused: body too large", "bytes_read", len(raw))
-		reply(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("the body is over %d bytes", limit))
-		return
-	}
-	if err := VerifySignature(b.Secret, raw, r.Header.Get("X-Hub-Signature-256"), r.Header.Get("X-Hub-Signature")); err != nil {
-		log.Warn("delivery refused: signature", "error", err.Error())
-		reply(http.StatusUnauthorized, OutcomeBadSig, err.Error())
-		return
-	}
-	release()
-	body, err := payloadOf(r.Header.Get("Content-Type"), raw)
+	return raw, true
+}
+
+// dispatch answers a verified delivery by its handler's verdict: ignored,
+// a duplicate, or queued.
+func (b *Bot) dispatch(x *exchange, body []byte) {
+	v, err := triage(b.handler(x.event), x.event, body)
 	if err != nil {
-		reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
+		x.log.Warn("delivery refused: undecodable", "error", err.Error())
+		x.reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
 		return
 	}
-	if event == "" {
-		reply(http.StatusBadRequest, OutcomeMalformed, "no X-GitHub-Event header")
-		return
-	}
-	ev, err := ParseEvent(event, body)
-	if err != nil {
-		log.Warn("delivery refused: undecodable", "error", err.Error())
-		reply(http.StatusBadRequest, OutcomeMalformed, err.Error())
-		return
-	}
-	if event == "ping" {
-		reply(http.StatusOK, OutcomePing, "pong")
-		return
-	}
-	if ev.Do == DoNothing {
-		reply(http.StatusOK, OutcomeIgnored, ev.Why)
+	if v.Key == "" {
+		x.reply(http.StatusOK, v.Outcome, v.Why)
 		return
 	}
 	sum := sha256.Sum256(body)
-	if b.Dedup != nil && !b.Dedup.Admit(delivery, sum) {
-		log.Info("duplicate delivery: already accepted")
-		reply(http.StatusOK, OutcomeDuplicate, "already accepted")
+	if b.Dedup != nil && !b.Dedup.Admit(x.delivery, sum) {
+		x.log.Info("duplicate delivery: already accepted")
+		x.reply(http.StatusOK, OutcomeDuplicate, "already accepted")
 		return
 	}
-	if !b.Queue.Push(Job{Key: ev.Key(), Event: ev, Delivery: delivery, Sum: sum}) {
+	if !b.Queue.Push(Job{Key: v.Key, Event: x.event, Subject: v.Subject, Payload: body, Delivery: x.delivery, Sum: sum}) {
 		if b.Dedup != nil {
-			b.Dedup.Forget(delivery, sum)
+			b.Dedup.Forget(x.delivery, sum)
 		}
-		log.Warn("delivery refused: queue full", "depth", b.Queue.Stats().Depth)
-		reply(http.StatusServiceUnavailable, OutcomeFull, "the queue is full; retry later")
+		x.log.Warn("delivery refused: queue full", "depth", b.Queue.Stats().Depth)
+		x.reply(http.StatusServiceUnavailable, OutcomeFull, "the queue is full; retry later")
 		return
 	}
-	log.Info("delivery accepted", "installation", ev.Installation, "repository", ev.Repo.FullName(), "pr", ev.PR, "scope", ev.Scope())
-	reply(http.StatusAccepted, OutcomeAccepted, "")
+	x.log.Info("delivery accepted", "installation", v.Installation, "repository", v.Repo.FullName(), "pr", v.PR, "scope", v.Scope)
+	x.reply(http.StatusAccepted, OutcomeAccepted, "")
 }
 
 // payloadOf is the JSON of a delivery: the body itself (application/json)
@@ -256,19 +281,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // unverified budget at a time.
 const readChunk = 32 << 10
 
-// readUnverified reads a body of at most limit bytes (limit+1 are read to
-// tell that it is over), taking every byte it holds from the unverified
-// budget first: all of a known length before reading any, a body of
-// unknown length chunk by chunk. ok is false when the budget ran out
-// (held is what was taken and must be given back either way); raw is nil
-// when the body could not be read.
-func (b *Bot) readUnverified(body io.Reader, length, limit int64) (raw []byte, held int64, ok bool) {
-	max := b.MaxUnverified
-	if max <= 0 {
-		max = DefaultMaxUnverified
-	}
+// read reads a body of at most limit bytes (limit+1 are read to tell
+// that it is over), taking every byte it holds from the budget (at most
+// max held at once) first: all of a known length before reading any, a
+// body of unknown length chunk by chunk. ok is false when the budget ran
+// out (held is what was taken and must be given back either way); raw is
+// nil when the body could not be read.
+func (g *byteBudget) read(body io.Reader, length, limit, max int64) (raw []byte, held int64, ok bool) {
 	if length >= 0 {
-		if !b.unverified.take(length, max) {
+		if !g.take(length, max) {
 			return nil, 0, false
 		}
 		raw, err := io.ReadAll(io.LimitReader(body, length))
@@ -279,7 +300,7 @@ func (b *Bot) readUnverified(body io.Reader, length, limit int64) (raw []byte, h
 	}
 	buf := make([]byte, 0, readChunk)
 	for int64(len(buf)) <= limit {
-		if !b.unverified.take(readChunk, max) {
+		if !g.take(readChunk, max) {
 			return nil, held, false
 		}
 		held += readChunk

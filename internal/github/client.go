@@ -31,10 +31,9 @@ type Config struct {
 	// Transport is the HTTP transport under everything (default
 	// http.DefaultTransport).
 	Transport http.RoundTripper
-	// Clock and Sleep drive the rate-limit waits and token expiry
-	// (defaults: the system clock and a real timer).
+	// Clock drives the rate-limit waits and token expiry (default: the
+	// system clock).
 	Clock clock.Clock
-	Sleep func(ctx context.Context, d time.Duration) error
 	// MaxWait bounds the time one call may wait on rate limits (default 15
 	// minutes); Budget bounds the time all calls of this client may wait
 	// together (0: no bound beyond MaxWait and the context's deadline).

@@ -39,7 +39,7 @@ func newWorld(t *testing.T) *world {
 }
 
 func (w *world) config() github.Config {
-	return github.Config{APIURL: w.APIURL, ServerURL: w.URL, Clock: w.time, Sleep: w.time.Sleep}
+	return github.Config{APIURL: w.APIURL, ServerURL: w.URL, Clock: w.time}
 }
 
 func (w *world) client(t *testing.T, token string) *github.Client {
@@ -121,8 +121,10 @@ func TestPullRequestLists(t *testing.T) {
 	w := newWorld(t)
 	c := w.client(t, "wf")
 	ctx := context.Background()
+	// The commits named, not resolved again by git for each pull request.
+	head, base := w.Branches("octo/app")["feature"], w.Branches("octo/app")["main"]
 	for i := 0; i < 120; i++ {
-		if _, err := w.AddPull(githubtest.PullRequest{Repo: "octo/app", State: "closed", Head: githubtest.Ref{Ref: "feature"}}); err != nil {
+		if _, err := w.AddPull(githubtest.PullRequest{Repo: "octo/app", State: "closed", Head: githubtest.Ref{Ref: "feature", SHA: head}, Base: githubtest.Ref{SHA: base}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -85,7 +85,7 @@
 // Waits are bounded by the context's deadline, by Config.MaxWait per call
 // (15 minutes) and by Config.Budget over the client's life (the Action's
 // run budget; leave it 0 in a long-lived bot); past a bound the caller
-// gets GITHUB_RATE_LIMITED at once, without sleeping. Clock and Sleep are
+// gets GITHUB_RATE_LIMITED at once, without sleeping. The Clock is
 // injected (Clock must be the clock GitHub's side keeps: the system clock
 // outside tests, the fake's clock against internal/testing/githubtest).
 //

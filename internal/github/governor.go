@@ -72,8 +72,7 @@ type Stats struct {
 // those headers from successful answers so go-github's own client-side
 // block (which reads the wall clock) never second-guesses it.
 type governor struct {
-	clock    clock.Clock
-	sleep    func(context.Context, time.Duration) error
+	clock    clock.Clock // the pauses' times and the waits
 	maxWait  time.Duration
 	budget   time.Duration // 0: unbounded
 	observer Observer
@@ -89,28 +88,11 @@ type governor struct {
 }
 
 func newGovernor(cfg Config) *governor {
-	g := &governor{clock: cfg.Clock, sleep: cfg.Sleep, maxWait: cfg.MaxWait, budget: cfg.Budget, observer: cfg.Observer}
-	if g.clock == nil {
-		g.clock = clock.System{}
-	}
-	if g.sleep == nil {
-		g.sleep = realSleep
-	}
+	g := &governor{clock: clock.Or(cfg.Clock), maxWait: cfg.MaxWait, budget: cfg.Budget, observer: cfg.Observer}
 	if g.maxWait == 0 {
 		g.maxWait = 15 * time.Minute
 	}
 	return g
-}
-
-func realSleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func (g *governor) snapshot() Stats {
@@ -133,7 +115,7 @@ func (t *governed) RoundTrip(req *http.Request) (*http.Response, error) {
 	g := t.g
 	ctx := req.Context()
 	var waited time.Duration
-	backoff := time.Minute
+	limits := 0 // rate limits that named no time: the backoff's attempt
 	serverRetries := 0
 	if err := g.waitPaused(ctx, &waited); err != nil {
 		return nil, err
@@ -159,7 +141,7 @@ func (t *governed) RoundTrip(req *http.Request) (*http.Response, error) {
 			// A GET that met a network error is sent again, twice.
 			if idempotent(req.Method) && serverRetries < 2 && ctx.Err() == nil {
 				serverRetries++
-				d := time.Duration(serverRetries) * time.Second
+				d := serverBackoff.Ceiling(serverRetries)
 				if g.mayWait(ctx, d, waited) {
 					if werr := g.doWait(ctx, d, "network", &waited, opOf(ctx)); werr != nil {
 						return nil, werr
@@ -171,11 +153,11 @@ func (t *governed) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		g.noteRemaining(resp)
-		wait, reason, limited := g.classify(resp, &backoff)
+		wait, reason, limited := g.classify(resp, &limits)
 		if !limited {
 			if idempotent(req.Method) && serverRetries < 2 && (status == 502 || status == 503 || status == 504) {
 				serverRetries++
-				wait, reason = time.Duration(serverRetries)*time.Second, "server-error"
+				wait, reason = serverBackoff.Ceiling(serverRetries), "server-error"
 			} else {
 				if status < 300 {
 					stripExhausted(resp)
@@ -239,7 +221,7 @@ func (g *governor) doWait(ctx context.Context, d time.Duration, reason string, w
 	}
 	g.count(func(s *Stats) { s.ThrottledTime += d })
 	*waited += d
-	return g.sleep(ctx, d)
+	return g.clock.Sleep(ctx, d)
 }
 
 // waitPaused waits out a pause (within the bounds; past them the call
@@ -276,13 +258,23 @@ func (g *governor) noteRemaining(resp *http.Response) {
 	}
 }
 
+// The governor's backoffs: from one minute, doubling, after a rate limit
+// that names no time; 1 s then 2 s before a GET is sent again after a
+// server error or a network error. Their ceilings, not a jittered delay:
+// a rate limit pauses every call of the governor already.
+var (
+	limitBackoff  = clock.Backoff{Base: time.Minute}
+	serverBackoff = clock.Backoff{Base: time.Second}
+)
+
 // classify decides whether resp is a rate limit and how long to wait.
-// backoff is the next wait when GitHub names none; it doubles.
-func (g *governor) classify(resp *http.Response, backoff *time.Duration) (time.Duration, string, bool) {
+// limits counts the rate limits that named no time: the backoff's
+// attempt, one more each time.
+func (g *governor) classify(resp *http.Response, limits *int) (time.Duration, string, bool) {
 	if !isRateLimit(resp) {
 		return 0, "", false
 	}
-	if d, ok := retryAfter(resp.Header.Get("Retry-After"), g.clock.Now()); ok {
+	if d, ok := clock.RetryAfter(resp.Header.Get("Retry-After"), g.clock.Now()); ok {
 		return d, "retry-after", true
 	}
 	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
@@ -294,9 +286,8 @@ func (g *governor) classify(resp *http.Response, backoff *time.Duration) (time.D
 			return d, "reset", true
 		}
 	}
-	d := *backoff
-	*backoff *= 2
-	return d, "backoff", true
+	*limits++
+	return limitBackoff.Ceiling(*limits), "backoff", true
 }
 
 // isRateLimit reports whether a 403 or 429 is a rate limit: every 429
@@ -337,22 +328,6 @@ func peekBody(resp *http.Response) []byte {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(b), rest), rest}
 	return b
-}
-
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d, true
-		}
-		return 0, true
-	}
-	return 0, false
 }
 
 func unixHeader(v string) (time.Time, bool) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/testing/githubtest"
+	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -287,7 +288,7 @@ func TestARateLimitPausesEveryCall(t *testing.T) {
 	asleep, release := make(chan struct{}), make(chan struct{})
 	first := true
 	var mu sync.Mutex
-	cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+	cfg.Clock = sleepHook{Time: w.time, before: func() {
 		mu.Lock()
 		block := first
 		first = false
@@ -296,8 +297,7 @@ func TestARateLimitPausesEveryCall(t *testing.T) {
 			close(asleep)
 			<-release
 		}
-		return w.time.Sleep(ctx, d)
-	}
+	}}
 	c, _ := github.NewToken(cfg, "wf")
 	ctx := context.Background()
 	w.Inject(githubtest.Fault{Path: "/repos/octo/app/pulls", Count: 1, Status: 403, RetryAfter: 30 * time.Second, Message: "You have exceeded a secondary rate limit."})
@@ -322,4 +322,15 @@ func TestARateLimitPausesEveryCall(t *testing.T) {
 	if strings.Join(obs.log, "|") != strings.Join(want, "|") {
 		t.Errorf("throttles %q, want %q", obs.log, want)
 	}
+}
+
+// sleepHook is the test's clock, calling before ahead of every sleep.
+type sleepHook struct {
+	*enginetest.Time
+	before func()
+}
+
+func (c sleepHook) Sleep(ctx context.Context, d time.Duration) error {
+	c.before()
+	return c.Time.Sleep(ctx, d)
 }
