@@ -94,8 +94,8 @@ var auth0Known = []string{
 	"token_exchange", "express_configuration", "async_approval_notification_channels",
 }
 
-func (c *Cloud) auth0Provider() *provider {
-	p := &provider{name: ProviderAuth0, mux: http.NewServeMux(), token: func() string { return c.tokens.Auth0 }}
+func (c *Cloud) auth0Provider() *api {
+	p := &api{name: ProviderAuth0, mux: http.NewServeMux(), token: func() string { return c.tokens.Auth0 }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
 		auth0Err(w, status, "", msg)
 	}

@@ -63,8 +63,8 @@ func clerkErr(w http.ResponseWriter, status int, code, msg string) {
 	})
 }
 
-func (c *Cloud) clerkProvider() *provider {
-	p := &provider{name: ProviderClerk, mux: http.NewServeMux(), token: func() string { return c.tokens.Clerk }}
+func (c *Cloud) clerkProvider() *api {
+	p := &api{name: ProviderClerk, mux: http.NewServeMux(), token: func() string { return c.tokens.Clerk }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { clerkErr(w, status, code, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		clerkErr(w, http.StatusUnauthorized, "authentication_invalid", "Invalid authentication")

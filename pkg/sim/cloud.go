@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -137,17 +136,13 @@ type WriteEntry struct {
 	Lost bool `json:"lost,omitempty"`
 }
 
-// Cloud is the fake cloud: the state of every provider, the chaos rules and
-// the write log, behind one mutex. All methods are safe for concurrent use.
+// Cloud is the fake cloud: the providers (each with its records, see
+// provider), the chaos rules and the write log, behind one mutex. All
+// methods are safe for concurrent use.
 type Cloud struct {
-	opts    Options
-	tokens  Tokens
-	now     func() time.Time
+	*core
 	maxBody int64
 
-	mu           sync.Mutex
-	rng          *rand.Rand
-	vercel       vercelState
 	neon         neonState
 	supabase     supabaseState
 	auth0        auth0State
@@ -162,13 +157,15 @@ type Cloud struct {
 	rules        []*rule
 	ruleSeq      int
 
-	providers map[string]*provider
+	plugins   []provider      // in the order of providers
+	providers map[string]*api // every provider's api by name
+	order     []string        // the names, in the order Env lists them
 	root      http.Handler
 }
 
 // New makes an empty cloud: no projects, no rules, an empty write log.
 func New(opts Options) *Cloud {
-	c := &Cloud{opts: opts}
+	c := &Cloud{core: &core{opts: opts}}
 	def := DefaultTokens()
 	c.tokens = opts.Tokens
 	for _, f := range []struct {
@@ -191,22 +188,29 @@ func New(opts Options) *Cloud {
 		c.maxBody = 1 << 20
 	}
 	c.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
-	c.resetState()
-	c.providers = map[string]*provider{
-		ProviderVercel:       c.vercelProvider(),
-		ProviderNeon:         c.neonProvider(),
-		ProviderSupabase:     c.supabaseProvider(),
-		ProviderAuth0:        c.auth0Provider(),
-		ProviderHTTP:         c.httpProvider(),
-		ProviderClerk:        c.clerkProvider(),
-		ProviderCloudflare:   c.cloudflareProvider(),
-		ProviderNetlify:      c.netlifyProvider(),
-		ProviderLaunchDarkly: c.launchdarklyProvider(),
-		ProviderPlanetScale:  c.planetscaleProvider(),
+	c.providers = map[string]*api{}
+	for _, mk := range providers {
+		p := mk(c.core)
+		c.plugins = append(c.plugins, p)
+		c.providers[p.api().name] = p.api()
+		c.order = append(c.order, p.api().name)
 	}
-	// Operations of the providers' descriptions served beside their
-	// models' own files.
-	c.providers[ProviderVercel].mux.HandleFunc("GET /v1/projects/{idOrName}/env/{id}", c.vercelGetEnv)
+	c.resetState()
+	for _, a := range []*api{
+		c.neonProvider(),
+		c.supabaseProvider(),
+		c.auth0Provider(),
+		c.httpProvider(),
+		c.clerkProvider(),
+		c.cloudflareProvider(),
+		c.netlifyProvider(),
+		c.launchdarklyProvider(),
+		c.planetscaleProvider(),
+	} {
+		a.described = describedBy[a.name]
+		c.providers[a.name] = a
+		c.order = append(c.order, a.name)
+	}
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
 	root.HandleFunc("GET /_chaos", c.handleChaosGet)
@@ -227,29 +231,39 @@ func (c *Cloud) Handler() http.Handler { return c.root }
 // to point the adapters at this cloud served at baseURL.
 func (c *Cloud) Env(baseURL string) []string {
 	b := strings.TrimRight(baseURL, "/")
-	return []string{
-		"VERCEL_API_URL=" + b + "/" + ProviderVercel,
-		"VERCEL_TOKEN=" + c.tokens.Vercel,
-		"NEON_API_URL=" + b + "/" + ProviderNeon,
-		"NEON_API_KEY=" + c.tokens.Neon,
-		"SUPABASE_API_URL=" + b + "/" + ProviderSupabase,
-		"SUPABASE_ACCESS_TOKEN=" + c.tokens.Supabase,
-		"AUTH0_API_URL=" + b + "/" + ProviderAuth0,
-		"AUTH0_MANAGEMENT_TOKEN=" + c.tokens.Auth0,
-		HTTPURLVar + "=" + b + "/" + ProviderHTTP,
-		HTTPTokenVar + "=" + c.tokens.HTTP,
-		"CLERK_API_URL=" + b + "/" + ProviderClerk,
-		"CLERK_SECRET_KEY=" + c.tokens.Clerk,
-		"CLOUDFLARE_API_URL=" + b + "/" + ProviderCloudflare,
-		"CLOUDFLARE_API_TOKEN=" + c.tokens.Cloudflare,
-		"NETLIFY_API_URL=" + b + "/" + ProviderNetlify,
-		"NETLIFY_AUTH_TOKEN=" + c.tokens.Netlify,
-		"LAUNCHDARKLY_API_URL=" + b + "/" + ProviderLaunchDarkly,
-		"LAUNCHDARKLY_ACCESS_TOKEN=" + c.tokens.LaunchDarkly,
-		"PLANETSCALE_API_URL=" + b + "/" + ProviderPlanetScale,
-		"PLANETSCALE_SERVICE_TOKEN_ID=" + c.tokens.PlanetScaleID,
-		"PLANETSCALE_SERVICE_TOKEN=" + c.tokens.PlanetScale,
+	var out []string
+	for _, name := range c.order {
+		if a := c.providers[name]; a.env != nil {
+			out = append(out, a.env(b+"/"+name)...)
+			continue
+		}
+		out = append(out, legacyEnv(c.tokens, name, b+"/"+name)...)
 	}
+	return out
+}
+
+func legacyEnv(t Tokens, name, u string) []string {
+	switch name {
+	case ProviderNeon:
+		return []string{"NEON_API_URL=" + u, "NEON_API_KEY=" + t.Neon}
+	case ProviderSupabase:
+		return []string{"SUPABASE_API_URL=" + u, "SUPABASE_ACCESS_TOKEN=" + t.Supabase}
+	case ProviderAuth0:
+		return []string{"AUTH0_API_URL=" + u, "AUTH0_MANAGEMENT_TOKEN=" + t.Auth0}
+	case ProviderHTTP:
+		return []string{HTTPURLVar + "=" + u, HTTPTokenVar + "=" + t.HTTP}
+	case ProviderClerk:
+		return []string{"CLERK_API_URL=" + u, "CLERK_SECRET_KEY=" + t.Clerk}
+	case ProviderCloudflare:
+		return []string{"CLOUDFLARE_API_URL=" + u, "CLOUDFLARE_API_TOKEN=" + t.Cloudflare}
+	case ProviderNetlify:
+		return []string{"NETLIFY_API_URL=" + u, "NETLIFY_AUTH_TOKEN=" + t.Netlify}
+	case ProviderLaunchDarkly:
+		return []string{"LAUNCHDARKLY_API_URL=" + u, "LAUNCHDARKLY_ACCESS_TOKEN=" + t.LaunchDarkly}
+	case ProviderPlanetScale:
+		return []string{"PLANETSCALE_API_URL=" + u, "PLANETSCALE_SERVICE_TOKEN_ID=" + t.PlanetScaleID, "PLANETSCALE_SERVICE_TOKEN=" + t.PlanetScale}
+	}
+	return nil
 }
 
 // Tokens returns the tokens the cloud accepts.
@@ -267,7 +281,9 @@ func (c *Cloud) Reset() {
 }
 
 func (c *Cloud) resetState() {
-	c.vercel = vercelState{}
+	for _, p := range c.plugins {
+		p.reset()
+	}
 	c.neon = neonState{}
 	c.supabase = supabaseState{}
 	c.auth0 = auth0State{}
@@ -300,23 +316,6 @@ func (c *Cloud) logWrite(e WriteEntry) {
 	c.writes = append(c.writes, e)
 }
 
-// provider is one provider's routes and its way of saying no.
-type provider struct {
-	name  string
-	mux   *http.ServeMux
-	token func() string
-	// authorized checks the Authorization header; nil means "Bearer
-	// <token()>".
-	authorized func(header string) bool
-	// deny answers a request without the right bearer token; missing says
-	// whether there was no Authorization header at all.
-	deny func(w http.ResponseWriter, missing bool)
-	// fail answers an error in the provider's own format.
-	fail func(w http.ResponseWriter, status int, code, msg string)
-	// rateLimit answers 429 in the provider's format, with its headers.
-	rateLimit func(w http.ResponseWriter, retryAfter time.Duration, now time.Time)
-}
-
 func isWrite(method string) bool {
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
@@ -338,7 +337,7 @@ func pageSizeOf(r *http.Request) int {
 // providerHandler runs chaos, authentication and the provider's routes, and
 // logs writes. Handlers write into a buffer, so a response can be withheld
 // (drop) after the write has been applied.
-func (c *Cloud) providerHandler(p *provider) http.Handler {
+func (c *Cloud) providerHandler(p *api) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sub := strings.TrimPrefix(r.URL.Path, "/"+p.name)
 		body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, c.maxBody))
@@ -502,28 +501,4 @@ func decodeObject(body []byte) (map[string]json.RawMessage, bool) {
 func readBody(r *http.Request) []byte {
 	b, _ := io.ReadAll(r.Body)
 	return b
-}
-
-const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-// randString makes n characters from the alphabet. Callers hold c.mu.
-func (c *Cloud) randString(n int, alphabet string) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[c.rng.IntN(len(alphabet))]
-	}
-	return string(b)
-}
-
-// uuid makes a random (version 4 shaped) UUID. Callers hold c.mu.
-func (c *Cloud) uuid() string {
-	var b [16]byte
-	for i := range b {
-		b[i] = byte(c.rng.UintN(256))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

@@ -63,8 +63,8 @@ func cfOK(w http.ResponseWriter, result any) {
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "errors": []any{}, "messages": []any{}, "result": result})
 }
 
-func (c *Cloud) cloudflareProvider() *provider {
-	p := &provider{name: ProviderCloudflare, mux: http.NewServeMux(), token: func() string { return c.tokens.Cloudflare }}
+func (c *Cloud) cloudflareProvider() *api {
+	p := &api{name: ProviderCloudflare, mux: http.NewServeMux(), token: func() string { return c.tokens.Cloudflare }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { cfErr(w, status, 8000000, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		status := http.StatusForbidden

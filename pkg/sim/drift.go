@@ -58,9 +58,12 @@ type Drift struct {
 func (c *Cloud) Drift(d Drift) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, p := range c.plugins {
+		if a := p.api(); a.name == d.Provider || slices.Contains(a.drifts, d.Provider) {
+			return p.drift(d)
+		}
+	}
 	switch d.Provider {
-	case ProviderVercel:
-		return c.driftVercel(d)
 	case ProviderNeon:
 		return c.driftNeon(d)
 	case ProviderSupabase:
@@ -78,58 +81,6 @@ func (c *Cloud) Drift(d Drift) (string, error) {
 
 func badAction(d Drift) error {
 	return fmt.Errorf("sim: drift: %s does not support action %q", d.Provider, d.Action)
-}
-
-func (c *Cloud) driftVercel(d Drift) (string, error) {
-	p := c.vercelAnyTeam(d.Project)
-	if p == nil {
-		return "", fmt.Errorf("sim: drift: no vercel project %q", d.Project)
-	}
-	if d.Action == DriftAdd {
-		e := VercelEnv{Key: d.Key, Value: d.Value, GitBranch: d.GitBranch}
-		if d.Target != "" {
-			e.Target = []string{d.Target}
-		}
-		return c.seedVercelEnvLocked(p, e, OriginConsole), nil
-	}
-	var e *VercelEnv
-	for _, x := range p.envs {
-		if (d.ID != "" && x.ID == d.ID) || (d.ID == "" && x.Key == d.Key &&
-			(d.Target == "" || slices.Contains(x.Target, d.Target)) && (d.GitBranch == "" || x.GitBranch == d.GitBranch)) {
-			e = x
-			break
-		}
-	}
-	if e == nil {
-		return "", fmt.Errorf("sim: drift: no vercel variable id=%q key=%q in %q", d.ID, d.Key, d.Project)
-	}
-	switch d.Action {
-	case DriftChange:
-		switch d.Field {
-		case "", "value":
-			e.Value = d.Value
-		case "type":
-			e.Type = d.Value
-		case "comment":
-			e.Comment = d.Value
-		default:
-			return "", fmt.Errorf("sim: drift: vercel field %q cannot be changed", d.Field)
-		}
-		e.UpdatedAt = c.vercelNowMs()
-		return e.ID, nil
-	case DriftDelete:
-		p.envs = slices.DeleteFunc(p.envs, func(x *VercelEnv) bool { return x == e })
-		return e.ID, nil
-	case DriftRecreate:
-		p.envs = slices.DeleteFunc(p.envs, func(x *VercelEnv) bool { return x == e })
-		n := *e
-		n.ID, n.CreatedAt = "", 0
-		if d.Value != "" {
-			n.Value = d.Value
-		}
-		return c.seedVercelEnvLocked(p, n, OriginConsole), nil
-	}
-	return "", badAction(d)
 }
 
 func (c *Cloud) driftNeon(d Drift) (string, error) {

@@ -153,8 +153,8 @@ type httpCollection struct {
 	objs []*HTTPObject
 }
 
-func (c *Cloud) httpProvider() *provider {
-	p := &provider{name: ProviderHTTP, mux: http.NewServeMux(), token: func() string { return c.tokens.HTTP }}
+func (c *Cloud) httpProvider() *api {
+	p := &api{name: ProviderHTTP, mux: http.NewServeMux(), token: func() string { return c.tokens.HTTP }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
 		if code == "sim_injected_failure" {
 			code = strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")

@@ -90,8 +90,8 @@ func ldErr(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": msg})
 }
 
-func (c *Cloud) launchdarklyProvider() *provider {
-	p := &provider{name: ProviderLaunchDarkly, mux: http.NewServeMux(), token: func() string { return c.tokens.LaunchDarkly }}
+func (c *Cloud) launchdarklyProvider() *api {
+	p := &api{name: ProviderLaunchDarkly, mux: http.NewServeMux(), token: func() string { return c.tokens.LaunchDarkly }}
 	p.authorized = func(h string) bool { return h == c.tokens.LaunchDarkly }
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { ldErr(w, status, code, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {

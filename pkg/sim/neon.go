@@ -148,8 +148,8 @@ type neonOp struct {
 
 const neonTime = "2006-01-02T15:04:05Z"
 
-func (c *Cloud) neonProvider() *provider {
-	p := &provider{name: ProviderNeon, mux: http.NewServeMux(), token: func() string { return c.tokens.Neon }}
+func (c *Cloud) neonProvider() *api {
+	p := &api{name: ProviderNeon, mux: http.NewServeMux(), token: func() string { return c.tokens.Neon }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { c.neonErr(w, status, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		msg := "authentication required"

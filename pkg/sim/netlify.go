@@ -212,8 +212,8 @@ func netlifyErr(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"code": status, "message": msg})
 }
 
-func (c *Cloud) netlifyProvider() *provider {
-	p := &provider{name: ProviderNetlify, mux: http.NewServeMux(), token: func() string { return c.tokens.Netlify }}
+func (c *Cloud) netlifyProvider() *api {
+	p := &api{name: ProviderNetlify, mux: http.NewServeMux(), token: func() string { return c.tokens.Netlify }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { netlifyErr(w, status, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		netlifyErr(w, http.StatusUnauthorized, "Access Denied: Origin returned bad status 401")

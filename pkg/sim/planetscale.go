@@ -108,8 +108,8 @@ func psErr(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": msg})
 }
 
-func (c *Cloud) planetscaleProvider() *provider {
-	p := &provider{name: ProviderPlanetScale, mux: http.NewServeMux(), token: func() string { return c.tokens.PlanetScale }}
+func (c *Cloud) planetscaleProvider() *api {
+	p := &api{name: ProviderPlanetScale, mux: http.NewServeMux(), token: func() string { return c.tokens.PlanetScale }}
 	p.authorized = func(h string) bool { return h == c.tokens.PlanetScaleID+":"+c.tokens.PlanetScale }
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { psErr(w, status, code, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"maps"
 	"net/http"
 	"slices"
 )
@@ -32,25 +31,12 @@ func (c *Cloud) State() Snapshot {
 	defer c.mu.Unlock()
 	now := c.now()
 	s := Snapshot{
-		Vercel: []VercelProject{}, Neon: []NeonProject{}, Supabase: []SupabaseProject{},
+		Neon: []NeonProject{}, Supabase: []SupabaseProject{},
 		Auth0: []Auth0Client{}, HTTP: []HTTPObject{},
 		Writes: append([]WriteEntry{}, c.writes...), Rules: []Rule{},
 	}
-	for _, p := range c.vercel.projects {
-		vp := p.VercelProject
-		vp.Envs, vp.Deployments = []VercelEnv{}, []VercelDeployment{}
-		for _, e := range p.envs {
-			x := *e
-			x.Target = slices.Clone(e.Target)
-			vp.Envs = append(vp.Envs, x)
-		}
-		for _, d := range p.deps {
-			x := d.VercelDeployment
-			x.State = d.state(now)
-			x.Env = maps.Clone(d.Env)
-			vp.Deployments = append(vp.Deployments, x)
-		}
-		s.Vercel = append(s.Vercel, vp)
+	for _, p := range c.plugins {
+		p.snapshot(&s, now)
 	}
 	for _, p := range c.neon.projects {
 		s.Neon = append(s.Neon, c.neonSnapshot(p))

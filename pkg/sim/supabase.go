@@ -113,8 +113,8 @@ func entriesOf(list []string, origins map[string]Origin) []Entry {
 	return out
 }
 
-func (c *Cloud) supabaseProvider() *provider {
-	p := &provider{name: ProviderSupabase, mux: http.NewServeMux(), token: func() string { return c.tokens.Supabase }}
+func (c *Cloud) supabaseProvider() *api {
+	p := &api{name: ProviderSupabase, mux: http.NewServeMux(), token: func() string { return c.tokens.Supabase }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
 		writeJSON(w, status, map[string]any{"message": msg})
 	}

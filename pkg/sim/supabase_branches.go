@@ -51,7 +51,7 @@ type SupabaseBranch struct {
 
 const supabaseHealthyAfterReads = 2
 
-func (c *Cloud) supabaseBranchRoutes(p *provider) {
+func (c *Cloud) supabaseBranchRoutes(p *api) {
 	p.mux.HandleFunc("GET /v1/projects/{ref}/branches", c.supabaseListBranches)
 	p.mux.HandleFunc("POST /v1/projects/{ref}/branches", c.supabaseCreateBranch)
 	p.mux.HandleFunc("GET /v1/branches/{id}", c.supabaseGetBranch)

@@ -67,16 +67,16 @@ type VercelGitLink struct {
 	Slug          string `json:"slug,omitempty"`
 }
 
-func (c *Cloud) vercelDeployRoutes(p *provider) {
-	p.mux.HandleFunc("GET /v9/projects/{idOrName}", c.vercelGetProject)
-	p.mux.HandleFunc("POST /v13/deployments", c.vercelCreateDeployment)
-	p.mux.HandleFunc("GET /v13/deployments/{idOrUrl}", c.vercelGetDeployment)
+func (vc *vercel) deployRoutes(p *api) {
+	p.mux.HandleFunc("GET /v9/projects/{idOrName}", vc.getProject)
+	p.mux.HandleFunc("POST /v13/deployments", vc.createDeployment)
+	p.mux.HandleFunc("GET /v13/deployments/{idOrUrl}", vc.getDeployment)
 }
 
-func (c *Cloud) vercelGetProject(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelFind(r.PathValue("idOrName"), r.URL.Query().Get("teamId"))
+func (vc *vercel) getProject(w http.ResponseWriter, r *http.Request) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(r.PathValue("idOrName"), r.URL.Query().Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
@@ -135,7 +135,7 @@ func vercelProjectView(p *vercelProject) map[string]any {
 	return v
 }
 
-func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
+func (vc *vercel) createDeployment(w http.ResponseWriter, r *http.Request) {
 	type gitSource struct {
 		Type          string      `json:"type"`
 		RepoID        json.Number `json:"repoId"`
@@ -162,13 +162,13 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: `name` is required")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
 	id := body.Project
 	if id == "" {
 		id = body.Name
 	}
-	p := c.vercelFind(id, r.URL.Query().Get("teamId"))
+	p := vc.find(id, r.URL.Query().Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
@@ -220,8 +220,8 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 	}
 	d := &vercelDeployment{
 		VercelDeployment: VercelDeployment{
-			UID: "dpl_" + c.randString(28, alnum), Target: target, SHA: sha, Branch: branch,
-			Created: c.vercelNowMs(), Behavior: DeployOK, Origin: OriginAPI,
+			UID: "dpl_" + vc.randString(28, alnum), Target: target, SHA: sha, Branch: branch,
+			Created: vc.nowMs(), Behavior: DeployOK, Origin: OriginAPI,
 			Env: p.buildEnv(target, branch),
 		},
 		final: "READY", buildPolls: 1,
@@ -229,9 +229,9 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 	if from != nil {
 		d.RedeployOf = from.UID
 	}
-	d.URL = p.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
+	d.URL = p.Name + "-" + vc.randString(9, lowerDigits) + "-sim.vercel.app"
 	p.deps = append(p.deps, d)
-	writeJSON(w, http.StatusOK, deploymentFull(d, p, c.now()))
+	writeJSON(w, http.StatusOK, deploymentFull(d, p, vc.now()))
 }
 
 // deploymentFull is the answer of createDeployment and getDeployment: the
@@ -275,19 +275,19 @@ func jsonInt(n int64) string {
 	return string(b)
 }
 
-func (c *Cloud) vercelGetDeployment(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (vc *vercel) getDeployment(w http.ResponseWriter, r *http.Request) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
 	key := r.PathValue("idOrUrl")
 	team := r.URL.Query().Get("teamId")
-	for _, p := range c.vercel.projects {
+	for _, p := range vc.projects {
 		if p.TeamID != team {
 			continue
 		}
 		for _, d := range p.deps {
 			if d.UID == key || d.URL == key {
 				d.Polls++
-				writeJSON(w, http.StatusOK, deploymentFull(d, p, c.now()))
+				writeJSON(w, http.StatusOK, deploymentFull(d, p, vc.now()))
 				return
 			}
 		}
