@@ -143,7 +143,6 @@ type Cloud struct {
 	*core
 	maxBody int64
 
-	neon         neonState
 	supabase     supabaseState
 	auth0        auth0State
 	http         httpState
@@ -197,7 +196,6 @@ func New(opts Options) *Cloud {
 	}
 	c.resetState()
 	for _, a := range []*api{
-		c.neonProvider(),
 		c.supabaseProvider(),
 		c.auth0Provider(),
 		c.httpProvider(),
@@ -244,8 +242,6 @@ func (c *Cloud) Env(baseURL string) []string {
 
 func legacyEnv(t Tokens, name, u string) []string {
 	switch name {
-	case ProviderNeon:
-		return []string{"NEON_API_URL=" + u, "NEON_API_KEY=" + t.Neon}
 	case ProviderSupabase:
 		return []string{"SUPABASE_API_URL=" + u, "SUPABASE_ACCESS_TOKEN=" + t.Supabase}
 	case ProviderAuth0:
@@ -284,7 +280,6 @@ func (c *Cloud) resetState() {
 	for _, p := range c.plugins {
 		p.reset()
 	}
-	c.neon = neonState{}
 	c.supabase = supabaseState{}
 	c.auth0 = auth0State{}
 	c.http = httpState{collections: map[string]*httpCollection{}}

@@ -64,8 +64,6 @@ func (c *Cloud) Drift(d Drift) (string, error) {
 		}
 	}
 	switch d.Provider {
-	case ProviderNeon:
-		return c.driftNeon(d)
 	case ProviderSupabase:
 		return c.driftSupabase(d)
 	case ProviderAuth0:
@@ -83,50 +81,6 @@ func badAction(d Drift) error {
 	return fmt.Errorf("sim: drift: %s does not support action %q", d.Provider, d.Action)
 }
 
-func (c *Cloud) driftNeon(d Drift) (string, error) {
-	var p *neonProject
-	for _, x := range c.neon.projects {
-		if x.ID == d.Project {
-			p = x
-		}
-	}
-	if p == nil {
-		return "", fmt.Errorf("sim: drift: no neon project %q", d.Project)
-	}
-	if d.Action == DriftAdd {
-		return c.neonNewBranch(p, d.Value, p.DefaultBranchID, true, OriginConsole).ID, nil
-	}
-	var b *neonBranch
-	for _, x := range p.branches {
-		if x.ID == d.ID || x.Name == d.ID {
-			b = x
-			break
-		}
-	}
-	if b == nil {
-		return "", fmt.Errorf("sim: drift: no neon branch %q in %q", d.ID, d.Project)
-	}
-	_, ts := c.neonNow()
-	switch d.Action {
-	case DriftChange:
-		b.Name, b.UpdatedAt = d.Value, ts
-		return b.ID, nil
-	case DriftDelete:
-		p.branches = slices.DeleteFunc(p.branches, func(x *neonBranch) bool { return x == b })
-		return b.ID, nil
-	case DriftRecreate:
-		p.branches = slices.DeleteFunc(p.branches, func(x *neonBranch) bool { return x == b })
-		n := c.neonNewBranch(p, b.Name, b.ParentID, b.EndpointID != "", OriginConsole)
-		n.Default = b.Default
-		if b.Default {
-			p.DefaultBranchID = n.ID
-		}
-		return n.ID, nil
-	}
-	return "", badAction(d)
-}
-
-// editList adds or removes one entry of a list, keeping origins.
 func editList(list []string, origins map[string]Origin, action, value string) ([]string, map[string]Origin, error) {
 	switch action {
 	case DriftAdd:

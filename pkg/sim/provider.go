@@ -39,6 +39,7 @@ type pusher interface {
 // providers makes the providers of a cloud, in the order Env lists them.
 var providers = []func(*core) provider{
 	newVercel,
+	newNeon,
 }
 
 // api is one provider's routes and its way of saying no.

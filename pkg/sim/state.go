@@ -31,15 +31,12 @@ func (c *Cloud) State() Snapshot {
 	defer c.mu.Unlock()
 	now := c.now()
 	s := Snapshot{
-		Neon: []NeonProject{}, Supabase: []SupabaseProject{},
-		Auth0: []Auth0Client{}, HTTP: []HTTPObject{},
+		Supabase: []SupabaseProject{},
+		Auth0:    []Auth0Client{}, HTTP: []HTTPObject{},
 		Writes: append([]WriteEntry{}, c.writes...), Rules: []Rule{},
 	}
 	for _, p := range c.plugins {
 		p.snapshot(&s, now)
-	}
-	for _, p := range c.neon.projects {
-		s.Neon = append(s.Neon, c.neonSnapshot(p))
 	}
 	for _, p := range c.supabase.projects {
 		sp := p.SupabaseProject
