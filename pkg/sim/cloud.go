@@ -143,7 +143,6 @@ type Cloud struct {
 	*core
 	maxBody int64
 
-	supabase     supabaseState
 	auth0        auth0State
 	http         httpState
 	clerk        clerkState
@@ -196,7 +195,6 @@ func New(opts Options) *Cloud {
 	}
 	c.resetState()
 	for _, a := range []*api{
-		c.supabaseProvider(),
 		c.auth0Provider(),
 		c.httpProvider(),
 		c.clerkProvider(),
@@ -242,8 +240,6 @@ func (c *Cloud) Env(baseURL string) []string {
 
 func legacyEnv(t Tokens, name, u string) []string {
 	switch name {
-	case ProviderSupabase:
-		return []string{"SUPABASE_API_URL=" + u, "SUPABASE_ACCESS_TOKEN=" + t.Supabase}
 	case ProviderAuth0:
 		return []string{"AUTH0_API_URL=" + u, "AUTH0_MANAGEMENT_TOKEN=" + t.Auth0}
 	case ProviderHTTP:
@@ -280,7 +276,6 @@ func (c *Cloud) resetState() {
 	for _, p := range c.plugins {
 		p.reset()
 	}
-	c.supabase = supabaseState{}
 	c.auth0 = auth0State{}
 	c.http = httpState{collections: map[string]*httpCollection{}}
 	c.clerk = clerkState{}

@@ -64,8 +64,6 @@ func (c *Cloud) Drift(d Drift) (string, error) {
 		}
 	}
 	switch d.Provider {
-	case ProviderSupabase:
-		return c.driftSupabase(d)
 	case ProviderAuth0:
 		return c.driftAuth0(d)
 	case ProviderHTTP:
@@ -100,36 +98,6 @@ func editList(list []string, origins map[string]Origin, action, value string) ([
 		return nil, nil, fmt.Errorf("not a list action")
 	}
 	return list, origins, nil
-}
-
-func (c *Cloud) driftSupabase(d Drift) (string, error) {
-	var p *supabaseProject
-	for _, x := range c.supabase.projects {
-		if x.Ref == d.Project {
-			p = x
-		}
-	}
-	if p == nil {
-		return "", fmt.Errorf("sim: drift: no supabase project %q", d.Project)
-	}
-	switch d.Action {
-	case DriftAdd, DriftRemove:
-		list, origins, _ := editList(splitList(p.Auth.URIAllowList), p.origins, d.Action, d.Value)
-		p.Auth.URIAllowList, p.origins = strings.Join(list, ","), origins
-		return p.Ref, nil
-	case DriftChange:
-		switch d.Field {
-		case "", "uri_allow_list":
-			p.Auth.URIAllowList = d.Value
-			p.origins = track(p.origins, splitList(d.Value), OriginConsole)
-		case "site_url":
-			p.Auth.SiteURL = d.Value
-		default:
-			return "", fmt.Errorf("sim: drift: supabase field %q cannot be changed", d.Field)
-		}
-		return p.Ref, nil
-	}
-	return "", badAction(d)
 }
 
 func (c *Cloud) driftAuth0(d Drift) (string, error) {

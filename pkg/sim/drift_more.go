@@ -39,9 +39,6 @@ func (c *Cloud) driftMore(d Drift) (string, bool, error) {
 	case ProviderLaunchDarkly:
 		id, err := c.driftLaunchDarkly(d)
 		return id, true, err
-	case "supabase_branch":
-		id, err := c.driftSupabaseBranch(d)
-		return id, true, err
 	}
 	return "", false, nil
 }
@@ -183,23 +180,4 @@ func (c *Cloud) driftLaunchDarkly(d Drift) (string, error) {
 	env.Targets = slices.DeleteFunc(env.Targets, func(t LaunchDarklyTarget) bool { return len(t.Values) == 0 })
 	env.Version++
 	return f.Key, nil
-}
-
-func (c *Cloud) driftSupabaseBranch(d Drift) (string, error) {
-	i := slices.IndexFunc(c.supabase.branches, func(b *SupabaseBranch) bool { return b.Parent == d.Project && b.Name == d.ID })
-	if i < 0 {
-		return "", fmt.Errorf("sim: drift: no supabase branch %q of %q", d.ID, d.Project)
-	}
-	b := c.supabase.branches[i]
-	switch d.Action {
-	case DriftDelete:
-		c.supabase.branches = slices.Delete(c.supabase.branches, i, i+1)
-		return b.ID, nil
-	case DriftRecreate:
-		n := &SupabaseBranch{ID: c.uuid(), Name: b.Name, Parent: b.Parent, ProjectRef: c.randString(20, "abcdefghijklmnopqrstuvwxyz"),
-			Status: "ACTIVE_HEALTHY", DBPass: c.randString(24, alnum), Origin: OriginConsole, created: c.now()}
-		c.supabase.branches[i] = n
-		return n.ID, nil
-	}
-	return "", badAction(d)
 }

@@ -40,6 +40,7 @@ type pusher interface {
 var providers = []func(*core) provider{
 	newVercel,
 	newNeon,
+	newSupabase,
 }
 
 // api is one provider's routes and its way of saying no.

@@ -31,17 +31,12 @@ func (c *Cloud) State() Snapshot {
 	defer c.mu.Unlock()
 	now := c.now()
 	s := Snapshot{
-		Supabase: []SupabaseProject{},
-		Auth0:    []Auth0Client{}, HTTP: []HTTPObject{},
+
+		Auth0: []Auth0Client{}, HTTP: []HTTPObject{},
 		Writes: append([]WriteEntry{}, c.writes...), Rules: []Rule{},
 	}
 	for _, p := range c.plugins {
 		p.snapshot(&s, now)
-	}
-	for _, p := range c.supabase.projects {
-		sp := p.SupabaseProject
-		sp.Entries = entriesOf(splitList(p.Auth.URIAllowList), p.origins)
-		s.Supabase = append(s.Supabase, sp)
 	}
 	for _, cl := range c.auth0.clients {
 		ac := cl.Auth0Client
@@ -63,7 +58,6 @@ func (c *Cloud) State() Snapshot {
 		}
 	}
 	s.Clerk = c.clerkSnapshot()
-	s.SupabaseBranches = c.supabaseBranchesSnapshot()
 	s.Cloudflare = c.cloudflareSnapshot()
 	s.Netlify = c.netlifySnapshot()
 	s.LaunchDarkly = c.launchdarklySnapshot()
