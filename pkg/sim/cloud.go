@@ -143,7 +143,6 @@ type Cloud struct {
 	*core
 	maxBody int64
 
-	auth0        auth0State
 	http         httpState
 	clerk        clerkState
 	cloudflare   cloudflareState
@@ -195,7 +194,6 @@ func New(opts Options) *Cloud {
 	}
 	c.resetState()
 	for _, a := range []*api{
-		c.auth0Provider(),
 		c.httpProvider(),
 		c.clerkProvider(),
 		c.cloudflareProvider(),
@@ -240,8 +238,6 @@ func (c *Cloud) Env(baseURL string) []string {
 
 func legacyEnv(t Tokens, name, u string) []string {
 	switch name {
-	case ProviderAuth0:
-		return []string{"AUTH0_API_URL=" + u, "AUTH0_MANAGEMENT_TOKEN=" + t.Auth0}
 	case ProviderHTTP:
 		return []string{HTTPURLVar + "=" + u, HTTPTokenVar + "=" + t.HTTP}
 	case ProviderClerk:
@@ -276,7 +272,6 @@ func (c *Cloud) resetState() {
 	for _, p := range c.plugins {
 		p.reset()
 	}
-	c.auth0 = auth0State{}
 	c.http = httpState{collections: map[string]*httpCollection{}}
 	c.clerk = clerkState{}
 	c.cloudflare = cloudflareState{}

@@ -64,8 +64,6 @@ func (c *Cloud) Drift(d Drift) (string, error) {
 		}
 	}
 	switch d.Provider {
-	case ProviderAuth0:
-		return c.driftAuth0(d)
 	case ProviderHTTP:
 		return c.driftHTTP(d)
 	}
@@ -98,32 +96,6 @@ func editList(list []string, origins map[string]Origin, action, value string) ([
 		return nil, nil, fmt.Errorf("not a list action")
 	}
 	return list, origins, nil
-}
-
-func (c *Cloud) driftAuth0(d Drift) (string, error) {
-	cl := c.auth0Find(d.Project)
-	if cl == nil {
-		return "", fmt.Errorf("sim: drift: no auth0 client %q", d.Project)
-	}
-	l := d.List
-	if l == "" {
-		l = Auth0Callbacks
-	}
-	if !slices.Contains(Auth0Lists, l) {
-		return "", fmt.Errorf("sim: drift: auth0 has no list %q", l)
-	}
-	switch d.Action {
-	case DriftAdd, DriftRemove:
-		list, origins, _ := editList(cl.Lists[l], cl.origins[l], d.Action, d.Value)
-		cl.Lists[l], cl.origins[l] = list, origins
-		return cl.ClientID, nil
-	case DriftChange:
-		xs := splitList(d.Value)
-		cl.Lists[l] = xs
-		cl.origins[l] = track(cl.origins[l], xs, OriginConsole)
-		return cl.ClientID, nil
-	}
-	return "", badAction(d)
 }
 
 func (c *Cloud) driftHTTP(d Drift) (string, error) {

@@ -41,6 +41,7 @@ var providers = []func(*core) provider{
 	newVercel,
 	newNeon,
 	newSupabase,
+	newAuth0,
 }
 
 // api is one provider's routes and its way of saying no.

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"net/http"
-	"slices"
 )
 
 // Snapshot is a deep copy of the whole cloud: every provider's records with
@@ -32,23 +31,11 @@ func (c *Cloud) State() Snapshot {
 	now := c.now()
 	s := Snapshot{
 
-		Auth0: []Auth0Client{}, HTTP: []HTTPObject{},
+		HTTP:   []HTTPObject{},
 		Writes: append([]WriteEntry{}, c.writes...), Rules: []Rule{},
 	}
 	for _, p := range c.plugins {
 		p.snapshot(&s, now)
-	}
-	for _, cl := range c.auth0.clients {
-		ac := cl.Auth0Client
-		ac.Lists, ac.Entries = map[string][]string{}, map[string][]Entry{}
-		for _, l := range Auth0Lists {
-			ac.Lists[l] = slices.Clone(cl.Lists[l])
-			if ac.Lists[l] == nil {
-				ac.Lists[l] = []string{}
-			}
-			ac.Entries[l] = entriesOf(cl.Lists[l], cl.origins[l])
-		}
-		s.Auth0 = append(s.Auth0, ac)
 	}
 	for _, name := range c.http.order {
 		for _, o := range c.http.collections[name].objs {
