@@ -143,7 +143,6 @@ type Cloud struct {
 	*core
 	maxBody int64
 
-	http         httpState
 	clerk        clerkState
 	cloudflare   cloudflareState
 	netlify      netlifyState
@@ -194,7 +193,6 @@ func New(opts Options) *Cloud {
 	}
 	c.resetState()
 	for _, a := range []*api{
-		c.httpProvider(),
 		c.clerkProvider(),
 		c.cloudflareProvider(),
 		c.netlifyProvider(),
@@ -238,8 +236,6 @@ func (c *Cloud) Env(baseURL string) []string {
 
 func legacyEnv(t Tokens, name, u string) []string {
 	switch name {
-	case ProviderHTTP:
-		return []string{HTTPURLVar + "=" + u, HTTPTokenVar + "=" + t.HTTP}
 	case ProviderClerk:
 		return []string{"CLERK_API_URL=" + u, "CLERK_SECRET_KEY=" + t.Clerk}
 	case ProviderCloudflare:
@@ -272,7 +268,6 @@ func (c *Cloud) resetState() {
 	for _, p := range c.plugins {
 		p.reset()
 	}
-	c.http = httpState{collections: map[string]*httpCollection{}}
 	c.clerk = clerkState{}
 	c.cloudflare = cloudflareState{}
 	c.netlify = netlifyState{}
@@ -405,7 +400,7 @@ func (c *Cloud) providerHandler(p *api) http.Handler {
 		r2.ContentLength = int64(len(body))
 		rec := newRecorder()
 		p.mux.ServeHTTP(rec, r2)
-		if ck != nil && p.name != ProviderHTTP {
+		if ck != nil && !p.described.requestsOnly {
 			if v := ck.checkResponse(p.name, rec.status, rec.header, rec.body.Bytes()); v != nil {
 				c.recordViolation(*v)
 			}

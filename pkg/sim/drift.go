@@ -64,8 +64,6 @@ func (c *Cloud) Drift(d Drift) (string, error) {
 		}
 	}
 	switch d.Provider {
-	case ProviderHTTP:
-		return c.driftHTTP(d)
 	}
 	if id, ok, err := c.driftMore(d); ok {
 		return id, err
@@ -96,49 +94,6 @@ func editList(list []string, origins map[string]Origin, action, value string) ([
 		return nil, nil, fmt.Errorf("not a list action")
 	}
 	return list, origins, nil
-}
-
-func (c *Cloud) driftHTTP(d Drift) (string, error) {
-	o := c.httpFind(d.Project, d.ID)
-	if o == nil {
-		return "", fmt.Errorf("sim: drift: no http object %s/%s", d.Project, d.ID)
-	}
-	switch d.Action {
-	case DriftChange:
-		if d.Field == "" || d.Field == "id" {
-			return "", fmt.Errorf("sim: drift: http change needs a field other than id")
-		}
-		var v any = d.Value
-		if json.Valid([]byte(d.Value)) {
-			if m, ok := decodeFields([]byte(`{"v":` + d.Value + `}`)); ok {
-				v = m["v"]
-			}
-		}
-		o.Fields[d.Field] = v
-		o.Version++
-		return o.ID, nil
-	case DriftDelete, DriftRecreate:
-		col := c.http.collections[o.Collection]
-		col.objs = slices.DeleteFunc(col.objs, func(x *HTTPObject) bool { return x == o })
-		if d.Action == DriftDelete {
-			return o.ID, nil
-		}
-		n := &HTTPObject{Collection: o.Collection, ID: "obj_" + c.randString(12, lowerDigits), Version: 1, Origin: OriginConsole}
-		n.Fields = deepCopyJSON(o.Fields).(map[string]any)
-		n.Fields["id"] = n.ID
-		col.objs = append(col.objs, n)
-		return n.ID, nil
-	case DriftAdd, DriftRemove:
-		if d.Field == "" {
-			return "", fmt.Errorf("sim: drift: http list edit needs the field of the list")
-		}
-		if err := editHTTPList(o, d); err != nil {
-			return "", err
-		}
-		o.Version++
-		return o.ID, nil
-	}
-	return "", badAction(d)
 }
 
 func editHTTPList(o *HTTPObject, d Drift) error {

@@ -42,6 +42,7 @@ var providers = []func(*core) provider{
 	newNeon,
 	newSupabase,
 	newAuth0,
+	newGeneric,
 }
 
 // api is one provider's routes and its way of saying no.
@@ -80,6 +81,9 @@ type describedAs struct {
 	// generic API serves any path; only the recipes' targets are
 	// described).
 	partial bool
+	// requestsOnly: the sim's answers are its own shapes and are not
+	// checked.
+	requestsOnly bool
 }
 
 // core is what the cloud shares with every provider: the lock over all

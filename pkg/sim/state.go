@@ -30,19 +30,10 @@ func (c *Cloud) State() Snapshot {
 	defer c.mu.Unlock()
 	now := c.now()
 	s := Snapshot{
-
-		HTTP:   []HTTPObject{},
 		Writes: append([]WriteEntry{}, c.writes...), Rules: []Rule{},
 	}
 	for _, p := range c.plugins {
 		p.snapshot(&s, now)
-	}
-	for _, name := range c.http.order {
-		for _, o := range c.http.collections[name].objs {
-			x := *o
-			x.Fields = deepCopyJSON(o.Fields).(map[string]any)
-			s.HTTP = append(s.HTTP, x)
-		}
 	}
 	s.Clerk = c.clerkSnapshot()
 	s.Cloudflare = c.cloudflareSnapshot()
