@@ -29,8 +29,13 @@ const (
 )
 
 // Providers lists every provider the cloud serves, in a fixed order.
-var Providers = []string{ProviderVercel, ProviderNeon, ProviderSupabase, ProviderAuth0, ProviderHTTP,
-	ProviderClerk, ProviderPlanetScale, ProviderLaunchDarkly, ProviderNetlify, ProviderCloudflare}
+var Providers = func() []string {
+	var names []string
+	for _, mk := range providers {
+		names = append(names, mk(&core{}).api().name)
+	}
+	return names
+}()
 
 // The environment variables of the generic http API. The sim chooses them:
 // a plan's providers.http block names them (base_url_env, auth.bearer_env).
@@ -143,15 +148,10 @@ type Cloud struct {
 	*core
 	maxBody int64
 
-	clerk        clerkState
-	cloudflare   cloudflareState
-	netlify      netlifyState
-	launchdarkly launchdarklyState
-	planetscale  planetscaleState
-	writes       []WriteEntry
-	violations   []Violation
-	rules        []*rule
-	ruleSeq      int
+	writes     []WriteEntry
+	violations []Violation
+	rules      []*rule
+	ruleSeq    int
 
 	plugins   []provider      // in the order of providers
 	providers map[string]*api // every provider's api by name
@@ -192,17 +192,6 @@ func New(opts Options) *Cloud {
 		c.order = append(c.order, p.api().name)
 	}
 	c.resetState()
-	for _, a := range []*api{
-		c.clerkProvider(),
-		c.cloudflareProvider(),
-		c.netlifyProvider(),
-		c.launchdarklyProvider(),
-		c.planetscaleProvider(),
-	} {
-		a.described = describedBy[a.name]
-		c.providers[a.name] = a
-		c.order = append(c.order, a.name)
-	}
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
 	root.HandleFunc("GET /_chaos", c.handleChaosGet)
@@ -225,29 +214,9 @@ func (c *Cloud) Env(baseURL string) []string {
 	b := strings.TrimRight(baseURL, "/")
 	var out []string
 	for _, name := range c.order {
-		if a := c.providers[name]; a.env != nil {
-			out = append(out, a.env(b+"/"+name)...)
-			continue
-		}
-		out = append(out, legacyEnv(c.tokens, name, b+"/"+name)...)
+		out = append(out, c.providers[name].env(b+"/"+name)...)
 	}
 	return out
-}
-
-func legacyEnv(t Tokens, name, u string) []string {
-	switch name {
-	case ProviderClerk:
-		return []string{"CLERK_API_URL=" + u, "CLERK_SECRET_KEY=" + t.Clerk}
-	case ProviderCloudflare:
-		return []string{"CLOUDFLARE_API_URL=" + u, "CLOUDFLARE_API_TOKEN=" + t.Cloudflare}
-	case ProviderNetlify:
-		return []string{"NETLIFY_API_URL=" + u, "NETLIFY_AUTH_TOKEN=" + t.Netlify}
-	case ProviderLaunchDarkly:
-		return []string{"LAUNCHDARKLY_API_URL=" + u, "LAUNCHDARKLY_ACCESS_TOKEN=" + t.LaunchDarkly}
-	case ProviderPlanetScale:
-		return []string{"PLANETSCALE_API_URL=" + u, "PLANETSCALE_SERVICE_TOKEN_ID=" + t.PlanetScaleID, "PLANETSCALE_SERVICE_TOKEN=" + t.PlanetScale}
-	}
-	return nil
 }
 
 // Tokens returns the tokens the cloud accepts.
@@ -268,11 +237,6 @@ func (c *Cloud) resetState() {
 	for _, p := range c.plugins {
 		p.reset()
 	}
-	c.clerk = clerkState{}
-	c.cloudflare = cloudflareState{}
-	c.netlify = netlifyState{}
-	c.launchdarkly = launchdarklyState{}
-	c.planetscale = planetscaleState{}
 }
 
 // Writes returns a copy of the write log.

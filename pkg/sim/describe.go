@@ -87,19 +87,6 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s %s %s%s: %s's description does not allow this request: %s", v.Provider, v.Method, v.Path, op, v.Description, v.Message)
 }
 
-// describedBy names the descriptions a provider prefix is checked against
-// and the base path of the provider's server that the sim's paths carry
-// and the description's paths do not.
-var describedBy = map[string]describedAs{
-	ProviderVercel:       {files: []string{"vercel"}},
-	ProviderAuth0:        {files: []string{"auth0"}, base: "/api/v2"},
-	ProviderNetlify:      {files: []string{"netlify"}},
-	ProviderCloudflare:   {files: []string{"cloudflare"}},
-	ProviderClerk:        {files: []string{"clerk"}, base: "/v1"},
-	ProviderLaunchDarkly: {files: []string{"launchdarkly"}},
-	ProviderHTTP:         {files: []string{"github-hooks", "resend", "svix", "turso", "unleash", "cloudflare"}, partial: true},
-}
-
 // Descriptions lists the descriptions the sim validates against, by file
 // name (testdata/providers/<name>.json).
 func Descriptions() []string {

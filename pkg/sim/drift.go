@@ -34,12 +34,26 @@ const (
 //	          change: Field "uri_allow_list" (default) or "site_url" := Value.
 //	auth0:    Project (client id); List (default "callbacks").
 //	          add/remove: entry Value. change: the list := Value split on ",".
-//	(the providers beyond the first set: see driftMore)
 //	http:     Project (collection); ID. change: Field := Value (as JSON when
 //	          it parses, else a string). delete, recreate (new id).
 //	          add/remove: entry Value of the list in Field: an array, a
 //	          comma-delimited string, or a map (Value "key=value"; remove
 //	          by key).
+//	clerk:        ID (a ru_ id) or Value (the URL). delete, recreate (same
+//	              URL, new id); add: a new URL Value.
+//	planetscale:  Project "org/database"; ID the branch name. delete,
+//	              recreate (same name and parent, new id).
+//	netlify:      Project (site id or name); Key the variable; Target the
+//	              context (Value of context branch: GitBranch). change:
+//	              the context's value := Value; delete: the variable.
+//	cloudflare:   Project "account/project"; Target preview|production;
+//	              Key the variable. change: a plain value := Value;
+//	              delete.
+//	launchdarkly: Project "project/flag"; Target the environment; Key the
+//	              context key (kind user). remove: untarget it; add: target
+//	              it on the variation whose index is Value ("0" default).
+//	supabase_branch: Project (the parent ref); ID the branch name. delete,
+//	              recreate (new id and ref).
 type Drift struct {
 	Provider  string `json:"provider"`
 	Action    string `json:"action"`
@@ -63,11 +77,6 @@ func (c *Cloud) Drift(d Drift) (string, error) {
 			return p.drift(d)
 		}
 	}
-	switch d.Provider {
-	}
-	if id, ok, err := c.driftMore(d); ok {
-		return id, err
-	}
 	return "", fmt.Errorf("sim: drift: unknown provider %q", d.Provider)
 }
 
@@ -75,6 +84,7 @@ func badAction(d Drift) error {
 	return fmt.Errorf("sim: drift: %s does not support action %q", d.Provider, d.Action)
 }
 
+// editList adds or removes one entry of a list, keeping origins.
 func editList(list []string, origins map[string]Origin, action, value string) ([]string, map[string]Origin, error) {
 	switch action {
 	case DriftAdd:

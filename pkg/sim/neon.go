@@ -816,8 +816,6 @@ func (ne *neon) drift(d Drift) (string, error) {
 	return "", badAction(d)
 }
 
-// editList adds or removes one entry of a list, keeping origins.
-
 // snapshot adds the projects with their branches and operations.
 func (ne *neon) snapshot(s *Snapshot, now time.Time) {
 	s.Neon = []NeonProject{}

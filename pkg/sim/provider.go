@@ -43,6 +43,11 @@ var providers = []func(*core) provider{
 	newSupabase,
 	newAuth0,
 	newGeneric,
+	newClerk,
+	newCloudflare,
+	newNetlify,
+	newLaunchDarkly,
+	newPlanetScale,
 }
 
 // api is one provider's routes and its way of saying no.

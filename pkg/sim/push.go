@@ -36,22 +36,5 @@ func (c *Cloud) Push(p Push) (PushResult, error) {
 			x.push(p, &out)
 		}
 	}
-	for _, s := range c.netlify.sites {
-		if c.netlify.heads == nil {
-			c.netlify.heads = map[string]map[string]string{}
-		}
-		if c.netlify.heads[s.ID] == nil {
-			c.netlify.heads[s.ID] = map[string]string{}
-		}
-		c.netlify.heads[s.ID][p.Branch] = p.SHA
-		context := "branch-deploy"
-		switch {
-		case p.PullRequest > 0:
-			context = "deploy-preview"
-		case p.Branch == s.productionBranch():
-			context = "production"
-		}
-		out.Netlify = append(out.Netlify, c.netlifyStartLocked(s, context, p.Branch, p.SHA, p.PullRequest).ID)
-	}
 	return out, nil
 }

@@ -35,11 +35,6 @@ func (c *Cloud) State() Snapshot {
 	for _, p := range c.plugins {
 		p.snapshot(&s, now)
 	}
-	s.Clerk = c.clerkSnapshot()
-	s.Cloudflare = c.cloudflareSnapshot()
-	s.Netlify = c.netlifySnapshot()
-	s.LaunchDarkly = c.launchdarklySnapshot()
-	s.PlanetScale = c.planetscaleSnapshot()
 	for _, r := range c.rules {
 		s.Rules = append(s.Rules, r.Rule)
 	}
