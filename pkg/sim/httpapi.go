@@ -535,13 +535,9 @@ func (c *Cloud) SeedHTTPObject(collection string, fields map[string]any) (string
 }
 
 func (g *generic) seedHTTPObject(collection string, fields map[string]any) (string, error) {
-	b, err := json.Marshal(fields)
+	m, err := copyFields(fields)
 	if err != nil {
 		return "", fmt.Errorf("sim: http object fields: %w", err)
-	}
-	m, ok := decodeFields(b)
-	if !ok {
-		m = map[string]any{}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -558,23 +554,18 @@ func (g *generic) seedHTTPObject(collection string, fields map[string]any) (stri
 	return id, nil
 }
 
-// deepCopyJSON copies a JSON-shaped value.
-func deepCopyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopyJSON(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = deepCopyJSON(e)
-		}
-		return s
+// copyFields copies an object's fields through JSON: the one way the
+// generic API copies, so a copy reads as the API would return it.
+func copyFields(fields map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
 	}
-	return v
+	m, ok := decodeFields(b)
+	if !ok {
+		m = map[string]any{}
+	}
+	return m, nil
 }
 
 // generated is the value of a field a shape's Generated names. Callers
@@ -624,7 +615,7 @@ func (g *generic) drift(d Drift) (string, error) {
 			return o.ID, nil
 		}
 		n := &HTTPObject{Collection: o.Collection, ID: "obj_" + g.randString(12, lowerDigits), Version: 1, Origin: OriginConsole}
-		n.Fields = deepCopyJSON(o.Fields).(map[string]any)
+		n.Fields, _ = copyFields(o.Fields)
 		n.Fields["id"] = n.ID
 		col.objs = append(col.objs, n)
 		return n.ID, nil
@@ -647,7 +638,7 @@ func (g *generic) snapshot(s *Snapshot, now time.Time) {
 	for _, name := range g.order {
 		for _, o := range g.collections[name].objs {
 			x := *o
-			x.Fields = deepCopyJSON(o.Fields).(map[string]any)
+			x.Fields, _ = copyFields(o.Fields)
 			s.HTTP = append(s.HTTP, x)
 		}
 	}

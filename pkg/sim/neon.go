@@ -71,6 +71,7 @@ package sim
 //     with Retry-After.
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -500,37 +501,9 @@ func (ne *neon) locked(w http.ResponseWriter, p *neonProject, branchID string) {
 
 func (ne *neon) listBranches(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := 0
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 10000 {
-			ne.err(w, http.StatusBadRequest, "limit must be an integer from 1 to 10000")
-			return
-		}
-		limit = n
-	}
-	if ps := pageSizeOf(r); ps > 0 && (limit == 0 || ps < limit) {
-		limit = ps
-	}
-	offset := 0
-	if s := q.Get("cursor"); s != "" {
-		b, err := base64.RawURLEncoding.DecodeString(s)
-		n, err2 := strconv.Atoi(strings.TrimPrefix(string(b), "o:"))
-		if err != nil || err2 != nil || n < 0 {
-			ne.err(w, http.StatusBadRequest, "invalid cursor")
-			return
-		}
-		offset = n
-	}
-	sortBy, order := q.Get("sort_by"), q.Get("sort_order")
-	if sortBy == "" {
-		sortBy = "updated_at"
-	}
-	if order == "" {
-		order = "desc"
-	}
-	if !slices.Contains([]string{"updated_at", "created_at", "name"}, sortBy) || (order != "asc" && order != "desc") {
-		ne.err(w, http.StatusBadRequest, "invalid sort_by or sort_order")
+	l, bad := parseBranchQuery(r)
+	if bad != "" {
+		ne.err(w, http.StatusBadRequest, bad)
 		return
 	}
 	ne.mu.Lock()
@@ -546,8 +519,67 @@ func (ne *neon) listBranches(w http.ResponseWriter, r *http.Request) {
 			bs = append(bs, b)
 		}
 	}
+	l.sort(bs)
+	offset := min(l.offset, len(bs))
+	bs = bs[offset:]
+	more := l.limit > 0 && len(bs) > l.limit
+	if more {
+		bs = bs[:l.limit]
+	}
+	views := []any{}
+	for _, b := range bs {
+		views = append(views, branchView(p, b))
+	}
+	out := map[string]any{"branches": views, "annotations": map[string]any{}}
+	if l.limit > 0 || q.Get("cursor") != "" {
+		pag := map[string]any{"sort_by": l.sortBy, "sort_order": l.order}
+		if more {
+			pag["next"] = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(offset+l.limit)))
+		}
+		out["pagination"] = pag
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// branchQuery is the page and order a list of branches asks for.
+type branchQuery struct {
+	limit, offset int // limit 0: all
+	sortBy, order string
+}
+
+// parseBranchQuery reads the query of a list of branches; bad is the
+// message of the answer when it is not valid.
+func parseBranchQuery(r *http.Request) (l branchQuery, bad string) {
+	q := r.URL.Query()
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 10000 {
+			return l, "limit must be an integer from 1 to 10000"
+		}
+		l.limit = n
+	}
+	if ps := pageSizeOf(r); ps > 0 && (l.limit == 0 || ps < l.limit) {
+		l.limit = ps
+	}
+	if s := q.Get("cursor"); s != "" {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		n, err2 := strconv.Atoi(strings.TrimPrefix(string(b), "o:"))
+		if err != nil || err2 != nil || n < 0 {
+			return l, "invalid cursor"
+		}
+		l.offset = n
+	}
+	l.sortBy, l.order = cmp.Or(q.Get("sort_by"), "updated_at"), cmp.Or(q.Get("sort_order"), "desc")
+	if !slices.Contains([]string{"updated_at", "created_at", "name"}, l.sortBy) || (l.order != "asc" && l.order != "desc") {
+		return l, "invalid sort_by or sort_order"
+	}
+	return l, ""
+}
+
+// sort orders branches by the query's key, ties by id.
+func (l branchQuery) sort(bs []*neonBranch) {
 	key := func(b *neonBranch) string {
-		switch sortBy {
+		switch l.sortBy {
 		case "name":
 			return b.Name
 		case "created_at":
@@ -560,32 +592,11 @@ func (ne *neon) listBranches(w http.ResponseWriter, r *http.Request) {
 		if ki == kj {
 			ki, kj = bs[i].ID, bs[j].ID
 		}
-		if order == "asc" {
+		if l.order == "asc" {
 			return ki < kj
 		}
 		return ki > kj
 	})
-	if offset > len(bs) {
-		offset = len(bs)
-	}
-	bs = bs[offset:]
-	more := limit > 0 && len(bs) > limit
-	if more {
-		bs = bs[:limit]
-	}
-	views := []any{}
-	for _, b := range bs {
-		views = append(views, branchView(p, b))
-	}
-	out := map[string]any{"branches": views, "annotations": map[string]any{}}
-	if limit > 0 || q.Get("cursor") != "" {
-		pag := map[string]any{"sort_by": sortBy, "sort_order": order}
-		if more {
-			pag["next"] = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(offset+limit)))
-		}
-		out["pagination"] = pag
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 func (ne *neon) getBranch(w http.ResponseWriter, r *http.Request) {

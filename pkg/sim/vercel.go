@@ -83,6 +83,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -658,54 +659,17 @@ func (vc *vercel) deleteEnv(w http.ResponseWriter, r *http.Request) {
 }
 
 func (vc *vercel) listDeployments(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit := 20
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `limit`")
-			return
-		}
-		limit = min(n, 100)
+	f, bad := parseDeploymentQuery(r)
+	if bad != "" {
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `"+bad+"`")
+		return
 	}
-	if ps := pageSizeOf(r); ps > 0 {
-		limit = min(limit, ps)
-	}
-	var since, until int64
-	for name, dst := range map[string]*int64{"since": &since, "until": &until} {
-		if s := q.Get(name); s != "" {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `"+name+"`")
-				return
-			}
-			*dst = n
-		}
-	}
-	var states []string
-	if s := q.Get("state"); s != "" {
-		for _, x := range strings.Split(s, ",") {
-			states = append(states, strings.ToUpper(strings.TrimSpace(x)))
-		}
-	}
-
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
-	teamID := q.Get("teamId")
-	var projects []*vercelProject
-	if id := q.Get("projectId"); id != "" {
-		p := vc.find(id, teamID)
-		if p == nil {
-			vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
-			return
-		}
-		projects = []*vercelProject{p}
-	} else {
-		for _, p := range vc.projects {
-			if p.TeamID == teamID {
-				projects = append(projects, p)
-			}
-		}
+	projects, ok := vc.projectsOf(r.URL.Query())
+	if !ok {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
 	}
 	now := vc.now()
 	type row struct {
@@ -715,29 +679,15 @@ func (vc *vercel) listDeployments(w http.ResponseWriter, r *http.Request) {
 	var rows []row
 	for _, p := range projects {
 		for _, d := range p.deps {
-			if t := q.Get("target"); t != "" && !(t == d.Target || (t == "preview" && d.Target == "")) {
-				continue
+			if f.lists(d, now) {
+				rows = append(rows, row{d, p})
 			}
-			if s := q.Get("sha"); s != "" && s != d.SHA {
-				continue
-			}
-			if b := q.Get("branch"); b != "" && b != d.Branch {
-				continue
-			}
-			d.Polls++
-			if len(states) > 0 && !slices.Contains(states, d.state(now)) {
-				continue
-			}
-			if (since != 0 && d.Created <= since) || (until != 0 && d.Created >= until) {
-				continue
-			}
-			rows = append(rows, row{d, p})
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].d.Created > rows[j].d.Created })
-	more := len(rows) > limit
+	more := len(rows) > f.limit
 	if more {
-		rows = rows[:limit]
+		rows = rows[:f.limit]
 	}
 	deps := []any{}
 	for _, x := range rows {
@@ -751,6 +701,80 @@ func (vc *vercel) listDeployments(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pagination": pag, "deployments": deps})
+}
+
+// deploymentQuery is what a list of deployments asks for.
+type deploymentQuery struct {
+	limit               int
+	since, until        int64
+	states              []string
+	target, sha, branch string
+}
+
+// parseDeploymentQuery reads the query of a list of deployments; bad names
+// the parameter that is not valid.
+func parseDeploymentQuery(r *http.Request) (f deploymentQuery, bad string) {
+	q := r.URL.Query()
+	f.limit = 20
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return f, "limit"
+		}
+		f.limit = min(n, 100)
+	}
+	if ps := pageSizeOf(r); ps > 0 {
+		f.limit = min(f.limit, ps)
+	}
+	for name, dst := range map[string]*int64{"since": &f.since, "until": &f.until} {
+		if s := q.Get(name); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return f, name
+			}
+			*dst = n
+		}
+	}
+	if s := q.Get("state"); s != "" {
+		for _, x := range strings.Split(s, ",") {
+			f.states = append(f.states, strings.ToUpper(strings.TrimSpace(x)))
+		}
+	}
+	f.target, f.sha, f.branch = q.Get("target"), q.Get("sha"), q.Get("branch")
+	return f, ""
+}
+
+// lists says whether the deployment is in the list. A deployment of the
+// target, commit and branch asked for is polled, whether its state and
+// time then keep it or not.
+func (f deploymentQuery) lists(d *vercelDeployment, now time.Time) bool {
+	if t := f.target; t != "" && !(t == d.Target || (t == "preview" && d.Target == "")) {
+		return false
+	}
+	if (f.sha != "" && f.sha != d.SHA) || (f.branch != "" && f.branch != d.Branch) {
+		return false
+	}
+	d.Polls++
+	if len(f.states) > 0 && !slices.Contains(f.states, d.state(now)) {
+		return false
+	}
+	return !((f.since != 0 && d.Created <= f.since) || (f.until != 0 && d.Created >= f.until))
+}
+
+// projectsOf is the project the query names by projectId, or every
+// project of its team; ok is false when the named one does not exist.
+func (vc *vercel) projectsOf(q url.Values) (projects []*vercelProject, ok bool) {
+	teamID := q.Get("teamId")
+	if id := q.Get("projectId"); id != "" {
+		p := vc.find(id, teamID)
+		return []*vercelProject{p}, p != nil
+	}
+	for _, p := range vc.projects {
+		if p.TeamID == teamID {
+			projects = append(projects, p)
+		}
+	}
+	return projects, true
 }
 
 func deploymentView(d *vercelDeployment, p *vercelProject, now time.Time) map[string]any {
