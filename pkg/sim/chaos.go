@@ -307,16 +307,38 @@ func (c *Cloud) Held(id string) int {
 // WaitHeld waits until at least n requests wait on the rule, so a test can
 // act while a client is pinned, without sleeping.
 func (c *Cloud) WaitHeld(ctx context.Context, id string, n int) error {
+	if err := c.waitHeld(ctx, id, func(held int) bool { return held >= n }); err != nil {
+		return fmt.Errorf("sim: waiting for %d request(s) held on %q: %w", n, id, err)
+	}
+	return nil
+}
+
+// waitHeld waits until the number of requests the rule holds satisfies ok.
+func (c *Cloud) waitHeld(ctx context.Context, id string, ok func(held int) bool) error {
 	for {
-		if c.Held(id) >= n {
+		c.mu.Lock()
+		held, changed := 0, c.heldCh
+		for _, r := range c.rules {
+			if r.ID == id {
+				held = r.Held
+			}
+		}
+		c.mu.Unlock()
+		if ok(held) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sim: waiting for %d request(s) held on %q: %w", n, id, ctx.Err())
-		case <-time.After(time.Millisecond):
+			return ctx.Err()
+		case <-changed:
 		}
 	}
+}
+
+// heldChangedLocked wakes every waitHeld. Callers hold c.mu.
+func (c *Cloud) heldChangedLocked() {
+	close(c.heldCh)
+	c.heldCh = make(chan struct{})
 }
 
 // await waits on a hold or hang rule; it reports whether the rule was
@@ -324,11 +346,13 @@ func (c *Cloud) WaitHeld(ctx context.Context, id string, n int) error {
 func (c *Cloud) await(ctx context.Context, r *rule) bool {
 	c.mu.Lock()
 	r.Held++
+	c.heldChangedLocked()
 	ch := r.release
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		r.Held--
+		c.heldChangedLocked()
 		c.mu.Unlock()
 	}()
 	select {

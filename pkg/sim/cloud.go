@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // Provider names: the path prefix each provider is served under and the
@@ -92,8 +94,12 @@ func DefaultTokens() Tokens {
 type Options struct {
 	// Tokens accepted per provider; empty fields take DefaultTokens.
 	Tokens Tokens
-	// Now is the clock for timestamps and for duration-based lifecycles
-	// (slow deployments, Neon operations). Default time.Now.
+	// Clock tells the time for timestamps and duration-based lifecycles
+	// (slow deployments, Neon operations) and waits out chaos latency.
+	// Default clock.System.
+	Clock clock.Clock
+	// Now, when Clock is nil, tells the time instead of the system clock
+	// (latency is then waited out on the system clock).
 	Now func() time.Time
 	// Seed seeds the generator of ids, passwords and latency jitter, so a
 	// run is reproducible. Zero is a valid seed.
@@ -152,6 +158,7 @@ type Cloud struct {
 	violations []Violation
 	rules      []*rule
 	ruleSeq    int
+	heldCh     chan struct{} // closed and replaced when a rule's Held changes
 
 	plugins   []provider      // in the order of providers
 	providers map[string]*api // every provider's api by name
@@ -175,10 +182,12 @@ func New(opts Options) *Cloud {
 			*f.dst = f.def
 		}
 	}
-	c.now = opts.Now
-	if c.now == nil {
-		c.now = time.Now
+	c.clock = clock.Or(opts.Clock)
+	if opts.Clock == nil && opts.Now != nil {
+		c.clock = nowClock{now: opts.Now}
 	}
+	c.now = c.clock.Now
+	c.heldCh = make(chan struct{})
 	c.maxBody = opts.MaxBodyBytes
 	if c.maxBody <= 0 {
 		c.maxBody = 1 << 20
@@ -301,7 +310,7 @@ func (c *Cloud) providerHandler(p *api) http.Handler {
 		}
 
 		pl := c.plan(p.name, r.Method, sub)
-		if pl.latency > 0 && !sleepCtx(r.Context(), pl.latency) {
+		if pl.latency > 0 && c.clock.Sleep(r.Context(), pl.latency) != nil {
 			log(0, true, false)
 			return
 		}
@@ -389,17 +398,6 @@ func abort(w http.ResponseWriter) {
 		}
 	}
 	panic(http.ErrAbortHandler)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // recorder buffers a response.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // A provider is one service of the fake cloud, whole in its own file: the
@@ -98,7 +100,8 @@ type core struct {
 	mu     sync.Mutex
 	opts   Options
 	tokens Tokens
-	now    func() time.Time
+	clock  clock.Clock
+	now    func() time.Time // clock.Now
 	rng    *rand.Rand
 }
 
@@ -136,3 +139,11 @@ func lookup[P provider](c *Cloud) P {
 	}
 	panic("sim: provider not in the providers list")
 }
+
+// nowClock is the system clock telling the time of Options.Now.
+type nowClock struct {
+	clock.System
+	now func() time.Time
+}
+
+func (n nowClock) Now() time.Time { return n.now() }
