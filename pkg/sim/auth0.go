@@ -126,9 +126,9 @@ func (a0 *auth0) newAPI() *api {
 		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(after).Unix(), 10))
 		auth0Err(w, http.StatusTooManyRequests, "too_many_requests", "Global limit has been reached")
 	}
-	p.mux.HandleFunc("GET /api/v2/clients/{id}", a0.get)
-	p.mux.HandleFunc("PATCH /api/v2/clients/{id}", a0.patch)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /api/v2/clients/{id}", a0.get)
+	p.handle("PATCH /api/v2/clients/{id}", a0.patch)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		auth0Err(w, http.StatusNotFound, "", "Not Found")
 	})
 	p.env = func(url string) []string {

@@ -91,9 +91,9 @@ func (cf *cloudflare) newAPI() *api {
 		setRetryAfter(w, after)
 		cfErr(w, http.StatusTooManyRequests, 10429, "Rate limited")
 	}
-	p.mux.HandleFunc("GET /accounts/{account}/pages/projects/{project}", cf.cfGet)
-	p.mux.HandleFunc("PATCH /accounts/{account}/pages/projects/{project}", cf.cfPatch)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /accounts/{account}/pages/projects/{project}", cf.cfGet)
+	p.handle("PATCH /accounts/{account}/pages/projects/{project}", cf.cfPatch)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		cfErr(w, http.StatusNotFound, 7003, "No route for that URI")
 	})
 	p.env = func(url string) []string {

@@ -186,12 +186,12 @@ func (g *generic) newAPI() *api {
 		setRetryAfter(w, after)
 		httpErr(w, http.StatusTooManyRequests, "rate_limited", "too many requests")
 	}
-	p.mux.HandleFunc("POST /{path...}", g.create)
-	p.mux.HandleFunc("GET /{path...}", g.getOrList)
-	p.mux.HandleFunc("PUT /{path...}", g.replace)
-	p.mux.HandleFunc("PATCH /{path...}", g.patch)
-	p.mux.HandleFunc("DELETE /{path...}", g.delete)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("POST /{path...}", g.create)
+	p.handle("GET /{path...}", g.getOrList)
+	p.handle("PUT /{path...}", g.replace)
+	p.handle("PATCH /{path...}", g.patch)
+	p.handle("DELETE /{path...}", g.delete)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path)
 	})
 	p.env = func(url string) []string { return []string{HTTPURLVar + "=" + url, HTTPTokenVar + "=" + g.tokens.HTTP} }

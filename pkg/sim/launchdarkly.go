@@ -115,9 +115,9 @@ func (ld *launchdarkly) newAPI() *api {
 		setRetryAfter(w, after)
 		ldErr(w, http.StatusTooManyRequests, "rate_limited", "You've exceeded the API rate limit. Try again later.")
 	}
-	p.mux.HandleFunc("GET /api/v2/flags/{project}/{flag}", ld.ldGet)
-	p.mux.HandleFunc("PATCH /api/v2/flags/{project}/{flag}", ld.ldPatch)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /api/v2/flags/{project}/{flag}", ld.ldGet)
+	p.handle("PATCH /api/v2/flags/{project}/{flag}", ld.ldPatch)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		ldErr(w, http.StatusNotFound, "not_found", "Unknown resource")
 	})
 	p.env = func(url string) []string {

@@ -180,13 +180,13 @@ func (ne *neon) newAPI() *api {
 		setRetryAfter(w, after)
 		ne.err(w, http.StatusTooManyRequests, "rate limit exceeded")
 	}
-	p.mux.HandleFunc("POST /projects/{project_id}/branches", ne.createBranch)
-	p.mux.HandleFunc("GET /projects/{project_id}/branches", ne.listBranches)
-	p.mux.HandleFunc("GET /projects/{project_id}/branches/{branch_id}", ne.getBranch)
-	p.mux.HandleFunc("DELETE /projects/{project_id}/branches/{branch_id}", ne.deleteBranch)
-	p.mux.HandleFunc("GET /projects/{project_id}/connection_uri", ne.connectionURI)
-	p.mux.HandleFunc("GET /projects/{project_id}/operations/{operation_id}", ne.getOperation)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("POST /projects/{project_id}/branches", ne.createBranch)
+	p.handle("GET /projects/{project_id}/branches", ne.listBranches)
+	p.handle("GET /projects/{project_id}/branches/{branch_id}", ne.getBranch)
+	p.handle("DELETE /projects/{project_id}/branches/{branch_id}", ne.deleteBranch)
+	p.handle("GET /projects/{project_id}/connection_uri", ne.connectionURI)
+	p.handle("GET /projects/{project_id}/operations/{operation_id}", ne.getOperation)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		ne.err(w, http.StatusNotFound, "not found")
 	})
 	return p

@@ -236,16 +236,15 @@ func (nl *netlify) newAPI() *api {
 		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(after).Unix(), 10))
 		netlifyErr(w, http.StatusTooManyRequests, "Rate limit exceeded")
 	}
-	p.mux.HandleFunc("GET /sites/{site}", nl.site)
-	p.mux.HandleFunc("GET /sites/{site}/deploys", nl.deploys)
-	p.mux.HandleFunc("POST /sites/{site}/builds", nl.createBuild)
-	p.mux.HandleFunc("GET /accounts/{account}/env", nl.listEnv)
-	p.mux.HandleFunc("POST /accounts/{account}/env", nl.createEnv)
-	p.mux.HandleFunc("GET /accounts/{account}/env/{key}", nl.getEnv)
-	p.mux.HandleFunc("PATCH /accounts/{account}/env/{key}", nl.setValue)
-	p.mux.HandleFunc("DELETE /accounts/{account}/env/{key}", nl.deleteEnv)
-	p.mux.HandleFunc("DELETE /accounts/{account}/env/{key}/value/{id}", nl.deleteValue)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { netlifyErr(w, http.StatusNotFound, "Not Found") })
+	p.handle("GET /sites/{site}", nl.site)
+	p.handle("GET /sites/{site}/deploys", nl.deploys)
+	p.handle("POST /sites/{site}/builds", nl.createBuild)
+	p.handle("GET /accounts/{account}/env", nl.listEnv)
+	p.handle("POST /accounts/{account}/env", nl.createEnv)
+	p.handle("PATCH /accounts/{account}/env/{key}", nl.setValue)
+	p.handle("DELETE /accounts/{account}/env/{key}", nl.deleteEnv)
+	p.handle("DELETE /accounts/{account}/env/{key}/value/{id}", nl.deleteValue)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) { netlifyErr(w, http.StatusNotFound, "Not Found") })
 	p.env = func(url string) []string {
 		return []string{"NETLIFY_API_URL=" + url, "NETLIFY_AUTH_TOKEN=" + nl.tokens.Netlify}
 	}
@@ -348,16 +347,6 @@ func (nl *netlify) listEnv(w http.ResponseWriter, r *http.Request) {
 
 func (s *NetlifySite) env(key string) int {
 	return slices.IndexFunc(s.Env, func(v NetlifyEnvVar) bool { return v.Key == key })
-}
-
-func (nl *netlify) getEnv(w http.ResponseWriter, r *http.Request) {
-	nl.mu.Lock()
-	defer nl.mu.Unlock()
-	s, i := nl.envVar(w, r)
-	if s == nil {
-		return
-	}
-	writeJSON(w, http.StatusOK, netlifyEnvView(&s.Env[i]))
 }
 
 type netlifyValueIn struct {

@@ -135,15 +135,15 @@ func (pl *planetscale) newAPI() *api {
 		psErr(w, http.StatusTooManyRequests, "rate_limited", "Too many requests")
 	}
 	const b = "/organizations/{org}/databases/{db}/branches"
-	p.mux.HandleFunc("GET "+b, pl.psListBranches)
-	p.mux.HandleFunc("POST "+b, pl.psCreateBranch)
-	p.mux.HandleFunc("GET "+b+"/{branch}", pl.psGetBranch)
-	p.mux.HandleFunc("DELETE "+b+"/{branch}", pl.psDeleteBranch)
-	p.mux.HandleFunc("GET "+b+"/{branch}/passwords", pl.psListPasswords)
-	p.mux.HandleFunc("POST "+b+"/{branch}/passwords", pl.psCreatePassword)
-	p.mux.HandleFunc("GET "+b+"/{branch}/passwords/{id}", pl.psGetPassword)
-	p.mux.HandleFunc("DELETE "+b+"/{branch}/passwords/{id}", pl.psDeletePassword)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET "+b, pl.psListBranches)
+	p.handle("POST "+b, pl.psCreateBranch)
+	p.handle("GET "+b+"/{branch}", pl.psGetBranch)
+	p.handle("DELETE "+b+"/{branch}", pl.psDeleteBranch)
+	p.handle("GET "+b+"/{branch}/passwords", pl.psListPasswords)
+	p.handle("POST "+b+"/{branch}/passwords", pl.psCreatePassword)
+	p.handle("GET "+b+"/{branch}/passwords/{id}", pl.psGetPassword)
+	p.handle("DELETE "+b+"/{branch}/passwords/{id}", pl.psDeletePassword)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		psErr(w, http.StatusNotFound, "not_found", "Not Found")
 	})
 	p.env = func(url string) []string {

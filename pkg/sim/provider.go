@@ -56,6 +56,8 @@ var providers = []func(*core) provider{
 type api struct {
 	name string
 	mux  *http.ServeMux
+	// patterns are the patterns of mux, in the order they were added.
+	patterns []string
 	// env is the NAME=value lines that point an adapter at the provider
 	// served at url, the provider's own prefix included.
 	env   func(url string) []string
@@ -76,6 +78,13 @@ type api struct {
 	// drifts are further names Drift.Provider may give for this
 	// provider's records ("supabase_branch").
 	drifts []string
+}
+
+// handle serves pattern ("METHOD /path/{param}", or "/" for what no other
+// pattern matches) with h.
+func (a *api) handle(pattern string, h http.HandlerFunc) {
+	a.mux.HandleFunc(pattern, h)
+	a.patterns = append(a.patterns, pattern)
 }
 
 // describedAs names the descriptions a provider prefix is checked against

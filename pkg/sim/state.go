@@ -20,8 +20,11 @@ type Snapshot struct {
 	Netlify          []NetlifySite            `json:"netlify"`
 	LaunchDarkly     []LaunchDarklyFlag       `json:"launchdarkly"`
 	PlanetScale      []PlanetScaleDatabase    `json:"planetscale"`
-	Writes           []WriteEntry             `json:"writes"`
-	Rules            []Rule                   `json:"rules"`
+	// More holds the records of providers without a field of their own,
+	// by provider name.
+	More   map[string]any `json:"more,omitempty"`
+	Writes []WriteEntry   `json:"writes"`
+	Rules  []Rule         `json:"rules"`
 }
 
 // State takes a snapshot.

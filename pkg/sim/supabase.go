@@ -143,10 +143,10 @@ func (sb *supabase) newAPI() *api {
 		setRetryAfter(w, after)
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{"message": "Too many requests"})
 	}
-	p.mux.HandleFunc("GET /v1/projects/{ref}/config/auth", sb.get)
-	p.mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", sb.patch)
+	p.handle("GET /v1/projects/{ref}/config/auth", sb.get)
+	p.handle("PATCH /v1/projects/{ref}/config/auth", sb.patch)
 	sb.branchRoutes(p)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Cannot " + r.Method + " " + r.URL.Path})
 	})
 	return p

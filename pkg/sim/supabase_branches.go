@@ -54,10 +54,10 @@ type SupabaseBranch struct {
 const supabaseHealthyAfterReads = 2
 
 func (sb *supabase) branchRoutes(p *api) {
-	p.mux.HandleFunc("GET /v1/projects/{ref}/branches", sb.listBranches)
-	p.mux.HandleFunc("POST /v1/projects/{ref}/branches", sb.createBranch)
-	p.mux.HandleFunc("GET /v1/branches/{id}", sb.getBranch)
-	p.mux.HandleFunc("DELETE /v1/branches/{id}", sb.deleteBranch)
+	p.handle("GET /v1/projects/{ref}/branches", sb.listBranches)
+	p.handle("POST /v1/projects/{ref}/branches", sb.createBranch)
+	p.handle("GET /v1/branches/{id}", sb.getBranch)
+	p.handle("DELETE /v1/branches/{id}", sb.deleteBranch)
 }
 
 func (b *SupabaseBranch) view() map[string]any {

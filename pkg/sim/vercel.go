@@ -290,14 +290,14 @@ func (vc *vercel) newAPI() *api {
 			"limit": map[string]any{"remaining": 0, "reset": reset.Unix(), "resetMs": reset.UnixMilli(), "total": 100},
 		}})
 	}
-	p.mux.HandleFunc("GET /v10/projects/{idOrName}/env", vc.listEnv)
-	p.mux.HandleFunc("POST /v10/projects/{idOrName}/env", vc.createEnv)
-	p.mux.HandleFunc("PATCH /v9/projects/{idOrName}/env/{id}", vc.editEnv)
-	p.mux.HandleFunc("DELETE /v9/projects/{idOrName}/env/{id}", vc.deleteEnv)
-	p.mux.HandleFunc("GET /v6/deployments", vc.listDeployments)
-	p.mux.HandleFunc("GET /v1/projects/{idOrName}/env/{id}", vc.getEnv)
+	p.handle("GET /v10/projects/{idOrName}/env", vc.listEnv)
+	p.handle("POST /v10/projects/{idOrName}/env", vc.createEnv)
+	p.handle("PATCH /v9/projects/{idOrName}/env/{id}", vc.editEnv)
+	p.handle("DELETE /v9/projects/{idOrName}/env/{id}", vc.deleteEnv)
+	p.handle("GET /v6/deployments", vc.listDeployments)
+	p.handle("GET /v1/projects/{idOrName}/env/{id}", vc.getEnv)
 	vc.deployRoutes(p)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusNotFound, "not_found", "The requested API endpoint was not found.")
 	})
 	return p

@@ -69,9 +69,9 @@ type VercelGitLink struct {
 }
 
 func (vc *vercel) deployRoutes(p *api) {
-	p.mux.HandleFunc("GET /v9/projects/{idOrName}", vc.getProject)
-	p.mux.HandleFunc("POST /v13/deployments", vc.createDeployment)
-	p.mux.HandleFunc("GET /v13/deployments/{idOrUrl}", vc.getDeployment)
+	p.handle("GET /v9/projects/{idOrName}", vc.getProject)
+	p.handle("POST /v13/deployments", vc.createDeployment)
+	p.handle("GET /v13/deployments/{idOrUrl}", vc.getDeployment)
 }
 
 func (vc *vercel) getProject(w http.ResponseWriter, r *http.Request) {
