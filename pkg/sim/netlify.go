@@ -17,8 +17,9 @@ package sim
 // N3. Environment variables live on the account: GET
 //     /accounts/{account_id}/env?site_id=S lists a site's variables as an
 //     array of {key, scopes, values:[{id, value, context,
-//     context_parameter}], is_secret, updated_at}; GET .../env/{key}?site_id=S
-//     answers one (404 when absent). The path's account is its id or its
+//     context_parameter}], is_secret, updated_at} (GET of one variable is
+//     not in Netlify's description, so the sim refuses it as every
+//     undescribed route). The path's account is its id or its
 //     slug. Sources: Netlify API reference, environmentVariables
 //     (getEnvVars, getEnvVar); netlify CLI env utilities
 //     (EnvVar/EnvVarValue types: context, context_parameter, id).
