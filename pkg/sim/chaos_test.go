@@ -223,7 +223,7 @@ func giveUpWhenHeld(t *testing.T, tc *tcloud, id, method string, body any) {
 // waitUnheld waits until the server has noticed that held clients gave up.
 func waitUnheld(t *testing.T, c *Cloud, id string) {
 	t.Helper()
-	if err := c.waitHeld(waitCtx(t), id, func(held int) bool { return held == 0 }); err != nil {
+	if err := c.chaos.waitHeld(waitCtx(t), id, func(held int) bool { return held == 0 }); err != nil {
 		t.Fatalf("rule %s still holds %d request(s): %v", id, c.Held(id), err)
 	}
 }

@@ -156,9 +156,7 @@ type Cloud struct {
 
 	writes     []WriteEntry
 	violations []Violation
-	rules      []*rule
-	ruleSeq    int
-	heldCh     chan struct{} // closed and replaced when a rule's Held changes
+	chaos      *chaos
 
 	plugins   []provider      // in the order of providers
 	providers map[string]*api // every provider's api by name
@@ -187,7 +185,7 @@ func New(opts Options) *Cloud {
 		c.clock = nowClock{now: opts.Now}
 	}
 	c.now = c.clock.Now
-	c.heldCh = make(chan struct{})
+	c.chaos = &chaos{core: c.core, heldCh: make(chan struct{})}
 	c.maxBody = opts.MaxBodyBytes
 	if c.maxBody <= 0 {
 		c.maxBody = 1 << 20
@@ -236,8 +234,8 @@ func (c *Cloud) Tokens() Tokens { return c.tokens }
 func (c *Cloud) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.releaseAllLocked()
-	c.rules = nil
+	c.chaos.releaseAllLocked()
+	c.chaos.rules = nil
 	c.writes = nil
 	c.resetState()
 }
@@ -309,7 +307,7 @@ func (c *Cloud) providerHandler(p *api) http.Handler {
 			return
 		}
 
-		pl := c.plan(p.name, r.Method, sub)
+		pl := c.chaos.plan(p.name, r.Method, sub)
 		if pl.latency > 0 && c.clock.Sleep(r.Context(), pl.latency) != nil {
 			log(0, true, false)
 			return
@@ -325,12 +323,12 @@ func (c *Cloud) providerHandler(p *api) http.Handler {
 				log(http.StatusTooManyRequests, true, false)
 				return
 			case KindHang:
-				c.await(r.Context(), a)
+				c.chaos.await(r.Context(), a)
 				log(0, true, false)
 				abort(w)
 				return
 			case KindHold:
-				if !c.await(r.Context(), a) {
+				if !c.chaos.await(r.Context(), a) {
 					log(0, true, false)
 					return
 				}

@@ -38,7 +38,7 @@ func (c *Cloud) State() Snapshot {
 	for _, p := range c.plugins {
 		p.snapshot(&s, now)
 	}
-	for _, r := range c.rules {
+	for _, r := range c.chaos.rules {
 		s.Rules = append(s.Rules, r.Rule)
 	}
 	return s
