@@ -71,7 +71,10 @@ type Auth0Client struct {
 	Origin   Origin              `json:"origin"`
 }
 
-type auth0State struct {
+// auth0 is the Auth0 provider: applications with their URL lists.
+type auth0 struct {
+	*core
+	routes  *api
 	clients []*auth0Client
 }
 
@@ -94,8 +97,18 @@ var auth0Known = []string{
 	"token_exchange", "express_configuration", "async_approval_notification_channels",
 }
 
-func (c *Cloud) auth0Provider() *provider {
-	p := &provider{name: ProviderAuth0, mux: http.NewServeMux(), token: func() string { return c.tokens.Auth0 }}
+func newAuth0(c *core) provider {
+	a0 := &auth0{core: c}
+	a0.routes = a0.newAPI()
+	return a0
+}
+
+func (a0 *auth0) api() *api { return a0.routes }
+
+func (a0 *auth0) reset() { a0.clients = nil }
+
+func (a0 *auth0) newAPI() *api {
+	p := &api{name: ProviderAuth0, mux: http.NewServeMux(), token: func() string { return a0.tokens.Auth0 }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
 		auth0Err(w, status, "", msg)
 	}
@@ -113,11 +126,15 @@ func (c *Cloud) auth0Provider() *provider {
 		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(after).Unix(), 10))
 		auth0Err(w, http.StatusTooManyRequests, "too_many_requests", "Global limit has been reached")
 	}
-	p.mux.HandleFunc("GET /api/v2/clients/{id}", c.auth0Get)
-	p.mux.HandleFunc("PATCH /api/v2/clients/{id}", c.auth0Patch)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /api/v2/clients/{id}", a0.get)
+	p.handle("PATCH /api/v2/clients/{id}", a0.patch)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		auth0Err(w, http.StatusNotFound, "", "Not Found")
 	})
+	p.env = func(url string) []string {
+		return []string{"AUTH0_API_URL=" + url, "AUTH0_MANAGEMENT_TOKEN=" + a0.tokens.Auth0}
+	}
+	p.described = describedAs{files: []string{"auth0"}, base: "/api/v2"}
 	return p
 }
 
@@ -129,8 +146,8 @@ func auth0Err(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, v)
 }
 
-func (c *Cloud) auth0Find(id string) *auth0Client {
-	for _, cl := range c.auth0.clients {
+func (a0 *auth0) find(id string) *auth0Client {
+	for _, cl := range a0.clients {
 		if cl.ClientID == id {
 			return cl
 		}
@@ -152,11 +169,11 @@ func auth0View(cl *auth0Client) map[string]any {
 	return v
 }
 
-func (c *Cloud) auth0Get(w http.ResponseWriter, r *http.Request) {
+func (a0 *auth0) get(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cl := c.auth0Find(r.PathValue("id"))
+	a0.mu.Lock()
+	defer a0.mu.Unlock()
+	cl := a0.find(r.PathValue("id"))
 	if cl == nil {
 		auth0Err(w, http.StatusNotFound, "inexistent_client", "The client does not exist")
 		return
@@ -174,7 +191,7 @@ func (c *Cloud) auth0Get(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-func (c *Cloud) auth0Patch(w http.ResponseWriter, r *http.Request) {
+func (a0 *auth0) patch(w http.ResponseWriter, r *http.Request) {
 	body := readBody(r)
 	m, ok := decodeObject(body)
 	if !ok {
@@ -220,9 +237,9 @@ func (c *Cloud) auth0Patch(w http.ResponseWriter, r *http.Request) {
 		}
 		name = &s
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cl := c.auth0Find(r.PathValue("id"))
+	a0.mu.Lock()
+	defer a0.mu.Unlock()
+	cl := a0.find(r.PathValue("id"))
 	if cl == nil {
 		auth0Err(w, http.StatusNotFound, "inexistent_client", "The client does not exist")
 		return
@@ -246,10 +263,14 @@ func absoluteURL(s string) bool {
 // SeedAuth0Client adds an application, marked seeded, and returns its
 // client id (32 characters, generated when empty).
 func (c *Cloud) SeedAuth0Client(cl Auth0Client) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	return lookup[*auth0](c).seedAuth0Client(cl)
+}
+
+func (a0 *auth0) seedAuth0Client(cl Auth0Client) string {
+	a0.mu.Lock()
+	defer a0.mu.Unlock()
 	if cl.ClientID == "" {
-		cl.ClientID = c.randString(32, alnum)
+		cl.ClientID = a0.randString(32, alnum)
 	}
 	if cl.Name == "" {
 		cl.Name = "Sim Application"
@@ -263,6 +284,49 @@ func (c *Cloud) SeedAuth0Client(cl Auth0Client) string {
 		ac.Lists[l] = xs
 		ac.origins[l] = track(nil, xs, OriginSeed)
 	}
-	c.auth0.clients = append(c.auth0.clients, ac)
+	a0.clients = append(a0.clients, ac)
 	return cl.ClientID
+}
+
+func (a0 *auth0) drift(d Drift) (string, error) {
+	cl := a0.find(d.Project)
+	if cl == nil {
+		return "", fmt.Errorf("sim: drift: no auth0 client %q", d.Project)
+	}
+	l := d.List
+	if l == "" {
+		l = Auth0Callbacks
+	}
+	if !slices.Contains(Auth0Lists, l) {
+		return "", fmt.Errorf("sim: drift: auth0 has no list %q", l)
+	}
+	switch d.Action {
+	case DriftAdd, DriftRemove:
+		list, origins, _ := editList(cl.Lists[l], cl.origins[l], d.Action, d.Value)
+		cl.Lists[l], cl.origins[l] = list, origins
+		return cl.ClientID, nil
+	case DriftChange:
+		xs := splitList(d.Value)
+		cl.Lists[l] = xs
+		cl.origins[l] = track(cl.origins[l], xs, OriginConsole)
+		return cl.ClientID, nil
+	}
+	return "", badAction(d)
+}
+
+// snapshot adds the applications with their lists.
+func (a0 *auth0) snapshot(s *Snapshot, now time.Time) {
+	s.Auth0 = []Auth0Client{}
+	for _, cl := range a0.clients {
+		ac := cl.Auth0Client
+		ac.Lists, ac.Entries = map[string][]string{}, map[string][]Entry{}
+		for _, l := range Auth0Lists {
+			ac.Lists[l] = slices.Clone(cl.Lists[l])
+			if ac.Lists[l] == nil {
+				ac.Lists[l] = []string{}
+			}
+			ac.Entries[l] = entriesOf(cl.Lists[l], cl.origins[l])
+		}
+		s.Auth0 = append(s.Auth0, ac)
+	}
 }

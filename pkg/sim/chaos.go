@@ -177,6 +177,10 @@ func matchSegs(ps, xs []string) bool {
 // AddRule adds a chaos rule and returns its id. It fails on an unknown kind
 // or provider, a duplicate id, or a rule missing what its kind needs.
 func (c *Cloud) AddRule(r Rule) (string, error) {
+	return c.chaos.add(r, func(name string) bool { _, ok := c.providers[name]; return ok })
+}
+
+func (ch *chaos) add(r Rule, known func(provider string) bool) (string, error) {
 	switch r.Kind {
 	case KindLatency:
 		if r.Latency <= 0 && r.Jitter <= 0 {
@@ -202,20 +206,20 @@ func (c *Cloud) AddRule(r Rule) (string, error) {
 		return "", fmt.Errorf("sim: unknown chaos kind %q", r.Kind)
 	}
 	if r.Provider != "" && r.Provider != "*" {
-		if _, ok := c.providers[r.Provider]; !ok {
+		if !known(r.Provider) {
 			return "", fmt.Errorf("sim: unknown provider %q", r.Provider)
 		}
 	}
 	if r.Count < 0 {
 		return "", fmt.Errorf("sim: count must be >= 0")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
 	if r.ID == "" {
-		c.ruleSeq++
-		r.ID = "r" + strconv.Itoa(c.ruleSeq)
+		ch.ruleSeq++
+		r.ID = "r" + strconv.Itoa(ch.ruleSeq)
 	}
-	for _, x := range c.rules {
+	for _, x := range ch.rules {
 		if x.ID == r.ID {
 			return "", fmt.Errorf("sim: chaos rule id %q already in use", r.ID)
 		}
@@ -225,7 +229,7 @@ func (c *Cloud) AddRule(r Rule) (string, error) {
 	if r.Count == 0 {
 		nr.left = -1
 	}
-	c.rules = append(c.rules, nr)
+	ch.rules = append(ch.rules, nr)
 	return r.ID, nil
 }
 
@@ -240,10 +244,14 @@ func (c *Cloud) MustAddRule(r Rule) string {
 
 // Rules returns the rules, with their hits and held counts.
 func (c *Cloud) Rules() []Rule {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]Rule, 0, len(c.rules))
-	for _, r := range c.rules {
+	return c.chaos.list()
+}
+
+func (ch *chaos) list() []Rule {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	out := make([]Rule, 0, len(ch.rules))
+	for _, r := range ch.rules {
 		out = append(out, r.Rule)
 	}
 	return out
@@ -252,11 +260,15 @@ func (c *Cloud) Rules() []Rule {
 // Release releases a rule: requests held on it proceed (hold) or are
 // dropped (hang), and it matches no more. It reports whether the rule exists.
 func (c *Cloud) Release(id string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range c.rules {
+	return c.chaos.release(id)
+}
+
+func (ch *chaos) release(id string) bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	for _, r := range ch.rules {
 		if r.ID == id {
-			c.releaseLocked(r)
+			ch.releaseLocked(r)
 			return true
 		}
 	}
@@ -266,26 +278,34 @@ func (c *Cloud) Release(id string) bool {
 // ReleaseAll releases every rule. Call it before closing a server that may
 // have held or hanging requests.
 func (c *Cloud) ReleaseAll() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.releaseAllLocked()
+	c.chaos.releaseAll()
+}
+
+func (ch *chaos) releaseAll() {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.releaseAllLocked()
 }
 
 // ClearRules releases and removes every rule.
 func (c *Cloud) ClearRules() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.releaseAllLocked()
-	c.rules = nil
+	c.chaos.clear()
 }
 
-func (c *Cloud) releaseAllLocked() {
-	for _, r := range c.rules {
-		c.releaseLocked(r)
+func (ch *chaos) clear() {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.releaseAllLocked()
+	ch.rules = nil
+}
+
+func (ch *chaos) releaseAllLocked() {
+	for _, r := range ch.rules {
+		ch.releaseLocked(r)
 	}
 }
 
-func (c *Cloud) releaseLocked(r *rule) {
+func (ch *chaos) releaseLocked(r *rule) {
 	if !r.Released {
 		r.Released = true
 		close(r.release)
@@ -294,9 +314,13 @@ func (c *Cloud) releaseLocked(r *rule) {
 
 // Held returns how many requests wait on the rule now.
 func (c *Cloud) Held(id string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range c.rules {
+	return c.chaos.held(id)
+}
+
+func (ch *chaos) held(id string) int {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	for _, r := range ch.rules {
 		if r.ID == id {
 			return r.Held
 		}
@@ -307,36 +331,69 @@ func (c *Cloud) Held(id string) int {
 // WaitHeld waits until at least n requests wait on the rule, so a test can
 // act while a client is pinned, without sleeping.
 func (c *Cloud) WaitHeld(ctx context.Context, id string, n int) error {
+	if err := c.chaos.waitHeld(ctx, id, func(held int) bool { return held >= n }); err != nil {
+		return fmt.Errorf("sim: waiting for %d request(s) held on %q: %w", n, id, err)
+	}
+	return nil
+}
+
+// waitHeld waits until the number of requests the rule holds satisfies ok.
+func (ch *chaos) waitHeld(ctx context.Context, id string, ok func(held int) bool) error {
 	for {
-		if c.Held(id) >= n {
+		ch.mu.Lock()
+		held, changed := 0, ch.heldCh
+		for _, r := range ch.rules {
+			if r.ID == id {
+				held = r.Held
+			}
+		}
+		ch.mu.Unlock()
+		if ok(held) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sim: waiting for %d request(s) held on %q: %w", n, id, ctx.Err())
-		case <-time.After(time.Millisecond):
+			return ctx.Err()
+		case <-changed:
 		}
 	}
 }
 
+// heldChangedLocked wakes every waitHeld. Callers hold ch.mu.
+func (ch *chaos) heldChangedLocked() {
+	close(ch.heldCh)
+	ch.heldCh = make(chan struct{})
+}
+
 // await waits on a hold or hang rule; it reports whether the rule was
 // released (rather than the client giving up).
-func (c *Cloud) await(ctx context.Context, r *rule) bool {
-	c.mu.Lock()
+func (ch *chaos) await(ctx context.Context, r *rule) bool {
+	ch.mu.Lock()
 	r.Held++
-	ch := r.release
-	c.mu.Unlock()
+	ch.heldChangedLocked()
+	released := r.release
+	ch.mu.Unlock()
 	defer func() {
-		c.mu.Lock()
+		ch.mu.Lock()
 		r.Held--
-		c.mu.Unlock()
+		ch.heldChangedLocked()
+		ch.mu.Unlock()
 	}()
 	select {
-	case <-ch:
+	case <-released:
 		return true
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// chaos is the cloud's chaos rules and the requests they hold, under the
+// cloud's lock.
+type chaos struct {
+	*core
+	rules   []*rule
+	ruleSeq int
+	heldCh  chan struct{} // closed and replaced when a rule's Held changes
 }
 
 type plan struct {
@@ -346,11 +403,11 @@ type plan struct {
 }
 
 // plan decides what chaos does to one request, consuming rule uses.
-func (c *Cloud) plan(provider, method, p string) plan {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (ch *chaos) plan(provider, method, p string) plan {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
 	var pl plan
-	for _, r := range c.rules {
+	for _, r := range ch.rules {
 		if !r.live() || !r.matches(provider, method, p) {
 			continue
 		}
@@ -358,7 +415,7 @@ func (c *Cloud) plan(provider, method, p string) plan {
 		case KindLatency:
 			d := r.Latency.D()
 			if j := r.Jitter.D(); j > 0 {
-				d += time.Duration(c.rng.Int64N(int64(j) + 1))
+				d += time.Duration(ch.rng.Int64N(int64(j) + 1))
 			}
 			pl.latency += d
 			r.use()

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -159,12 +161,16 @@ func TestChaosHoldAndRelease(t *testing.T) {
 	if o, _ := tc.c.State().HTTPObject("apps", "a"); o.Fields["v"] != json.Number("1") {
 		t.Fatalf("a held request was applied: %v", o.Fields)
 	}
-	select {
-	case r := <-done:
-		t.Fatalf("a held request answered %d", r.status)
-	case <-time.After(20 * time.Millisecond):
+	answered := func() {
+		select {
+		case r := <-done:
+			t.Fatalf("a held request answered %d", r.status)
+		default:
+		}
 	}
+	answered()
 	tc.call("http", "PUT", "/apps/a", map[string]any{"v": 3}).want(t, 200) // count 1: the next one passes
+	answered()
 	if !tc.c.Release(pin) {
 		t.Fatal("no rule to release")
 	}
@@ -217,12 +223,8 @@ func giveUpWhenHeld(t *testing.T, tc *tcloud, id, method string, body any) {
 // waitUnheld waits until the server has noticed that held clients gave up.
 func waitUnheld(t *testing.T, c *Cloud, id string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for c.Held(id) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("rule %s still holds %d request(s)", id, c.Held(id))
-		}
-		time.Sleep(time.Millisecond)
+	if err := c.chaos.waitHeld(waitCtx(t), id, func(held int) bool { return held == 0 }); err != nil {
+		t.Fatalf("rule %s still holds %d request(s): %v", id, c.Held(id), err)
 	}
 }
 
@@ -251,23 +253,36 @@ func TestChaosHang(t *testing.T) {
 	tc.call("http", "PATCH", "/apps/a", map[string]any{"v": 4}).want(t, 200) // released: no longer matches
 }
 
+// The latency is waited out on the cloud's clock: in a synctest bubble
+// the request takes exactly the rule's latency plus jitter, and no real
+// time.
 func TestChaosLatency(t *testing.T) {
-	tc := newCloud(t, Options{})
-	tc.c.SeedAuth0Client(Auth0Client{ClientID: "c1"})
-	tc.c.MustAddRule(Rule{Kind: KindLatency, Provider: "auth0", Method: "GET", Path: "/api/v2/clients/*", Latency: Duration(60 * time.Millisecond), Jitter: Duration(20 * time.Millisecond), Count: 1})
-	start := time.Now()
-	tc.call("auth0", "GET", "/api/v2/clients/c1", nil).want(t, 200)
-	if d := time.Since(start); d < 60*time.Millisecond {
-		t.Errorf("took %v, want at least 60ms", d)
-	}
-	start = time.Now()
-	tc.call("auth0", "GET", "/api/v2/clients/c1", nil).want(t, 200)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("the spent rule still delays: %v", d)
-	}
-	if r := tc.c.Rules(); r[0].Hits != 1 {
-		t.Errorf("rules %+v", r)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := New(Options{})
+		c.CheckDescriptions(t)
+		c.SeedAuth0Client(Auth0Client{ClientID: "c1"})
+		c.MustAddRule(Rule{Kind: KindLatency, Provider: "auth0", Method: "GET", Path: "/api/v2/clients/*", Latency: Duration(60 * time.Millisecond), Jitter: Duration(20 * time.Millisecond), Count: 1})
+		get := func() time.Duration {
+			req := httptest.NewRequest("GET", "/auth0/api/v2/clients/c1", nil)
+			req.Header.Set("Authorization", "Bearer "+c.Tokens().Auth0)
+			rec := httptest.NewRecorder()
+			start := time.Now()
+			c.Handler().ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			return time.Since(start)
+		}
+		if d := get(); d < 60*time.Millisecond || d > 80*time.Millisecond {
+			t.Errorf("took %v, want 60ms to 80ms", d)
+		}
+		if d := get(); d != 0 {
+			t.Errorf("the spent rule still delays: %v", d)
+		}
+		if r := c.Rules(); r[0].Hits != 1 {
+			t.Errorf("rules %+v", r)
+		}
+	})
 }
 
 func TestChaosAPI(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // Provider names: the path prefix each provider is served under and the
@@ -30,8 +31,13 @@ const (
 )
 
 // Providers lists every provider the cloud serves, in a fixed order.
-var Providers = []string{ProviderVercel, ProviderNeon, ProviderSupabase, ProviderAuth0, ProviderHTTP,
-	ProviderClerk, ProviderPlanetScale, ProviderLaunchDarkly, ProviderNetlify, ProviderCloudflare}
+var Providers = func() []string {
+	var names []string
+	for _, mk := range providers {
+		names = append(names, mk(&core{}).api().name)
+	}
+	return names
+}()
 
 // The environment variables of the generic http API. The sim chooses them:
 // a plan's providers.http block names them (base_url_env, auth.bearer_env).
@@ -88,8 +94,12 @@ func DefaultTokens() Tokens {
 type Options struct {
 	// Tokens accepted per provider; empty fields take DefaultTokens.
 	Tokens Tokens
-	// Now is the clock for timestamps and for duration-based lifecycles
-	// (slow deployments, Neon operations). Default time.Now.
+	// Clock tells the time for timestamps and duration-based lifecycles
+	// (slow deployments, Neon operations) and waits out chaos latency.
+	// Default clock.System.
+	Clock clock.Clock
+	// Now, when Clock is nil, tells the time instead of the system clock
+	// (latency is then waited out on the system clock).
 	Now func() time.Time
 	// Seed seeds the generator of ids, passwords and latency jitter, so a
 	// run is reproducible. Zero is a valid seed.
@@ -137,38 +147,26 @@ type WriteEntry struct {
 	Lost bool `json:"lost,omitempty"`
 }
 
-// Cloud is the fake cloud: the state of every provider, the chaos rules and
-// the write log, behind one mutex. All methods are safe for concurrent use.
+// Cloud is the fake cloud: the providers (each with its records, see
+// provider), the chaos rules and the write log, behind one mutex. All
+// methods are safe for concurrent use.
 type Cloud struct {
-	opts    Options
-	tokens  Tokens
-	now     func() time.Time
+	*core
 	maxBody int64
 
-	mu           sync.Mutex
-	rng          *rand.Rand
-	vercel       vercelState
-	neon         neonState
-	supabase     supabaseState
-	auth0        auth0State
-	http         httpState
-	clerk        clerkState
-	cloudflare   cloudflareState
-	netlify      netlifyState
-	launchdarkly launchdarklyState
-	planetscale  planetscaleState
-	writes       []WriteEntry
-	violations   []Violation
-	rules        []*rule
-	ruleSeq      int
+	writes     []WriteEntry
+	violations []Violation
+	chaos      *chaos
 
-	providers map[string]*provider
+	plugins   []provider      // in the order of providers
+	providers map[string]*api // every provider's api by name
+	order     []string        // the names, in the order Env lists them
 	root      http.Handler
 }
 
 // New makes an empty cloud: no projects, no rules, an empty write log.
 func New(opts Options) *Cloud {
-	c := &Cloud{opts: opts}
+	c := &Cloud{core: &core{opts: opts}}
 	def := DefaultTokens()
 	c.tokens = opts.Tokens
 	for _, f := range []struct {
@@ -182,31 +180,25 @@ func New(opts Options) *Cloud {
 			*f.dst = f.def
 		}
 	}
-	c.now = opts.Now
-	if c.now == nil {
-		c.now = time.Now
+	c.clock = clock.Or(opts.Clock)
+	if opts.Clock == nil && opts.Now != nil {
+		c.clock = nowClock{now: opts.Now}
 	}
+	c.now = c.clock.Now
+	c.chaos = &chaos{core: c.core, heldCh: make(chan struct{})}
 	c.maxBody = opts.MaxBodyBytes
 	if c.maxBody <= 0 {
 		c.maxBody = 1 << 20
 	}
 	c.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
-	c.resetState()
-	c.providers = map[string]*provider{
-		ProviderVercel:       c.vercelProvider(),
-		ProviderNeon:         c.neonProvider(),
-		ProviderSupabase:     c.supabaseProvider(),
-		ProviderAuth0:        c.auth0Provider(),
-		ProviderHTTP:         c.httpProvider(),
-		ProviderClerk:        c.clerkProvider(),
-		ProviderCloudflare:   c.cloudflareProvider(),
-		ProviderNetlify:      c.netlifyProvider(),
-		ProviderLaunchDarkly: c.launchdarklyProvider(),
-		ProviderPlanetScale:  c.planetscaleProvider(),
+	c.providers = map[string]*api{}
+	for _, mk := range providers {
+		p := mk(c.core)
+		c.plugins = append(c.plugins, p)
+		c.providers[p.api().name] = p.api()
+		c.order = append(c.order, p.api().name)
 	}
-	// Operations of the providers' descriptions served beside their
-	// models' own files.
-	c.providers[ProviderVercel].mux.HandleFunc("GET /v1/projects/{idOrName}/env/{id}", c.vercelGetEnv)
+	c.resetState()
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
 	root.HandleFunc("GET /_chaos", c.handleChaosGet)
@@ -227,29 +219,11 @@ func (c *Cloud) Handler() http.Handler { return c.root }
 // to point the adapters at this cloud served at baseURL.
 func (c *Cloud) Env(baseURL string) []string {
 	b := strings.TrimRight(baseURL, "/")
-	return []string{
-		"VERCEL_API_URL=" + b + "/" + ProviderVercel,
-		"VERCEL_TOKEN=" + c.tokens.Vercel,
-		"NEON_API_URL=" + b + "/" + ProviderNeon,
-		"NEON_API_KEY=" + c.tokens.Neon,
-		"SUPABASE_API_URL=" + b + "/" + ProviderSupabase,
-		"SUPABASE_ACCESS_TOKEN=" + c.tokens.Supabase,
-		"AUTH0_API_URL=" + b + "/" + ProviderAuth0,
-		"AUTH0_MANAGEMENT_TOKEN=" + c.tokens.Auth0,
-		HTTPURLVar + "=" + b + "/" + ProviderHTTP,
-		HTTPTokenVar + "=" + c.tokens.HTTP,
-		"CLERK_API_URL=" + b + "/" + ProviderClerk,
-		"CLERK_SECRET_KEY=" + c.tokens.Clerk,
-		"CLOUDFLARE_API_URL=" + b + "/" + ProviderCloudflare,
-		"CLOUDFLARE_API_TOKEN=" + c.tokens.Cloudflare,
-		"NETLIFY_API_URL=" + b + "/" + ProviderNetlify,
-		"NETLIFY_AUTH_TOKEN=" + c.tokens.Netlify,
-		"LAUNCHDARKLY_API_URL=" + b + "/" + ProviderLaunchDarkly,
-		"LAUNCHDARKLY_ACCESS_TOKEN=" + c.tokens.LaunchDarkly,
-		"PLANETSCALE_API_URL=" + b + "/" + ProviderPlanetScale,
-		"PLANETSCALE_SERVICE_TOKEN_ID=" + c.tokens.PlanetScaleID,
-		"PLANETSCALE_SERVICE_TOKEN=" + c.tokens.PlanetScale,
+	var out []string
+	for _, name := range c.order {
+		out = append(out, c.providers[name].env(b+"/"+name)...)
 	}
+	return out
 }
 
 // Tokens returns the tokens the cloud accepts.
@@ -260,23 +234,16 @@ func (c *Cloud) Tokens() Tokens { return c.tokens }
 func (c *Cloud) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.releaseAllLocked()
-	c.rules = nil
+	c.chaos.releaseAllLocked()
+	c.chaos.rules = nil
 	c.writes = nil
 	c.resetState()
 }
 
 func (c *Cloud) resetState() {
-	c.vercel = vercelState{}
-	c.neon = neonState{}
-	c.supabase = supabaseState{}
-	c.auth0 = auth0State{}
-	c.http = httpState{collections: map[string]*httpCollection{}}
-	c.clerk = clerkState{}
-	c.cloudflare = cloudflareState{}
-	c.netlify = netlifyState{}
-	c.launchdarkly = launchdarklyState{}
-	c.planetscale = planetscaleState{}
+	for _, p := range c.plugins {
+		p.reset()
+	}
 }
 
 // Writes returns a copy of the write log.
@@ -300,23 +267,6 @@ func (c *Cloud) logWrite(e WriteEntry) {
 	c.writes = append(c.writes, e)
 }
 
-// provider is one provider's routes and its way of saying no.
-type provider struct {
-	name  string
-	mux   *http.ServeMux
-	token func() string
-	// authorized checks the Authorization header; nil means "Bearer
-	// <token()>".
-	authorized func(header string) bool
-	// deny answers a request without the right bearer token; missing says
-	// whether there was no Authorization header at all.
-	deny func(w http.ResponseWriter, missing bool)
-	// fail answers an error in the provider's own format.
-	fail func(w http.ResponseWriter, status int, code, msg string)
-	// rateLimit answers 429 in the provider's format, with its headers.
-	rateLimit func(w http.ResponseWriter, retryAfter time.Duration, now time.Time)
-}
-
 func isWrite(method string) bool {
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
@@ -338,7 +288,7 @@ func pageSizeOf(r *http.Request) int {
 // providerHandler runs chaos, authentication and the provider's routes, and
 // logs writes. Handlers write into a buffer, so a response can be withheld
 // (drop) after the write has been applied.
-func (c *Cloud) providerHandler(p *provider) http.Handler {
+func (c *Cloud) providerHandler(p *api) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sub := strings.TrimPrefix(r.URL.Path, "/"+p.name)
 		body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, c.maxBody))
@@ -357,8 +307,8 @@ func (c *Cloud) providerHandler(p *provider) http.Handler {
 			return
 		}
 
-		pl := c.plan(p.name, r.Method, sub)
-		if pl.latency > 0 && !sleepCtx(r.Context(), pl.latency) {
+		pl := c.chaos.plan(p.name, r.Method, sub)
+		if pl.latency > 0 && c.clock.Sleep(r.Context(), pl.latency) != nil {
 			log(0, true, false)
 			return
 		}
@@ -373,12 +323,12 @@ func (c *Cloud) providerHandler(p *provider) http.Handler {
 				log(http.StatusTooManyRequests, true, false)
 				return
 			case KindHang:
-				c.await(r.Context(), a)
+				c.chaos.await(r.Context(), a)
 				log(0, true, false)
 				abort(w)
 				return
 			case KindHold:
-				if !c.await(r.Context(), a) {
+				if !c.chaos.await(r.Context(), a) {
 					log(0, true, false)
 					return
 				}
@@ -421,7 +371,7 @@ func (c *Cloud) providerHandler(p *provider) http.Handler {
 		r2.ContentLength = int64(len(body))
 		rec := newRecorder()
 		p.mux.ServeHTTP(rec, r2)
-		if ck != nil && p.name != ProviderHTTP {
+		if ck != nil && !p.described.requestsOnly {
 			if v := ck.checkResponse(p.name, rec.status, rec.header, rec.body.Bytes()); v != nil {
 				c.recordViolation(*v)
 			}
@@ -446,17 +396,6 @@ func abort(w http.ResponseWriter) {
 		}
 	}
 	panic(http.ErrAbortHandler)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // recorder buffers a response.
@@ -502,28 +441,4 @@ func decodeObject(body []byte) (map[string]json.RawMessage, bool) {
 func readBody(r *http.Request) []byte {
 	b, _ := io.ReadAll(r.Body)
 	return b
-}
-
-const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-// randString makes n characters from the alphabet. Callers hold c.mu.
-func (c *Cloud) randString(n int, alphabet string) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[c.rng.IntN(len(alphabet))]
-	}
-	return string(b)
-}
-
-// uuid makes a random (version 4 shaped) UUID. Callers hold c.mu.
-func (c *Cloud) uuid() string {
-	var b [16]byte
-	for i := range b {
-		b[i] = byte(c.rng.UintN(256))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

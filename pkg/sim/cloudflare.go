@@ -31,6 +31,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -49,7 +50,10 @@ type CloudflareVar struct {
 	Value string `json:"value"`
 }
 
-type cloudflareState struct {
+// cloudflare is the Cloudflare provider: Pages projects with their variables.
+type cloudflare struct {
+	*core
+	routes   *api
 	projects []*CloudflarePagesProject
 }
 
@@ -63,8 +67,18 @@ func cfOK(w http.ResponseWriter, result any) {
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "errors": []any{}, "messages": []any{}, "result": result})
 }
 
-func (c *Cloud) cloudflareProvider() *provider {
-	p := &provider{name: ProviderCloudflare, mux: http.NewServeMux(), token: func() string { return c.tokens.Cloudflare }}
+func newCloudflare(c *core) provider {
+	cf := &cloudflare{core: c}
+	cf.routes = cf.newAPI()
+	return cf
+}
+
+func (cf *cloudflare) api() *api { return cf.routes }
+
+func (cf *cloudflare) reset() { cf.projects = nil }
+
+func (cf *cloudflare) newAPI() *api {
+	p := &api{name: ProviderCloudflare, mux: http.NewServeMux(), token: func() string { return cf.tokens.Cloudflare }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { cfErr(w, status, 8000000, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		status := http.StatusForbidden
@@ -77,17 +91,21 @@ func (c *Cloud) cloudflareProvider() *provider {
 		setRetryAfter(w, after)
 		cfErr(w, http.StatusTooManyRequests, 10429, "Rate limited")
 	}
-	p.mux.HandleFunc("GET /accounts/{account}/pages/projects/{project}", c.cfGet)
-	p.mux.HandleFunc("PATCH /accounts/{account}/pages/projects/{project}", c.cfPatch)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /accounts/{account}/pages/projects/{project}", cf.cfGet)
+	p.handle("PATCH /accounts/{account}/pages/projects/{project}", cf.cfPatch)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		cfErr(w, http.StatusNotFound, 7003, "No route for that URI")
 	})
+	p.env = func(url string) []string {
+		return []string{"CLOUDFLARE_API_URL=" + url, "CLOUDFLARE_API_TOKEN=" + cf.tokens.Cloudflare}
+	}
+	p.described = describedAs{files: []string{"cloudflare"}}
 	return p
 }
 
-// cfFind finds a project, answering 404 itself. Callers hold c.mu.
-func (c *Cloud) cfFind(w http.ResponseWriter, r *http.Request) *CloudflarePagesProject {
-	for _, p := range c.cloudflare.projects {
+// cfFind finds a project, answering 404 itself. Callers hold cf.mu.
+func (cf *cloudflare) cfFind(w http.ResponseWriter, r *http.Request) *CloudflarePagesProject {
+	for _, p := range cf.projects {
 		if p.Account == r.PathValue("account") && p.Name == r.PathValue("project") {
 			return p
 		}
@@ -113,15 +131,15 @@ func cfView(p *CloudflarePagesProject) map[string]any {
 		"deployment_configs": configs}
 }
 
-func (c *Cloud) cfGet(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p := c.cfFind(w, r); p != nil {
+func (cf *cloudflare) cfGet(w http.ResponseWriter, r *http.Request) {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	if p := cf.cfFind(w, r); p != nil {
 		cfOK(w, cfView(p))
 	}
 }
 
-func (c *Cloud) cfPatch(w http.ResponseWriter, r *http.Request) {
+func (cf *cloudflare) cfPatch(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		DeploymentConfigs map[string]*struct {
 			EnvVars map[string]*struct {
@@ -134,9 +152,9 @@ func (c *Cloud) cfPatch(w http.ResponseWriter, r *http.Request) {
 		cfErr(w, http.StatusBadRequest, 8000000, "Request body is not a valid project")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.cfFind(w, r)
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	p := cf.cfFind(w, r)
 	if p == nil {
 		return
 	}
@@ -174,8 +192,12 @@ func (c *Cloud) cfPatch(w http.ResponseWriter, r *http.Request) {
 
 // SeedCloudflarePagesProject adds a project (marked seeded).
 func (c *Cloud) SeedCloudflarePagesProject(p CloudflarePagesProject) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	lookup[*cloudflare](c).seedCloudflarePagesProject(p)
+}
+
+func (cf *cloudflare) seedCloudflarePagesProject(p CloudflarePagesProject) {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
 	x := p
 	x.Origin = OriginSeed
 	x.Env = map[string]map[string]CloudflareVar{}
@@ -185,12 +207,12 @@ func (c *Cloud) SeedCloudflarePagesProject(p CloudflarePagesProject) {
 			x.Env[t][k] = v
 		}
 	}
-	c.cloudflare.projects = append(c.cloudflare.projects, &x)
+	cf.projects = append(cf.projects, &x)
 }
 
-func (c *Cloud) cloudflareSnapshot() []CloudflarePagesProject {
+func (cf *cloudflare) cloudflareSnapshot() []CloudflarePagesProject {
 	out := []CloudflarePagesProject{}
-	for _, p := range c.cloudflare.projects {
+	for _, p := range cf.projects {
 		x := *p
 		x.Env = map[string]map[string]CloudflareVar{}
 		for t, m := range p.Env {
@@ -202,4 +224,36 @@ func (c *Cloud) cloudflareSnapshot() []CloudflarePagesProject {
 		out = append(out, x)
 	}
 	return out
+}
+
+func (cf *cloudflare) drift(d Drift) (string, error) {
+	var p *CloudflarePagesProject
+	for _, x := range cf.projects {
+		if x.Account+"/"+x.Name == d.Project {
+			p = x
+		}
+	}
+	if p == nil {
+		return "", fmt.Errorf("sim: drift: no cloudflare pages project %q (account/project)", d.Project)
+	}
+	vars := p.Env[d.Target]
+	v, ok := vars[d.Key]
+	if !ok {
+		return "", fmt.Errorf("sim: drift: cloudflare %s config has no variable %q", d.Target, d.Key)
+	}
+	switch d.Action {
+	case DriftDelete:
+		delete(vars, d.Key)
+		return p.Name, nil
+	case DriftChange:
+		v.Value = d.Value
+		vars[d.Key] = v
+		return p.Name, nil
+	}
+	return "", badAction(d)
+}
+
+// snapshot adds the Pages projects with their variables.
+func (cf *cloudflare) snapshot(s *Snapshot, now time.Time) {
+	s.Cloudflare = cf.cloudflareSnapshot()
 }

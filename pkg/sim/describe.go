@@ -87,26 +87,6 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s %s %s%s: %s's description does not allow this request: %s", v.Provider, v.Method, v.Path, op, v.Description, v.Message)
 }
 
-// describedBy names the descriptions a provider prefix is checked against
-// and the base path of the provider's server that the sim's paths carry
-// and the description's paths do not.
-var describedBy = map[string]struct {
-	files []string
-	base  string
-	// partial: a path that matches no operation is not a violation (the
-	// generic API serves any path; only the recipes' targets are
-	// described).
-	partial bool
-}{
-	ProviderVercel:       {files: []string{"vercel"}},
-	ProviderAuth0:        {files: []string{"auth0"}, base: "/api/v2"},
-	ProviderNetlify:      {files: []string{"netlify"}},
-	ProviderCloudflare:   {files: []string{"cloudflare"}},
-	ProviderClerk:        {files: []string{"clerk"}, base: "/v1"},
-	ProviderLaunchDarkly: {files: []string{"launchdarkly"}},
-	ProviderHTTP:         {files: []string{"github-hooks", "resend", "svix", "turso", "unleash", "cloudflare"}, partial: true},
-}
-
 // Descriptions lists the descriptions the sim validates against, by file
 // name (testdata/providers/<name>.json).
 func Descriptions() []string {
@@ -272,10 +252,11 @@ type checked struct {
 // It returns the match (nil when the request is not described) and the
 // violation, if any.
 func (c *Cloud) checkRequest(provider string, r *http.Request, sub string, body []byte) (*checked, *Violation) {
-	cfg, ok := describedBy[provider]
-	if !ok {
+	a, ok := c.providers[provider]
+	if !ok || len(a.described.files) == 0 {
 		return nil, nil
 	}
+	cfg := a.described
 	path := sub
 	if cfg.base != "" {
 		if !strings.HasPrefix(path, cfg.base+"/") {

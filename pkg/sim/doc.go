@@ -13,6 +13,15 @@
 // where each was checked; where the docs are silent it says so, and the sim
 // then takes the stricter choice (the one an adapter must handle anyway).
 //
+// Providers are plug-ins (provider.go): each file holds its provider's
+// type with its records, its routes and error formats, its snapshot and
+// the console edits it understands, and one line in the providers list
+// serves it. The Cloud holds only what they share: the router with
+// authentication, chaos and the write log (cloud.go), the checks against
+// the descriptions (describe.go), the clock, the id generator and the
+// lock. A provider without a field of its own in Snapshot puts its records
+// in Snapshot.More.
+//
 // Serving. Handler serves each provider under its own prefix — /vercel,
 // /neon, /supabase, /auth0 (the Management API is under /auth0/api/v2),
 // /http — so the adapters' base-URL variables point at base+prefix (Env

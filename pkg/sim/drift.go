@@ -34,12 +34,26 @@ const (
 //	          change: Field "uri_allow_list" (default) or "site_url" := Value.
 //	auth0:    Project (client id); List (default "callbacks").
 //	          add/remove: entry Value. change: the list := Value split on ",".
-//	(the providers beyond the first set: see driftMore)
 //	http:     Project (collection); ID. change: Field := Value (as JSON when
 //	          it parses, else a string). delete, recreate (new id).
 //	          add/remove: entry Value of the list in Field: an array, a
 //	          comma-delimited string, or a map (Value "key=value"; remove
 //	          by key).
+//	clerk:        ID (a ru_ id) or Value (the URL). delete, recreate (same
+//	              URL, new id); add: a new URL Value.
+//	planetscale:  Project "org/database"; ID the branch name. delete,
+//	              recreate (same name and parent, new id).
+//	netlify:      Project (site id or name); Key the variable; Target the
+//	              context (Value of context branch: GitBranch). change:
+//	              the context's value := Value; delete: the variable.
+//	cloudflare:   Project "account/project"; Target preview|production;
+//	              Key the variable. change: a plain value := Value;
+//	              delete.
+//	launchdarkly: Project "project/flag"; Target the environment; Key the
+//	              context key (kind user). remove: untarget it; add: target
+//	              it on the variation whose index is Value ("0" default).
+//	supabase_branch: Project (the parent ref); ID the branch name. delete,
+//	              recreate (new id and ref).
 type Drift struct {
 	Provider  string `json:"provider"`
 	Action    string `json:"action"`
@@ -58,121 +72,16 @@ type Drift struct {
 func (c *Cloud) Drift(d Drift) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch d.Provider {
-	case ProviderVercel:
-		return c.driftVercel(d)
-	case ProviderNeon:
-		return c.driftNeon(d)
-	case ProviderSupabase:
-		return c.driftSupabase(d)
-	case ProviderAuth0:
-		return c.driftAuth0(d)
-	case ProviderHTTP:
-		return c.driftHTTP(d)
-	}
-	if id, ok, err := c.driftMore(d); ok {
-		return id, err
+	for _, p := range c.plugins {
+		if a := p.api(); a.name == d.Provider || slices.Contains(a.drifts, d.Provider) {
+			return p.drift(d)
+		}
 	}
 	return "", fmt.Errorf("sim: drift: unknown provider %q", d.Provider)
 }
 
 func badAction(d Drift) error {
 	return fmt.Errorf("sim: drift: %s does not support action %q", d.Provider, d.Action)
-}
-
-func (c *Cloud) driftVercel(d Drift) (string, error) {
-	p := c.vercelAnyTeam(d.Project)
-	if p == nil {
-		return "", fmt.Errorf("sim: drift: no vercel project %q", d.Project)
-	}
-	if d.Action == DriftAdd {
-		e := VercelEnv{Key: d.Key, Value: d.Value, GitBranch: d.GitBranch}
-		if d.Target != "" {
-			e.Target = []string{d.Target}
-		}
-		return c.seedVercelEnvLocked(p, e, OriginConsole), nil
-	}
-	var e *VercelEnv
-	for _, x := range p.envs {
-		if (d.ID != "" && x.ID == d.ID) || (d.ID == "" && x.Key == d.Key &&
-			(d.Target == "" || slices.Contains(x.Target, d.Target)) && (d.GitBranch == "" || x.GitBranch == d.GitBranch)) {
-			e = x
-			break
-		}
-	}
-	if e == nil {
-		return "", fmt.Errorf("sim: drift: no vercel variable id=%q key=%q in %q", d.ID, d.Key, d.Project)
-	}
-	switch d.Action {
-	case DriftChange:
-		switch d.Field {
-		case "", "value":
-			e.Value = d.Value
-		case "type":
-			e.Type = d.Value
-		case "comment":
-			e.Comment = d.Value
-		default:
-			return "", fmt.Errorf("sim: drift: vercel field %q cannot be changed", d.Field)
-		}
-		e.UpdatedAt = c.vercelNowMs()
-		return e.ID, nil
-	case DriftDelete:
-		p.envs = slices.DeleteFunc(p.envs, func(x *VercelEnv) bool { return x == e })
-		return e.ID, nil
-	case DriftRecreate:
-		p.envs = slices.DeleteFunc(p.envs, func(x *VercelEnv) bool { return x == e })
-		n := *e
-		n.ID, n.CreatedAt = "", 0
-		if d.Value != "" {
-			n.Value = d.Value
-		}
-		return c.seedVercelEnvLocked(p, n, OriginConsole), nil
-	}
-	return "", badAction(d)
-}
-
-func (c *Cloud) driftNeon(d Drift) (string, error) {
-	var p *neonProject
-	for _, x := range c.neon.projects {
-		if x.ID == d.Project {
-			p = x
-		}
-	}
-	if p == nil {
-		return "", fmt.Errorf("sim: drift: no neon project %q", d.Project)
-	}
-	if d.Action == DriftAdd {
-		return c.neonNewBranch(p, d.Value, p.DefaultBranchID, true, OriginConsole).ID, nil
-	}
-	var b *neonBranch
-	for _, x := range p.branches {
-		if x.ID == d.ID || x.Name == d.ID {
-			b = x
-			break
-		}
-	}
-	if b == nil {
-		return "", fmt.Errorf("sim: drift: no neon branch %q in %q", d.ID, d.Project)
-	}
-	_, ts := c.neonNow()
-	switch d.Action {
-	case DriftChange:
-		b.Name, b.UpdatedAt = d.Value, ts
-		return b.ID, nil
-	case DriftDelete:
-		p.branches = slices.DeleteFunc(p.branches, func(x *neonBranch) bool { return x == b })
-		return b.ID, nil
-	case DriftRecreate:
-		p.branches = slices.DeleteFunc(p.branches, func(x *neonBranch) bool { return x == b })
-		n := c.neonNewBranch(p, b.Name, b.ParentID, b.EndpointID != "", OriginConsole)
-		n.Default = b.Default
-		if b.Default {
-			p.DefaultBranchID = n.ID
-		}
-		return n.ID, nil
-	}
-	return "", badAction(d)
 }
 
 // editList adds or removes one entry of a list, keeping origins.
@@ -195,105 +104,6 @@ func editList(list []string, origins map[string]Origin, action, value string) ([
 		return nil, nil, fmt.Errorf("not a list action")
 	}
 	return list, origins, nil
-}
-
-func (c *Cloud) driftSupabase(d Drift) (string, error) {
-	var p *supabaseProject
-	for _, x := range c.supabase.projects {
-		if x.Ref == d.Project {
-			p = x
-		}
-	}
-	if p == nil {
-		return "", fmt.Errorf("sim: drift: no supabase project %q", d.Project)
-	}
-	switch d.Action {
-	case DriftAdd, DriftRemove:
-		list, origins, _ := editList(splitList(p.Auth.URIAllowList), p.origins, d.Action, d.Value)
-		p.Auth.URIAllowList, p.origins = strings.Join(list, ","), origins
-		return p.Ref, nil
-	case DriftChange:
-		switch d.Field {
-		case "", "uri_allow_list":
-			p.Auth.URIAllowList = d.Value
-			p.origins = track(p.origins, splitList(d.Value), OriginConsole)
-		case "site_url":
-			p.Auth.SiteURL = d.Value
-		default:
-			return "", fmt.Errorf("sim: drift: supabase field %q cannot be changed", d.Field)
-		}
-		return p.Ref, nil
-	}
-	return "", badAction(d)
-}
-
-func (c *Cloud) driftAuth0(d Drift) (string, error) {
-	cl := c.auth0Find(d.Project)
-	if cl == nil {
-		return "", fmt.Errorf("sim: drift: no auth0 client %q", d.Project)
-	}
-	l := d.List
-	if l == "" {
-		l = Auth0Callbacks
-	}
-	if !slices.Contains(Auth0Lists, l) {
-		return "", fmt.Errorf("sim: drift: auth0 has no list %q", l)
-	}
-	switch d.Action {
-	case DriftAdd, DriftRemove:
-		list, origins, _ := editList(cl.Lists[l], cl.origins[l], d.Action, d.Value)
-		cl.Lists[l], cl.origins[l] = list, origins
-		return cl.ClientID, nil
-	case DriftChange:
-		xs := splitList(d.Value)
-		cl.Lists[l] = xs
-		cl.origins[l] = track(cl.origins[l], xs, OriginConsole)
-		return cl.ClientID, nil
-	}
-	return "", badAction(d)
-}
-
-func (c *Cloud) driftHTTP(d Drift) (string, error) {
-	o := c.httpFind(d.Project, d.ID)
-	if o == nil {
-		return "", fmt.Errorf("sim: drift: no http object %s/%s", d.Project, d.ID)
-	}
-	switch d.Action {
-	case DriftChange:
-		if d.Field == "" || d.Field == "id" {
-			return "", fmt.Errorf("sim: drift: http change needs a field other than id")
-		}
-		var v any = d.Value
-		if json.Valid([]byte(d.Value)) {
-			if m, ok := decodeFields([]byte(`{"v":` + d.Value + `}`)); ok {
-				v = m["v"]
-			}
-		}
-		o.Fields[d.Field] = v
-		o.Version++
-		return o.ID, nil
-	case DriftDelete, DriftRecreate:
-		col := c.http.collections[o.Collection]
-		col.objs = slices.DeleteFunc(col.objs, func(x *HTTPObject) bool { return x == o })
-		if d.Action == DriftDelete {
-			return o.ID, nil
-		}
-		n := &HTTPObject{Collection: o.Collection, ID: "obj_" + c.randString(12, lowerDigits), Version: 1, Origin: OriginConsole}
-		n.Fields = deepCopyJSON(o.Fields).(map[string]any)
-		n.Fields["id"] = n.ID
-		col.objs = append(col.objs, n)
-		return n.ID, nil
-	case DriftAdd, DriftRemove:
-		if d.Field == "" {
-			return "", fmt.Errorf("sim: drift: http list edit needs the field of the list")
-		}
-		if err := editHTTPList(o, d); err != nil {
-			return "", err
-		}
-		o.Version++
-		return o.ID, nil
-	}
-	return "", badAction(d)
 }
 
 func editHTTPList(o *HTTPObject, d Drift) error {

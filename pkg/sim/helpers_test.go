@@ -8,9 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/sponson/apply/pkg/clock"
 )
 
 // tcloud is a cloud behind an httptest server, with a client per test.
@@ -177,25 +178,16 @@ func strs(v any) []string {
 	return out
 }
 
-// clock is a settable clock for Options.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
+// testClock is a settable clock for Options.Now: the fake of pkg/clock,
+// started at a fixed time.
+type testClock struct{ *clock.Fake }
+
+func newClock() testClock {
+	return testClock{clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
 }
 
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// Add moves the clock on.
+func (c testClock) Add(d time.Duration) { c.Advance(d) }
 
 func waitCtx(t *testing.T) context.Context {
 	// Generous: only a broken cloud takes this long; a wait that passes

@@ -70,7 +70,10 @@ type HTTPObject struct {
 	Origin     Origin         `json:"origin"`
 }
 
-type httpState struct {
+// generic is the generic REST API served under /http.
+type generic struct {
+	*core
+	routes      *api
 	collections map[string]*httpCollection
 	order       []string
 	shapes      []httpShapeRule
@@ -116,15 +119,19 @@ type httpShapeRule struct {
 // "zones/*/dns_records") answer in shape. Later rules win. Reset clears
 // them.
 func (c *Cloud) SetHTTPShape(pattern string, shape HTTPShape) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.http.shapes = append(c.http.shapes, httpShapeRule{pattern: strings.Trim(pattern, "/"), shape: shape})
+	lookup[*generic](c).setHTTPShape(pattern, shape)
 }
 
-// shapeOf returns the shape of a collection. Callers hold c.mu.
-func (c *Cloud) shapeOf(coll string) HTTPShape {
+func (g *generic) setHTTPShape(pattern string, shape HTTPShape) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.shapes = append(g.shapes, httpShapeRule{pattern: strings.Trim(pattern, "/"), shape: shape})
+}
+
+// shapeOf returns the shape of a collection. Callers hold g.mu.
+func (g *generic) shapeOf(coll string) HTTPShape {
 	var s HTTPShape
-	for _, r := range c.http.shapes {
+	for _, r := range g.shapes {
 		if ok, _ := path.Match(r.pattern, coll); ok {
 			s = r.shape
 		}
@@ -153,8 +160,18 @@ type httpCollection struct {
 	objs []*HTTPObject
 }
 
-func (c *Cloud) httpProvider() *provider {
-	p := &provider{name: ProviderHTTP, mux: http.NewServeMux(), token: func() string { return c.tokens.HTTP }}
+func newGeneric(c *core) provider {
+	g := &generic{core: c, collections: map[string]*httpCollection{}}
+	g.routes = g.newAPI()
+	return g
+}
+
+func (g *generic) api() *api { return g.routes }
+
+func (g *generic) reset() { g.collections, g.order, g.shapes = map[string]*httpCollection{}, nil, nil }
+
+func (g *generic) newAPI() *api {
+	p := &api{name: ProviderHTTP, mux: http.NewServeMux(), token: func() string { return g.tokens.HTTP }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
 		if code == "sim_injected_failure" {
 			code = strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")
@@ -169,14 +186,16 @@ func (c *Cloud) httpProvider() *provider {
 		setRetryAfter(w, after)
 		httpErr(w, http.StatusTooManyRequests, "rate_limited", "too many requests")
 	}
-	p.mux.HandleFunc("POST /{path...}", c.httpCreate)
-	p.mux.HandleFunc("GET /{path...}", c.httpGetOrList)
-	p.mux.HandleFunc("PUT /{path...}", c.httpReplace)
-	p.mux.HandleFunc("PATCH /{path...}", c.httpPatch)
-	p.mux.HandleFunc("DELETE /{path...}", c.httpDelete)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("POST /{path...}", g.create)
+	p.handle("GET /{path...}", g.getOrList)
+	p.handle("PUT /{path...}", g.replace)
+	p.handle("PATCH /{path...}", g.patch)
+	p.handle("DELETE /{path...}", g.delete)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path)
 	})
+	p.env = func(url string) []string { return []string{HTTPURLVar + "=" + url, HTTPTokenVar + "=" + g.tokens.HTTP} }
+	p.described = describedAs{files: []string{"github-hooks", "resend", "svix", "turso", "unleash", "cloudflare"}, partial: true, requestsOnly: true}
 	return p
 }
 
@@ -186,8 +205,8 @@ func httpErr(w http.ResponseWriter, status int, code, msg string) {
 
 func etag(o *HTTPObject) string { return `"v` + strconv.Itoa(o.Version) + `"` }
 
-func (c *Cloud) httpFind(coll, id string) *HTTPObject {
-	if col := c.http.collections[coll]; col != nil {
+func (g *generic) find(coll, id string) *HTTPObject {
+	if col := g.collections[coll]; col != nil {
 		for _, o := range col.objs {
 			if o.ID == id {
 				return o
@@ -197,12 +216,12 @@ func (c *Cloud) httpFind(coll, id string) *HTTPObject {
 	return nil
 }
 
-func (c *Cloud) httpCollection(name string) *httpCollection {
-	col := c.http.collections[name]
+func (g *generic) collection(name string) *httpCollection {
+	col := g.collections[name]
 	if col == nil {
 		col = &httpCollection{}
-		c.http.collections[name] = col
-		c.http.order = append(c.http.order, name)
+		g.collections[name] = col
+		g.order = append(g.order, name)
 	}
 	return col
 }
@@ -219,17 +238,17 @@ func decodeFields(body []byte) (map[string]any, bool) {
 }
 
 // httpObjectResponse answers one object in its collection's shape.
-// Callers hold c.mu.
-func (c *Cloud) httpObjectResponse(w http.ResponseWriter, status int, o *HTTPObject) {
+// Callers hold g.mu.
+func (g *generic) objectResponse(w http.ResponseWriter, status int, o *HTTPObject) {
 	w.Header().Set("ETag", etag(o))
-	if env := c.shapeOf(o.Collection).Object; env != "" {
+	if env := g.shapeOf(o.Collection).Object; env != "" {
 		writeJSON(w, status, map[string]any{env: o.Fields})
 		return
 	}
 	writeJSON(w, status, o.Fields)
 }
 
-func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
+func (g *generic) create(w http.ResponseWriter, r *http.Request) {
 	m, ok := decodeFields(readBody(r))
 	if !ok {
 		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON object")
@@ -240,83 +259,83 @@ func (c *Cloud) httpCreate(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, http.StatusNotFound, "not_found", "no collection")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sh := c.shapeOf(coll)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	sh := g.shapeOf(coll)
 	id, given := m[sh.IDField].(string)
 	if _, present := m[sh.IDField]; present && (!given || id == "" || strings.Contains(id, "/")) {
 		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q must be a non-empty string without /", sh.IDField))
 		return
 	}
 	if given {
-		if c.httpFind(coll, id) != nil {
+		if g.find(coll, id) != nil {
 			httpErr(w, http.StatusConflict, "conflict", fmt.Sprintf("%s/%s already exists", coll, id))
 			return
 		}
 	} else if sh.NumericID {
-		id = strconv.Itoa(1 + c.rng.IntN(1<<30))
+		id = strconv.Itoa(1 + g.rng.IntN(1<<30))
 	} else {
-		id = "obj_" + c.randString(12, lowerDigits)
+		id = "obj_" + g.randString(12, lowerDigits)
 	}
 	m[sh.IDField] = id
 	if _, ok := m["id"]; !ok {
-		m["id"] = "obj_" + c.randString(12, lowerDigits)
+		m["id"] = "obj_" + g.randString(12, lowerDigits)
 	}
 	for f, kind := range sh.Generated {
 		if _, given := m[f]; !given {
-			m[f] = c.generated(kind, m)
+			m[f] = g.generated(kind, m)
 		}
 	}
 	o := &HTTPObject{Collection: coll, ID: id, Fields: m, Version: 1, Origin: OriginAPI}
-	col := c.httpCollection(coll)
+	col := g.collection(coll)
 	col.objs = append(col.objs, o)
 	w.Header().Set("Location", "/"+ProviderHTTP+"/"+coll+"/"+id)
-	c.httpObjectResponse(w, http.StatusCreated, o)
+	g.objectResponse(w, http.StatusCreated, o)
 }
 
 // httpGetOrList answers GET: a one-segment path, a collection that exists
 // and a path a shape rule names are lists; <collection>/<id> of a
 // collection that exists is an object (404 when absent); anything else is
 // 404.
-func (c *Cloud) httpGetOrList(w http.ResponseWriter, r *http.Request) {
+func (g *generic) getOrList(w http.ResponseWriter, r *http.Request) {
 	p := collectionPath(r)
 	coll, _ := objectPath(r)
-	c.mu.Lock()
-	_, isColl := c.http.collections[p]
-	_, inColl := c.http.collections[coll]
+	g.mu.Lock()
+	_, isColl := g.collections[p]
+	_, inColl := g.collections[coll]
 	shaped := false
-	for _, rule := range c.http.shapes {
+	for _, rule := range g.shapes {
 		if ok, _ := path.Match(rule.pattern, p); ok {
 			shaped = true
 		}
 	}
-	c.mu.Unlock()
+	g.mu.Unlock()
 	switch {
 	case isColl || shaped || !strings.Contains(p, "/"):
-		c.httpList(w, r)
+		g.list(w, r)
 	case inColl:
-		c.httpGet(w, r)
+		g.get(w, r)
 	default:
 		httpErr(w, http.StatusNotFound, "not_found", p+" not found")
 	}
 }
 
-func (c *Cloud) httpGet(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (g *generic) get(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	coll, id := objectPath(r)
-	o := c.httpFind(coll, id)
+	o := g.find(coll, id)
 	if o == nil {
 		httpErr(w, http.StatusNotFound, "not_found", coll+"/"+id+" not found")
 		return
 	}
-	c.httpObjectResponse(w, http.StatusOK, o)
+	g.objectResponse(w, http.StatusOK, o)
 }
 
-// httpTarget finds the object of a write and checks If-Match. Callers hold c.mu.
-func (c *Cloud) httpTarget(w http.ResponseWriter, r *http.Request) *HTTPObject {
+// httpTarget finds the object of a write and checks If-Match. Callers hold g.mu.
+func (g *generic) target(w http.ResponseWriter, r *http.Request) *HTTPObject {
 	coll, id := objectPath(r)
-	o := c.httpFind(coll, id)
+	o := g.find(coll, id)
 	if o == nil {
 		httpErr(w, http.StatusNotFound, "not_found", coll+"/"+id+" not found")
 		return nil
@@ -328,19 +347,19 @@ func (c *Cloud) httpTarget(w http.ResponseWriter, r *http.Request) *HTTPObject {
 	return o
 }
 
-func (c *Cloud) httpReplace(w http.ResponseWriter, r *http.Request) {
+func (g *generic) replace(w http.ResponseWriter, r *http.Request) {
 	m, ok := decodeFields(readBody(r))
 	if !ok {
 		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON object")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := c.httpTarget(w, r)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o := g.target(w, r)
 	if o == nil {
 		return
 	}
-	sh := c.shapeOf(o.Collection)
+	sh := g.shapeOf(o.Collection)
 	if id, present := m[sh.IDField]; present && id != o.ID {
 		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q cannot be changed", sh.IDField))
 		return
@@ -353,22 +372,22 @@ func (c *Cloud) httpReplace(w http.ResponseWriter, r *http.Request) {
 	m[sh.IDField] = o.ID
 	o.Fields = m
 	o.Version++
-	c.httpObjectResponse(w, http.StatusOK, o)
+	g.objectResponse(w, http.StatusOK, o)
 }
 
-func (c *Cloud) httpPatch(w http.ResponseWriter, r *http.Request) {
+func (g *generic) patch(w http.ResponseWriter, r *http.Request) {
 	m, ok := decodeFields(readBody(r))
 	if !ok {
 		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON merge patch object")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := c.httpTarget(w, r)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o := g.target(w, r)
 	if o == nil {
 		return
 	}
-	sh := c.shapeOf(o.Collection)
+	sh := g.shapeOf(o.Collection)
 	if id, present := m[sh.IDField]; present && id != o.ID {
 		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q cannot be changed", sh.IDField))
 		return
@@ -380,7 +399,7 @@ func (c *Cloud) httpPatch(w http.ResponseWriter, r *http.Request) {
 	}
 	o.Fields[sh.IDField] = o.ID
 	o.Version++
-	c.httpObjectResponse(w, http.StatusOK, o)
+	g.objectResponse(w, http.StatusOK, o)
 }
 
 // mergePatch applies an RFC 7386 JSON merge patch to a copy of target.
@@ -404,19 +423,19 @@ func mergePatch(target, patch map[string]any) map[string]any {
 	return out
 }
 
-func (c *Cloud) httpDelete(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := c.httpTarget(w, r)
+func (g *generic) delete(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o := g.target(w, r)
 	if o == nil {
 		return
 	}
-	col := c.http.collections[o.Collection]
+	col := g.collections[o.Collection]
 	col.objs = slices.DeleteFunc(col.objs, func(x *HTTPObject) bool { return x == o })
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
+func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit := 100
 	if s := q.Get("limit"); s != "" {
@@ -440,12 +459,12 @@ func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	var matched []*HTTPObject
 	coll := collectionPath(r)
 	after := q.Get("after")
-	if col := c.http.collections[coll]; col != nil {
+	if col := g.collections[coll]; col != nil {
 	objects:
 		for _, o := range col.objs {
 			if after != "" {
@@ -476,7 +495,7 @@ func (c *Cloud) httpList(w http.ResponseWriter, r *http.Request) {
 	for _, o := range page {
 		items = append(items, o.Fields)
 	}
-	sh := c.shapeOf(coll)
+	sh := g.shapeOf(coll)
 	switch {
 	case sh.AfterPaging:
 		list := sh.List
@@ -512,51 +531,46 @@ func scalarString(v any) string {
 // its id (fields["id"] when it is a string, else generated). Fields are
 // copied through JSON, so they read back as the API would return them.
 func (c *Cloud) SeedHTTPObject(collection string, fields map[string]any) (string, error) {
-	b, err := json.Marshal(fields)
+	return lookup[*generic](c).seedHTTPObject(collection, fields)
+}
+
+func (g *generic) seedHTTPObject(collection string, fields map[string]any) (string, error) {
+	m, err := copyFields(fields)
 	if err != nil {
 		return "", fmt.Errorf("sim: http object fields: %w", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id, _ := m["id"].(string)
+	if id == "" {
+		id = "obj_" + g.randString(12, lowerDigits)
+	}
+	if g.find(collection, id) != nil {
+		return "", fmt.Errorf("sim: http object %s/%s exists", collection, id)
+	}
+	m["id"] = id
+	col := g.collection(collection)
+	col.objs = append(col.objs, &HTTPObject{Collection: collection, ID: id, Fields: m, Version: 1, Origin: OriginSeed})
+	return id, nil
+}
+
+// copyFields copies an object's fields through JSON: the one way the
+// generic API copies, so a copy reads as the API would return it.
+func copyFields(fields map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
 	}
 	m, ok := decodeFields(b)
 	if !ok {
 		m = map[string]any{}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id, _ := m["id"].(string)
-	if id == "" {
-		id = "obj_" + c.randString(12, lowerDigits)
-	}
-	if c.httpFind(collection, id) != nil {
-		return "", fmt.Errorf("sim: http object %s/%s exists", collection, id)
-	}
-	m["id"] = id
-	col := c.httpCollection(collection)
-	col.objs = append(col.objs, &HTTPObject{Collection: collection, ID: id, Fields: m, Version: 1, Origin: OriginSeed})
-	return id, nil
-}
-
-// deepCopyJSON copies a JSON-shaped value.
-func deepCopyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopyJSON(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = deepCopyJSON(e)
-		}
-		return s
-	}
-	return v
+	return m, nil
 }
 
 // generated is the value of a field a shape's Generated names. Callers
-// hold c.mu.
-func (c *Cloud) generated(kind string, m map[string]any) any {
+// hold g.mu.
+func (g *generic) generated(kind string, m map[string]any) any {
 	if from, ok := strings.CutPrefix(kind, "slug:"); ok {
 		src, _ := m[from].(string)
 		var b strings.Builder
@@ -572,5 +586,60 @@ func (c *Cloud) generated(kind string, m map[string]any) any {
 		}
 		return strings.TrimSuffix(b.String(), "-")
 	}
-	return c.now().UTC().Format(time.RFC3339)
+	return g.now().UTC().Format(time.RFC3339)
+}
+
+func (g *generic) drift(d Drift) (string, error) {
+	o := g.find(d.Project, d.ID)
+	if o == nil {
+		return "", fmt.Errorf("sim: drift: no http object %s/%s", d.Project, d.ID)
+	}
+	switch d.Action {
+	case DriftChange:
+		if d.Field == "" || d.Field == "id" {
+			return "", fmt.Errorf("sim: drift: http change needs a field other than id")
+		}
+		var v any = d.Value
+		if json.Valid([]byte(d.Value)) {
+			if m, ok := decodeFields([]byte(`{"v":` + d.Value + `}`)); ok {
+				v = m["v"]
+			}
+		}
+		o.Fields[d.Field] = v
+		o.Version++
+		return o.ID, nil
+	case DriftDelete, DriftRecreate:
+		col := g.collections[o.Collection]
+		col.objs = slices.DeleteFunc(col.objs, func(x *HTTPObject) bool { return x == o })
+		if d.Action == DriftDelete {
+			return o.ID, nil
+		}
+		n := &HTTPObject{Collection: o.Collection, ID: "obj_" + g.randString(12, lowerDigits), Version: 1, Origin: OriginConsole}
+		n.Fields, _ = copyFields(o.Fields)
+		n.Fields["id"] = n.ID
+		col.objs = append(col.objs, n)
+		return n.ID, nil
+	case DriftAdd, DriftRemove:
+		if d.Field == "" {
+			return "", fmt.Errorf("sim: drift: http list edit needs the field of the list")
+		}
+		if err := editHTTPList(o, d); err != nil {
+			return "", err
+		}
+		o.Version++
+		return o.ID, nil
+	}
+	return "", badAction(d)
+}
+
+// snapshot adds the objects of every collection, in the order the collections were made.
+func (g *generic) snapshot(s *Snapshot, now time.Time) {
+	s.HTTP = []HTTPObject{}
+	for _, name := range g.order {
+		for _, o := range g.collections[name].objs {
+			x := *o
+			x.Fields, _ = copyFields(o.Fields)
+			s.HTTP = append(s.HTTP, x)
+		}
+	}
 }

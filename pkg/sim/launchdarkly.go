@@ -45,6 +45,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -82,17 +83,30 @@ type LaunchDarklyTarget struct {
 	Values      []string `json:"values"`
 }
 
-type launchdarklyState struct {
-	flags []*LaunchDarklyFlag
+// launchdarkly is the LaunchDarkly provider: flags with their environments and targets.
+type launchdarkly struct {
+	*core
+	routes *api
+	flags  []*LaunchDarklyFlag
 }
 
 func ldErr(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": msg})
 }
 
-func (c *Cloud) launchdarklyProvider() *provider {
-	p := &provider{name: ProviderLaunchDarkly, mux: http.NewServeMux(), token: func() string { return c.tokens.LaunchDarkly }}
-	p.authorized = func(h string) bool { return h == c.tokens.LaunchDarkly }
+func newLaunchDarkly(c *core) provider {
+	ld := &launchdarkly{core: c}
+	ld.routes = ld.newAPI()
+	return ld
+}
+
+func (ld *launchdarkly) api() *api { return ld.routes }
+
+func (ld *launchdarkly) reset() { ld.flags = nil }
+
+func (ld *launchdarkly) newAPI() *api {
+	p := &api{name: ProviderLaunchDarkly, mux: http.NewServeMux(), token: func() string { return ld.tokens.LaunchDarkly }}
+	p.authorized = func(h string) bool { return h == ld.tokens.LaunchDarkly }
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { ldErr(w, status, code, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		ldErr(w, http.StatusUnauthorized, "unauthorized", "Invalid access token")
@@ -101,17 +115,21 @@ func (c *Cloud) launchdarklyProvider() *provider {
 		setRetryAfter(w, after)
 		ldErr(w, http.StatusTooManyRequests, "rate_limited", "You've exceeded the API rate limit. Try again later.")
 	}
-	p.mux.HandleFunc("GET /api/v2/flags/{project}/{flag}", c.ldGet)
-	p.mux.HandleFunc("PATCH /api/v2/flags/{project}/{flag}", c.ldPatch)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /api/v2/flags/{project}/{flag}", ld.ldGet)
+	p.handle("PATCH /api/v2/flags/{project}/{flag}", ld.ldPatch)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		ldErr(w, http.StatusNotFound, "not_found", "Unknown resource")
 	})
+	p.env = func(url string) []string {
+		return []string{"LAUNCHDARKLY_API_URL=" + url, "LAUNCHDARKLY_ACCESS_TOKEN=" + ld.tokens.LaunchDarkly}
+	}
+	p.described = describedAs{files: []string{"launchdarkly"}}
 	return p
 }
 
-// ldFind finds a flag, answering 404 itself. Callers hold c.mu.
-func (c *Cloud) ldFind(w http.ResponseWriter, r *http.Request) *LaunchDarklyFlag {
-	for _, f := range c.launchdarkly.flags {
+// ldFind finds a flag, answering 404 itself. Callers hold ld.mu.
+func (ld *launchdarkly) ldFind(w http.ResponseWriter, r *http.Request) *LaunchDarklyFlag {
+	for _, f := range ld.flags {
 		if f.Project == r.PathValue("project") && f.Key == r.PathValue("flag") {
 			return f
 		}
@@ -164,15 +182,15 @@ func ldView(f *LaunchDarklyFlag, only string) map[string]any {
 		"temporary": false}
 }
 
-func (c *Cloud) ldGet(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.ldFind(w, r); f != nil {
+func (ld *launchdarkly) ldGet(w http.ResponseWriter, r *http.Request) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	if f := ld.ldFind(w, r); f != nil {
 		writeJSON(w, http.StatusOK, ldView(f, r.URL.Query().Get("env")))
 	}
 }
 
-func (c *Cloud) ldPatch(w http.ResponseWriter, r *http.Request) {
+func (ld *launchdarkly) ldPatch(w http.ResponseWriter, r *http.Request) {
 	if !strings.Contains(r.Header.Get("Content-Type"), "domain-model=launchdarkly.semanticpatch") {
 		ldErr(w, http.StatusBadRequest, "invalid_request", "the sim only models semantic patch (domain-model=launchdarkly.semanticpatch)")
 		return
@@ -190,9 +208,9 @@ func (c *Cloud) ldPatch(w http.ResponseWriter, r *http.Request) {
 		ldErr(w, http.StatusBadRequest, "invalid_request", "a semantic patch needs instructions")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.ldFind(w, r)
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	f := ld.ldFind(w, r)
 	if f == nil {
 		return
 	}
@@ -257,14 +275,18 @@ func (c *Cloud) ldPatch(w http.ResponseWriter, r *http.Request) {
 // SeedLaunchDarklyFlag adds a flag (marked seeded). Variations without an
 // id get one; environments without targets get an empty list.
 func (c *Cloud) SeedLaunchDarklyFlag(f LaunchDarklyFlag) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	lookup[*launchdarkly](c).seedLaunchDarklyFlag(f)
+}
+
+func (ld *launchdarkly) seedLaunchDarklyFlag(f LaunchDarklyFlag) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
 	x := f
 	x.Origin = OriginSeed
 	x.Variations = slices.Clone(f.Variations)
 	for i := range x.Variations {
 		if x.Variations[i].ID == "" {
-			x.Variations[i].ID = c.uuid()
+			x.Variations[i].ID = ld.uuid()
 		}
 	}
 	x.Environments = map[string]*LaunchDarklyEnv{}
@@ -273,12 +295,12 @@ func (c *Cloud) SeedLaunchDarklyFlag(f LaunchDarklyFlag) {
 		ce.Targets = slices.Clone(e.Targets)
 		x.Environments[k] = &ce
 	}
-	c.launchdarkly.flags = append(c.launchdarkly.flags, &x)
+	ld.flags = append(ld.flags, &x)
 }
 
-func (c *Cloud) launchdarklySnapshot() []LaunchDarklyFlag {
+func (ld *launchdarkly) launchdarklySnapshot() []LaunchDarklyFlag {
 	out := []LaunchDarklyFlag{}
-	for _, f := range c.launchdarkly.flags {
+	for _, f := range ld.flags {
 		x := *f
 		x.Variations = slices.Clone(f.Variations)
 		x.Environments = map[string]*LaunchDarklyEnv{}
@@ -294,4 +316,44 @@ func (c *Cloud) launchdarklySnapshot() []LaunchDarklyFlag {
 		out = append(out, x)
 	}
 	return out
+}
+
+func (ld *launchdarkly) drift(d Drift) (string, error) {
+	var f *LaunchDarklyFlag
+	for _, x := range ld.flags {
+		if x.Project+"/"+x.Key == d.Project {
+			f = x
+		}
+	}
+	if f == nil {
+		return "", fmt.Errorf("sim: drift: no launchdarkly flag %q (project/flag)", d.Project)
+	}
+	env := f.Environments[d.Target]
+	if env == nil {
+		return "", fmt.Errorf("sim: drift: flag %s has no environment %q", d.Project, d.Target)
+	}
+	for i := range env.Targets {
+		env.Targets[i].Values = slices.DeleteFunc(env.Targets[i].Values, func(s string) bool { return s == d.Key })
+	}
+	switch d.Action {
+	case DriftRemove:
+	case DriftAdd:
+		vi := 0
+		if d.Value != "" {
+			if _, err := fmt.Sscan(d.Value, &vi); err != nil || vi < 0 || vi >= len(f.Variations) {
+				return "", fmt.Errorf("sim: drift: variation index %q", d.Value)
+			}
+		}
+		env.Targets = append(env.Targets, LaunchDarklyTarget{ContextKind: "user", Variation: vi, Values: []string{d.Key}})
+	default:
+		return "", badAction(d)
+	}
+	env.Targets = slices.DeleteFunc(env.Targets, func(t LaunchDarklyTarget) bool { return len(t.Values) == 0 })
+	env.Version++
+	return f.Key, nil
+}
+
+// snapshot adds the flags with their targets.
+func (ld *launchdarkly) snapshot(s *Snapshot, now time.Time) {
+	s.LaunchDarkly = ld.launchdarklySnapshot()
 }

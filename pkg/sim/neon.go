@@ -71,6 +71,7 @@ package sim
 //     with Retry-After.
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -121,7 +122,11 @@ type NeonOperation struct {
 	UpdatedAt  string `json:"updated_at"`
 }
 
-type neonState struct {
+// neon is the Neon provider: projects with their branches and
+// operations.
+type neon struct {
+	*core
+	routes   *api
 	projects []*neonProject
 	opsAfter int           // requests; 0 = not by count
 	opsDur   time.Duration // 0 = not by time
@@ -148,57 +153,74 @@ type neonOp struct {
 
 const neonTime = "2006-01-02T15:04:05Z"
 
-func (c *Cloud) neonProvider() *provider {
-	p := &provider{name: ProviderNeon, mux: http.NewServeMux(), token: func() string { return c.tokens.Neon }}
-	p.fail = func(w http.ResponseWriter, status int, code, msg string) { c.neonErr(w, status, msg) }
+func newNeon(c *core) provider {
+	ne := &neon{core: c}
+	ne.routes = ne.newAPI()
+	return ne
+}
+
+func (ne *neon) api() *api { return ne.routes }
+
+func (ne *neon) reset() {
+	ne.projects, ne.opsAfter, ne.opsDur, ne.set = nil, 0, 0, false
+}
+
+func (ne *neon) newAPI() *api {
+	p := &api{name: ProviderNeon, mux: http.NewServeMux(), token: func() string { return ne.tokens.Neon },
+		env: func(url string) []string { return []string{"NEON_API_URL=" + url, "NEON_API_KEY=" + ne.tokens.Neon} }}
+	p.fail = func(w http.ResponseWriter, status int, code, msg string) { ne.err(w, status, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		msg := "authentication required"
 		if !missing {
 			msg = "invalid API key"
 		}
-		c.neonErr(w, http.StatusUnauthorized, msg)
+		ne.err(w, http.StatusUnauthorized, msg)
 	}
 	p.rateLimit = func(w http.ResponseWriter, after time.Duration, now time.Time) {
 		setRetryAfter(w, after)
-		c.neonErr(w, http.StatusTooManyRequests, "rate limit exceeded")
+		ne.err(w, http.StatusTooManyRequests, "rate limit exceeded")
 	}
-	p.mux.HandleFunc("POST /projects/{project_id}/branches", c.neonCreateBranch)
-	p.mux.HandleFunc("GET /projects/{project_id}/branches", c.neonListBranches)
-	p.mux.HandleFunc("GET /projects/{project_id}/branches/{branch_id}", c.neonGetBranch)
-	p.mux.HandleFunc("DELETE /projects/{project_id}/branches/{branch_id}", c.neonDeleteBranch)
-	p.mux.HandleFunc("GET /projects/{project_id}/connection_uri", c.neonConnectionURI)
-	p.mux.HandleFunc("GET /projects/{project_id}/operations/{operation_id}", c.neonGetOperation)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		c.neonErr(w, http.StatusNotFound, "not found")
+	p.handle("POST /projects/{project_id}/branches", ne.createBranch)
+	p.handle("GET /projects/{project_id}/branches", ne.listBranches)
+	p.handle("GET /projects/{project_id}/branches/{branch_id}", ne.getBranch)
+	p.handle("DELETE /projects/{project_id}/branches/{branch_id}", ne.deleteBranch)
+	p.handle("GET /projects/{project_id}/connection_uri", ne.connectionURI)
+	p.handle("GET /projects/{project_id}/operations/{operation_id}", ne.getOperation)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
+		ne.err(w, http.StatusNotFound, "not found")
 	})
 	return p
 }
 
-func (c *Cloud) neonErr(w http.ResponseWriter, status int, msg string) {
-	c.mu.Lock()
-	id := c.uuid()
-	c.mu.Unlock()
+func (ne *neon) err(w http.ResponseWriter, status int, msg string) {
+	ne.mu.Lock()
+	id := ne.uuid()
+	ne.mu.Unlock()
 	writeJSON(w, status, map[string]any{"code": "", "message": msg, "request_id": id})
 }
 
-// neonErrLocked is neonErr for callers holding c.mu.
-func (c *Cloud) neonErrLocked(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"code": "", "message": msg, "request_id": c.uuid()})
+// neonErrLocked is neonErr for callers holding ne.mu.
+func (ne *neon) errLocked(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"code": "", "message": msg, "request_id": ne.uuid()})
 }
 
 // SetNeonOps changes when Neon operations finish: after that many further
 // requests to the project, or after that much clock time (zero turns a
 // trigger off; both zero restores the default of 2 requests).
 func (c *Cloud) SetNeonOps(afterRequests int, after time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.neon.opsAfter, c.neon.opsDur, c.neon.set = afterRequests, after, true
+	lookup[*neon](c).setNeonOps(afterRequests, after)
 }
 
-func (c *Cloud) neonOpsRule() (int, time.Duration) {
-	n, d := c.opts.NeonOpsAfterRequests, c.opts.NeonOpsAfter
-	if c.neon.set {
-		n, d = c.neon.opsAfter, c.neon.opsDur
+func (ne *neon) setNeonOps(afterRequests int, after time.Duration) {
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	ne.opsAfter, ne.opsDur, ne.set = afterRequests, after, true
+}
+
+func (ne *neon) opsRule() (int, time.Duration) {
+	n, d := ne.opts.NeonOpsAfterRequests, ne.opts.NeonOpsAfter
+	if ne.set {
+		n, d = ne.opsAfter, ne.opsDur
 	}
 	if n <= 0 && d <= 0 {
 		n = 2
@@ -207,27 +229,27 @@ func (c *Cloud) neonOpsRule() (int, time.Duration) {
 }
 
 // neonProjectFor finds the project, counts the request and settles its
-// operations. Callers hold c.mu.
-func (c *Cloud) neonProjectFor(w http.ResponseWriter, id string) *neonProject {
-	for _, p := range c.neon.projects {
+// operations. Callers hold ne.mu.
+func (ne *neon) projectFor(w http.ResponseWriter, id string) *neonProject {
+	for _, p := range ne.projects {
 		if p.ID == id {
 			p.ticks++
-			c.neonSettle(p)
+			ne.settle(p)
 			return p
 		}
 	}
-	c.neonErrLocked(w, http.StatusNotFound, "project not found")
+	ne.errLocked(w, http.StatusNotFound, "project not found")
 	return nil
 }
 
-func (c *Cloud) neonSettle(p *neonProject) {
-	n, d := c.neonOpsRule()
-	now := c.now()
+func (ne *neon) settle(p *neonProject) {
+	n, d := ne.opsRule()
+	now := ne.now()
 	for _, op := range p.ops {
 		if op.Status == "finished" {
 			continue
 		}
-		if c.opts.NeonOpsImmediate || (n > 0 && p.ticks-op.startTick >= n) || (d > 0 && now.Sub(op.start) >= d) {
+		if ne.opts.NeonOpsImmediate || (n > 0 && p.ticks-op.startTick >= n) || (d > 0 && now.Sub(op.start) >= d) {
 			op.Status = "finished"
 			op.UpdatedAt = now.UTC().Format(neonTime)
 		} else if op.Status == "scheduling" {
@@ -278,12 +300,12 @@ var neonWords = [][]string{
 	{"scene", "dew", "bush", "darkness", "sound", "king", "meadow", "disk", "river", "frost", "cloud", "leaf"},
 }
 
-func (c *Cloud) neonName(prefix string) string {
-	return prefix + "-" + neonWords[0][c.rng.IntN(len(neonWords[0]))] + "-" + neonWords[1][c.rng.IntN(len(neonWords[1]))] + "-" + c.randString(8, lowerDigits)
+func (ne *neon) name(prefix string) string {
+	return prefix + "-" + neonWords[0][ne.rng.IntN(len(neonWords[0]))] + "-" + neonWords[1][ne.rng.IntN(len(neonWords[1]))] + "-" + ne.randString(8, lowerDigits)
 }
 
-func (c *Cloud) neonNow() (time.Time, string) {
-	now := c.now()
+func (ne *neon) neonNow() (time.Time, string) {
+	now := ne.now()
 	return now, now.UTC().Format(neonTime)
 }
 
@@ -335,7 +357,7 @@ func opView(p *neonProject, op *neonOp) map[string]any {
 	return v
 }
 
-func (c *Cloud) neonURI(p *neonProject, b *neonBranch, pooled bool) string {
+func (ne *neon) uRI(p *neonProject, b *neonBranch, pooled bool) string {
 	host := b.Host
 	if pooled {
 		host = b.EndpointID + "-pooler." + p.regionHost()
@@ -343,25 +365,25 @@ func (c *Cloud) neonURI(p *neonProject, b *neonBranch, pooled bool) string {
 	return "postgresql://" + p.Role + ":" + p.Password + "@" + host + "/" + p.Database + "?sslmode=require&channel_binding=require"
 }
 
-func (c *Cloud) neonAddOp(p *neonProject, branchID, endpointID, action, status string) *neonOp {
-	now, ts := c.neonNow()
+func (ne *neon) addOp(p *neonProject, branchID, endpointID, action, status string) *neonOp {
+	now, ts := ne.neonNow()
 	op := &neonOp{
-		NeonOperation: NeonOperation{ID: c.uuid(), BranchID: branchID, EndpointID: endpointID, Action: action, Status: status, CreatedAt: ts, UpdatedAt: ts},
+		NeonOperation: NeonOperation{ID: ne.uuid(), BranchID: branchID, EndpointID: endpointID, Action: action, Status: status, CreatedAt: ts, UpdatedAt: ts},
 		startTick:     p.ticks, start: now,
 	}
 	p.ops = append(p.ops, op)
 	return op
 }
 
-// neonNewBranch makes a branch (and, with endpoint, its compute). Callers hold c.mu.
-func (c *Cloud) neonNewBranch(p *neonProject, name, parentID string, endpoint bool, origin Origin) *neonBranch {
-	now, ts := c.neonNow()
-	b := &neonBranch{NeonBranch: NeonBranch{ID: c.neonName("br"), Name: name, ParentID: parentID, CurrentState: "ready", CreatedAt: ts, UpdatedAt: ts, Origin: origin}, updated: now}
+// neonNewBranch makes a branch (and, with endpoint, its compute). Callers hold ne.mu.
+func (ne *neon) newBranch(p *neonProject, name, parentID string, endpoint bool, origin Origin) *neonBranch {
+	now, ts := ne.neonNow()
+	b := &neonBranch{NeonBranch: NeonBranch{ID: ne.name("br"), Name: name, ParentID: parentID, CurrentState: "ready", CreatedAt: ts, UpdatedAt: ts, Origin: origin}, updated: now}
 	if b.Name == "" {
 		b.Name = b.ID
 	}
 	if endpoint {
-		b.EndpointID = c.neonName("ep")
+		b.EndpointID = ne.name("ep")
 		b.Host = b.EndpointID + "." + p.regionHost()
 	}
 	p.branches = append(p.branches, b)
@@ -378,11 +400,11 @@ type neonCreateBody struct {
 	} `json:"endpoints"`
 }
 
-func (c *Cloud) neonCreateBranch(w http.ResponseWriter, r *http.Request) {
+func (ne *neon) createBranch(w http.ResponseWriter, r *http.Request) {
 	var in neonCreateBody
 	if body := readBody(r); len(strings.TrimSpace(string(body))) > 0 {
 		if err := json.Unmarshal(body, &in); err != nil {
-			c.neonErr(w, http.StatusBadRequest, "invalid request body: "+err.Error())
+			ne.err(w, http.StatusBadRequest, "invalid request body: "+err.Error())
 			return
 		}
 	}
@@ -393,17 +415,17 @@ func (c *Cloud) neonCreateBranch(w http.ResponseWriter, r *http.Request) {
 			rw++
 		case "read_only":
 		default:
-			c.neonErr(w, http.StatusBadRequest, fmt.Sprintf("invalid endpoint type %q", e.Type))
+			ne.err(w, http.StatusBadRequest, fmt.Sprintf("invalid endpoint type %q", e.Type))
 			return
 		}
 	}
 	if rw > 1 {
-		c.neonErr(w, http.StatusBadRequest, "a branch can have only one read_write endpoint")
+		ne.err(w, http.StatusBadRequest, "a branch can have only one read_write endpoint")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.neonProjectFor(w, r.PathValue("project_id"))
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	p := ne.projectFor(w, r.PathValue("project_id"))
 	if p == nil {
 		return
 	}
@@ -418,27 +440,27 @@ func (c *Cloud) neonCreateBranch(w http.ResponseWriter, r *http.Request) {
 	}
 	pb := p.branch(parent)
 	if pb == nil {
-		c.neonErrLocked(w, http.StatusNotFound, "parent branch not found")
+		ne.errLocked(w, http.StatusNotFound, "parent branch not found")
 		return
 	}
-	if c.opts.NeonLockProject && p.anyBusy() || p.busy(parent) {
-		c.neonLocked(w, p, parent)
+	if ne.opts.NeonLockProject && p.anyBusy() || p.busy(parent) {
+		ne.locked(w, p, parent)
 		return
 	}
 	for _, b := range p.branches {
 		if name != "" && b.Name == name {
-			c.neonErrLocked(w, http.StatusConflict, fmt.Sprintf("branch already exists; branch_name:%q", name))
+			ne.errLocked(w, http.StatusConflict, fmt.Sprintf("branch already exists; branch_name:%q", name))
 			return
 		}
 	}
-	b := c.neonNewBranch(p, name, parent, rw > 0, OriginAPI)
+	b := ne.newBranch(p, name, parent, rw > 0, OriginAPI)
 	b.CurrentState = "init"
-	ops := []any{opView(p, c.neonAddOp(p, b.ID, "", "create_branch", "running"))}
+	ops := []any{opView(p, ne.addOp(p, b.ID, "", "create_branch", "running"))}
 	if b.EndpointID != "" {
-		ops = append(ops, opView(p, c.neonAddOp(p, b.ID, b.EndpointID, "start_compute", "scheduling")))
+		ops = append(ops, opView(p, ne.addOp(p, b.ID, b.EndpointID, "start_compute", "scheduling")))
 	}
-	if c.opts.NeonOpsImmediate {
-		c.neonSettle(p)
+	if ne.opts.NeonOpsImmediate {
+		ne.settle(p)
 		ops = ops[:0]
 		for _, op := range p.ops {
 			if op.BranchID == b.ID {
@@ -446,18 +468,18 @@ func (c *Cloud) neonCreateBranch(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	_, ts := c.neonNow()
+	_, ts := ne.neonNow()
 	out := map[string]any{
 		"branch":     branchView(p, b),
 		"endpoints":  []any{},
 		"operations": ops,
 		"roles":      []any{map[string]any{"branch_id": b.ID, "name": p.Role, "protected": false, "created_at": ts, "updated_at": ts}},
-		"databases":  []any{map[string]any{"id": c.rng.IntN(1 << 30), "branch_id": b.ID, "name": p.Database, "owner_name": p.Role, "created_at": ts, "updated_at": ts}},
+		"databases":  []any{map[string]any{"id": ne.rng.IntN(1 << 30), "branch_id": b.ID, "name": p.Database, "owner_name": p.Role, "created_at": ts, "updated_at": ts}},
 	}
 	if b.EndpointID != "" {
 		out["endpoints"] = []any{endpointView(p, b)}
 		out["connection_uris"] = []any{map[string]any{
-			"connection_uri": c.neonURI(p, b, false),
+			"connection_uri": ne.uRI(p, b, false),
 			"connection_parameters": map[string]any{
 				"database": p.Database, "password": p.Password, "role": p.Role,
 				"host": b.Host, "pooler_host": b.EndpointID + "-pooler." + p.regionHost(),
@@ -467,54 +489,26 @@ func (c *Cloud) neonCreateBranch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
-func (c *Cloud) neonLocked(w http.ResponseWriter, p *neonProject, branchID string) {
+func (ne *neon) locked(w http.ResponseWriter, p *neonProject, branchID string) {
 	var actions []string
 	for _, op := range p.ops {
-		if op.Status != "finished" && (branchID == "" || op.BranchID == branchID || c.opts.NeonLockProject) {
+		if op.Status != "finished" && (branchID == "" || op.BranchID == branchID || ne.opts.NeonLockProject) {
 			actions = append(actions, op.Action)
 		}
 	}
-	c.neonErrLocked(w, http.StatusLocked, "project already has running conflicting operations, scope: project, conflicting action: "+strings.Join(actions, ","))
+	ne.errLocked(w, http.StatusLocked, "project already has running conflicting operations, scope: project, conflicting action: "+strings.Join(actions, ","))
 }
 
-func (c *Cloud) neonListBranches(w http.ResponseWriter, r *http.Request) {
+func (ne *neon) listBranches(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := 0
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 10000 {
-			c.neonErr(w, http.StatusBadRequest, "limit must be an integer from 1 to 10000")
-			return
-		}
-		limit = n
-	}
-	if ps := pageSizeOf(r); ps > 0 && (limit == 0 || ps < limit) {
-		limit = ps
-	}
-	offset := 0
-	if s := q.Get("cursor"); s != "" {
-		b, err := base64.RawURLEncoding.DecodeString(s)
-		n, err2 := strconv.Atoi(strings.TrimPrefix(string(b), "o:"))
-		if err != nil || err2 != nil || n < 0 {
-			c.neonErr(w, http.StatusBadRequest, "invalid cursor")
-			return
-		}
-		offset = n
-	}
-	sortBy, order := q.Get("sort_by"), q.Get("sort_order")
-	if sortBy == "" {
-		sortBy = "updated_at"
-	}
-	if order == "" {
-		order = "desc"
-	}
-	if !slices.Contains([]string{"updated_at", "created_at", "name"}, sortBy) || (order != "asc" && order != "desc") {
-		c.neonErr(w, http.StatusBadRequest, "invalid sort_by or sort_order")
+	l, bad := parseBranchQuery(r)
+	if bad != "" {
+		ne.err(w, http.StatusBadRequest, bad)
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.neonProjectFor(w, r.PathValue("project_id"))
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	p := ne.projectFor(w, r.PathValue("project_id"))
 	if p == nil {
 		return
 	}
@@ -525,8 +519,67 @@ func (c *Cloud) neonListBranches(w http.ResponseWriter, r *http.Request) {
 			bs = append(bs, b)
 		}
 	}
+	l.sort(bs)
+	offset := min(l.offset, len(bs))
+	bs = bs[offset:]
+	more := l.limit > 0 && len(bs) > l.limit
+	if more {
+		bs = bs[:l.limit]
+	}
+	views := []any{}
+	for _, b := range bs {
+		views = append(views, branchView(p, b))
+	}
+	out := map[string]any{"branches": views, "annotations": map[string]any{}}
+	if l.limit > 0 || q.Get("cursor") != "" {
+		pag := map[string]any{"sort_by": l.sortBy, "sort_order": l.order}
+		if more {
+			pag["next"] = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(offset+l.limit)))
+		}
+		out["pagination"] = pag
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// branchQuery is the page and order a list of branches asks for.
+type branchQuery struct {
+	limit, offset int // limit 0: all
+	sortBy, order string
+}
+
+// parseBranchQuery reads the query of a list of branches; bad is the
+// message of the answer when it is not valid.
+func parseBranchQuery(r *http.Request) (l branchQuery, bad string) {
+	q := r.URL.Query()
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 10000 {
+			return l, "limit must be an integer from 1 to 10000"
+		}
+		l.limit = n
+	}
+	if ps := pageSizeOf(r); ps > 0 && (l.limit == 0 || ps < l.limit) {
+		l.limit = ps
+	}
+	if s := q.Get("cursor"); s != "" {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		n, err2 := strconv.Atoi(strings.TrimPrefix(string(b), "o:"))
+		if err != nil || err2 != nil || n < 0 {
+			return l, "invalid cursor"
+		}
+		l.offset = n
+	}
+	l.sortBy, l.order = cmp.Or(q.Get("sort_by"), "updated_at"), cmp.Or(q.Get("sort_order"), "desc")
+	if !slices.Contains([]string{"updated_at", "created_at", "name"}, l.sortBy) || (l.order != "asc" && l.order != "desc") {
+		return l, "invalid sort_by or sort_order"
+	}
+	return l, ""
+}
+
+// sort orders branches by the query's key, ties by id.
+func (l branchQuery) sort(bs []*neonBranch) {
 	key := func(b *neonBranch) string {
-		switch sortBy {
+		switch l.sortBy {
 		case "name":
 			return b.Name
 		case "created_at":
@@ -539,53 +592,32 @@ func (c *Cloud) neonListBranches(w http.ResponseWriter, r *http.Request) {
 		if ki == kj {
 			ki, kj = bs[i].ID, bs[j].ID
 		}
-		if order == "asc" {
+		if l.order == "asc" {
 			return ki < kj
 		}
 		return ki > kj
 	})
-	if offset > len(bs) {
-		offset = len(bs)
-	}
-	bs = bs[offset:]
-	more := limit > 0 && len(bs) > limit
-	if more {
-		bs = bs[:limit]
-	}
-	views := []any{}
-	for _, b := range bs {
-		views = append(views, branchView(p, b))
-	}
-	out := map[string]any{"branches": views, "annotations": map[string]any{}}
-	if limit > 0 || q.Get("cursor") != "" {
-		pag := map[string]any{"sort_by": sortBy, "sort_order": order}
-		if more {
-			pag["next"] = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(offset+limit)))
-		}
-		out["pagination"] = pag
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
-func (c *Cloud) neonGetBranch(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.neonProjectFor(w, r.PathValue("project_id"))
+func (ne *neon) getBranch(w http.ResponseWriter, r *http.Request) {
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	p := ne.projectFor(w, r.PathValue("project_id"))
 	if p == nil {
 		return
 	}
 	b := p.branch(r.PathValue("branch_id"))
 	if b == nil {
-		c.neonErrLocked(w, http.StatusNotFound, "branch not found")
+		ne.errLocked(w, http.StatusNotFound, "branch not found")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"branch": branchView(p, b)})
 }
 
-func (c *Cloud) neonDeleteBranch(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.neonProjectFor(w, r.PathValue("project_id"))
+func (ne *neon) deleteBranch(w http.ResponseWriter, r *http.Request) {
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	p := ne.projectFor(w, r.PathValue("project_id"))
 	if p == nil {
 		return
 	}
@@ -595,39 +627,39 @@ func (c *Cloud) neonDeleteBranch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if b.Default {
-		c.neonErrLocked(w, http.StatusBadRequest, "cannot delete the default branch")
+		ne.errLocked(w, http.StatusBadRequest, "cannot delete the default branch")
 		return
 	}
 	for _, x := range p.branches {
 		if x.ParentID == b.ID {
-			c.neonErrLocked(w, http.StatusBadRequest, "cannot delete a branch that has child branches")
+			ne.errLocked(w, http.StatusBadRequest, "cannot delete a branch that has child branches")
 			return
 		}
 	}
-	if (c.opts.NeonLockProject && p.anyBusy()) || p.busy(b.ID) {
-		c.neonLocked(w, p, b.ID)
+	if (ne.opts.NeonLockProject && p.anyBusy()) || p.busy(b.ID) {
+		ne.locked(w, p, b.ID)
 		return
 	}
 	p.branches = slices.DeleteFunc(p.branches, func(x *neonBranch) bool { return x == b })
 	var ops []any
 	if b.EndpointID != "" {
-		ops = append(ops, opView(p, c.neonAddOp(p, b.ID, b.EndpointID, "suspend_compute", "running")))
+		ops = append(ops, opView(p, ne.addOp(p, b.ID, b.EndpointID, "suspend_compute", "running")))
 	}
-	ops = append(ops, opView(p, c.neonAddOp(p, b.ID, "", "delete_timeline", "scheduling")))
+	ops = append(ops, opView(p, ne.addOp(p, b.ID, "", "delete_timeline", "scheduling")))
 	writeJSON(w, http.StatusOK, map[string]any{"branch": branchView(p, b), "operations": ops})
 }
 
-func (c *Cloud) neonConnectionURI(w http.ResponseWriter, r *http.Request) {
+func (ne *neon) connectionURI(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	for _, k := range []string{"database_name", "role_name"} {
 		if q.Get(k) == "" {
-			c.neonErr(w, http.StatusBadRequest, "missing required query parameter "+k)
+			ne.err(w, http.StatusBadRequest, "missing required query parameter "+k)
 			return
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.neonProjectFor(w, r.PathValue("project_id"))
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	p := ne.projectFor(w, r.PathValue("project_id"))
 	if p == nil {
 		return
 	}
@@ -637,28 +669,28 @@ func (c *Cloud) neonConnectionURI(w http.ResponseWriter, r *http.Request) {
 	}
 	b := p.branch(id)
 	if b == nil {
-		c.neonErrLocked(w, http.StatusNotFound, "branch not found")
+		ne.errLocked(w, http.StatusNotFound, "branch not found")
 		return
 	}
 	if q.Get("database_name") != p.Database {
-		c.neonErrLocked(w, http.StatusNotFound, "database not found")
+		ne.errLocked(w, http.StatusNotFound, "database not found")
 		return
 	}
 	if q.Get("role_name") != p.Role {
-		c.neonErrLocked(w, http.StatusNotFound, "role not found")
+		ne.errLocked(w, http.StatusNotFound, "role not found")
 		return
 	}
 	if b.EndpointID == "" {
-		c.neonErrLocked(w, http.StatusNotFound, "read_write endpoint not found for the branch")
+		ne.errLocked(w, http.StatusNotFound, "read_write endpoint not found for the branch")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"uri": c.neonURI(p, b, q.Get("pooled") == "true")})
+	writeJSON(w, http.StatusOK, map[string]any{"uri": ne.uRI(p, b, q.Get("pooled") == "true")})
 }
 
-func (c *Cloud) neonGetOperation(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.neonProjectFor(w, r.PathValue("project_id"))
+func (ne *neon) getOperation(w http.ResponseWriter, r *http.Request) {
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	p := ne.projectFor(w, r.PathValue("project_id"))
 	if p == nil {
 		return
 	}
@@ -668,7 +700,7 @@ func (c *Cloud) neonGetOperation(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c.neonErrLocked(w, http.StatusNotFound, "operation not found")
+	ne.errLocked(w, http.StatusNotFound, "operation not found")
 }
 
 // SeedNeonProject adds a project with its default branch "main" (with a
@@ -676,10 +708,14 @@ func (c *Cloud) neonGetOperation(w http.ResponseWriter, r *http.Request) {
 // fields filled in (ID, DefaultBranchID, Password, ...). Branches given are
 // seeded too, as children of main unless they name a parent.
 func (c *Cloud) SeedNeonProject(p NeonProject) NeonProject {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	return lookup[*neon](c).seedNeonProject(p)
+}
+
+func (ne *neon) seedNeonProject(p NeonProject) NeonProject {
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
 	if p.ID == "" {
-		p.ID = neonWords[0][c.rng.IntN(len(neonWords[0]))] + "-" + neonWords[1][c.rng.IntN(len(neonWords[1]))] + "-" + c.randString(8, lowerDigits)
+		p.ID = neonWords[0][ne.rng.IntN(len(neonWords[0]))] + "-" + neonWords[1][ne.rng.IntN(len(neonWords[1]))] + "-" + ne.randString(8, lowerDigits)
 	}
 	if p.Name == "" {
 		p.Name = p.ID
@@ -694,11 +730,11 @@ func (c *Cloud) SeedNeonProject(p NeonProject) NeonProject {
 		p.Role = "neondb_owner"
 	}
 	if p.Password == "" {
-		p.Password = "npg_" + c.randString(12, alnum)
+		p.Password = "npg_" + ne.randString(12, alnum)
 	}
 	np := &neonProject{NeonProject: NeonProject{ID: p.ID, Name: p.Name, RegionID: p.RegionID, Database: p.Database, Role: p.Role, Password: p.Password, Origin: OriginSeed}}
-	c.neon.projects = append(c.neon.projects, np)
-	main := c.neonNewBranch(np, "main", "", true, OriginSeed)
+	ne.projects = append(ne.projects, np)
+	main := ne.newBranch(np, "main", "", true, OriginSeed)
 	main.Default = true
 	np.DefaultBranchID = main.ID
 	for _, b := range p.Branches {
@@ -706,17 +742,21 @@ func (c *Cloud) SeedNeonProject(p NeonProject) NeonProject {
 		if parent == "" {
 			parent = main.ID
 		}
-		c.neonNewBranch(np, b.Name, parent, true, OriginSeed)
+		ne.newBranch(np, b.Name, parent, true, OriginSeed)
 	}
-	return c.neonSnapshot(np)
+	return ne.neonSnapshot(np)
 }
 
 // SeedNeonBranch adds a ready branch with a compute to a project, marked
 // seeded, and returns its id. The parent defaults to the default branch.
 func (c *Cloud) SeedNeonBranch(project string, b NeonBranch) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range c.neon.projects {
+	return lookup[*neon](c).seedNeonBranch(project, b)
+}
+
+func (ne *neon) seedNeonBranch(project string, b NeonBranch) (string, error) {
+	ne.mu.Lock()
+	defer ne.mu.Unlock()
+	for _, p := range ne.projects {
 		if p.ID == project {
 			parent := b.ParentID
 			if parent == "" {
@@ -725,13 +765,13 @@ func (c *Cloud) SeedNeonBranch(project string, b NeonBranch) (string, error) {
 			if p.branch(parent) == nil {
 				return "", fmt.Errorf("sim: no neon branch %q in project %q", parent, project)
 			}
-			return c.neonNewBranch(p, b.Name, parent, true, OriginSeed).ID, nil
+			return ne.newBranch(p, b.Name, parent, true, OriginSeed).ID, nil
 		}
 	}
 	return "", fmt.Errorf("sim: no neon project %q", project)
 }
 
-func (c *Cloud) neonSnapshot(p *neonProject) NeonProject {
+func (ne *neon) neonSnapshot(p *neonProject) NeonProject {
 	out := p.NeonProject
 	out.Branches = []NeonBranch{}
 	out.Operations = []NeonOperation{}
@@ -742,4 +782,55 @@ func (c *Cloud) neonSnapshot(p *neonProject) NeonProject {
 		out.Operations = append(out.Operations, op.NeonOperation)
 	}
 	return out
+}
+
+func (ne *neon) drift(d Drift) (string, error) {
+	var p *neonProject
+	for _, x := range ne.projects {
+		if x.ID == d.Project {
+			p = x
+		}
+	}
+	if p == nil {
+		return "", fmt.Errorf("sim: drift: no neon project %q", d.Project)
+	}
+	if d.Action == DriftAdd {
+		return ne.newBranch(p, d.Value, p.DefaultBranchID, true, OriginConsole).ID, nil
+	}
+	var b *neonBranch
+	for _, x := range p.branches {
+		if x.ID == d.ID || x.Name == d.ID {
+			b = x
+			break
+		}
+	}
+	if b == nil {
+		return "", fmt.Errorf("sim: drift: no neon branch %q in %q", d.ID, d.Project)
+	}
+	_, ts := ne.neonNow()
+	switch d.Action {
+	case DriftChange:
+		b.Name, b.UpdatedAt = d.Value, ts
+		return b.ID, nil
+	case DriftDelete:
+		p.branches = slices.DeleteFunc(p.branches, func(x *neonBranch) bool { return x == b })
+		return b.ID, nil
+	case DriftRecreate:
+		p.branches = slices.DeleteFunc(p.branches, func(x *neonBranch) bool { return x == b })
+		n := ne.newBranch(p, b.Name, b.ParentID, b.EndpointID != "", OriginConsole)
+		n.Default = b.Default
+		if b.Default {
+			p.DefaultBranchID = n.ID
+		}
+		return n.ID, nil
+	}
+	return "", badAction(d)
+}
+
+// snapshot adds the projects with their branches and operations.
+func (ne *neon) snapshot(s *Snapshot, now time.Time) {
+	s.Neon = []NeonProject{}
+	for _, p := range ne.projects {
+		s.Neon = append(s.Neon, ne.neonSnapshot(p))
+	}
 }

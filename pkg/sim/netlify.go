@@ -17,8 +17,9 @@ package sim
 // N3. Environment variables live on the account: GET
 //     /accounts/{account_id}/env?site_id=S lists a site's variables as an
 //     array of {key, scopes, values:[{id, value, context,
-//     context_parameter}], is_secret, updated_at}; GET .../env/{key}?site_id=S
-//     answers one (404 when absent). The path's account is its id or its
+//     context_parameter}], is_secret, updated_at} (GET of one variable is
+//     not in Netlify's description, so the sim refuses it as every
+//     undescribed route). The path's account is its id or its
 //     slug. Sources: Netlify API reference, environmentVariables
 //     (getEnvVars, getEnvVar); netlify CLI env utilities
 //     (EnvVar/EnvVarValue types: context, context_parameter, id).
@@ -187,22 +188,25 @@ func (s *NetlifySite) buildEnv(context, branch string) map[string]string {
 	return out
 }
 
-type netlifyState struct {
-	sites []*NetlifySite
-	last  time.Time
+// netlify is the Netlify provider: sites with their variables and deploys.
+type netlify struct {
+	*core
+	routes *api
+	sites  []*NetlifySite
+	last   time.Time
 	// heads is the newest commit pushed to each branch of each site
 	// (site id → branch → sha), what createSiteBuild builds.
 	heads map[string]map[string]string
 }
 
 // netlifyNow is the clock, strictly increasing across the Netlify
-// timestamps it hands out. Callers hold c.mu.
-func (c *Cloud) netlifyNow() time.Time {
-	t := c.now()
-	if !t.After(c.netlify.last) {
-		t = c.netlify.last.Add(time.Millisecond)
+// timestamps it hands out. Callers hold nl.mu.
+func (nl *netlify) netlifyNow() time.Time {
+	t := nl.now()
+	if !t.After(nl.last) {
+		t = nl.last.Add(time.Millisecond)
 	}
-	c.netlify.last = t
+	nl.last = t
 	return t
 }
 
@@ -212,8 +216,18 @@ func netlifyErr(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"code": status, "message": msg})
 }
 
-func (c *Cloud) netlifyProvider() *provider {
-	p := &provider{name: ProviderNetlify, mux: http.NewServeMux(), token: func() string { return c.tokens.Netlify }}
+func newNetlify(c *core) provider {
+	nl := &netlify{core: c}
+	nl.routes = nl.newAPI()
+	return nl
+}
+
+func (nl *netlify) api() *api { return nl.routes }
+
+func (nl *netlify) reset() { nl.sites, nl.last, nl.heads = nil, time.Time{}, nil }
+
+func (nl *netlify) newAPI() *api {
+	p := &api{name: ProviderNetlify, mux: http.NewServeMux(), token: func() string { return nl.tokens.Netlify }}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { netlifyErr(w, status, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		netlifyErr(w, http.StatusUnauthorized, "Access Denied: Origin returned bad status 401")
@@ -223,22 +237,25 @@ func (c *Cloud) netlifyProvider() *provider {
 		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(after).Unix(), 10))
 		netlifyErr(w, http.StatusTooManyRequests, "Rate limit exceeded")
 	}
-	p.mux.HandleFunc("GET /sites/{site}", c.netlifySite)
-	p.mux.HandleFunc("GET /sites/{site}/deploys", c.netlifyDeploys)
-	p.mux.HandleFunc("POST /sites/{site}/builds", c.netlifyCreateBuild)
-	p.mux.HandleFunc("GET /accounts/{account}/env", c.netlifyListEnv)
-	p.mux.HandleFunc("POST /accounts/{account}/env", c.netlifyCreateEnv)
-	p.mux.HandleFunc("GET /accounts/{account}/env/{key}", c.netlifyGetEnv)
-	p.mux.HandleFunc("PATCH /accounts/{account}/env/{key}", c.netlifySetValue)
-	p.mux.HandleFunc("DELETE /accounts/{account}/env/{key}", c.netlifyDeleteEnv)
-	p.mux.HandleFunc("DELETE /accounts/{account}/env/{key}/value/{id}", c.netlifyDeleteValue)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { netlifyErr(w, http.StatusNotFound, "Not Found") })
+	p.handle("GET /sites/{site}", nl.site)
+	p.handle("GET /sites/{site}/deploys", nl.deploys)
+	p.handle("POST /sites/{site}/builds", nl.createBuild)
+	p.handle("GET /accounts/{account}/env", nl.listEnv)
+	p.handle("POST /accounts/{account}/env", nl.createEnv)
+	p.handle("PATCH /accounts/{account}/env/{key}", nl.setValue)
+	p.handle("DELETE /accounts/{account}/env/{key}", nl.deleteEnv)
+	p.handle("DELETE /accounts/{account}/env/{key}/value/{id}", nl.deleteValue)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) { netlifyErr(w, http.StatusNotFound, "Not Found") })
+	p.env = func(url string) []string {
+		return []string{"NETLIFY_API_URL=" + url, "NETLIFY_AUTH_TOKEN=" + nl.tokens.Netlify}
+	}
+	p.described = describedAs{files: []string{"netlify"}}
 	return p
 }
 
-// netlifySiteByID finds a site. Callers hold c.mu.
-func (c *Cloud) netlifySiteByID(id string) *NetlifySite {
-	for _, s := range c.netlify.sites {
+// netlifySiteByID finds a site. Callers hold nl.mu.
+func (nl *netlify) siteByID(id string) *NetlifySite {
+	for _, s := range nl.sites {
 		if s.ID == id || s.Name == id {
 			return s
 		}
@@ -247,14 +264,14 @@ func (c *Cloud) netlifySiteByID(id string) *NetlifySite {
 }
 
 // netlifyEnvSite is the site of an env request (site_id query, under its
-// own account). Callers hold c.mu.
-func (c *Cloud) netlifyEnvSite(w http.ResponseWriter, r *http.Request) *NetlifySite {
+// own account). Callers hold nl.mu.
+func (nl *netlify) envSite(w http.ResponseWriter, r *http.Request) *NetlifySite {
 	id := r.URL.Query().Get("site_id")
 	if id == "" {
 		netlifyErr(w, http.StatusBadRequest, "the sim models site variables only: site_id is required")
 		return nil
 	}
-	s := c.netlifySiteByID(id)
+	s := nl.siteByID(id)
 	acct := r.PathValue("account")
 	if s == nil || (acct != s.AccountID && acct != s.AccountSlug) {
 		netlifyErr(w, http.StatusNotFound, "Not Found")
@@ -265,9 +282,9 @@ func (c *Cloud) netlifyEnvSite(w http.ResponseWriter, r *http.Request) *NetlifyS
 
 // netlifyEnvVar finds the site (as netlifyEnvSite) and its variable named
 // by the path's key; it answers 404 and returns nil when either is missing.
-// The caller holds c.mu.
-func (c *Cloud) netlifyEnvVar(w http.ResponseWriter, r *http.Request) (*NetlifySite, int) {
-	s := c.netlifyEnvSite(w, r)
+// The caller holds nl.mu.
+func (nl *netlify) envVar(w http.ResponseWriter, r *http.Request) (*NetlifySite, int) {
+	s := nl.envSite(w, r)
 	if s == nil {
 		return nil, -1
 	}
@@ -284,10 +301,10 @@ func netlifySiteView(s *NetlifySite) map[string]any {
 		"ssl_url": "https://" + s.Name + ".netlify.app", "url": "http://" + s.Name + ".netlify.app"}
 }
 
-func (c *Cloud) netlifySite(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.netlifySiteByID(r.PathValue("site"))
+func (nl *netlify) site(w http.ResponseWriter, r *http.Request) {
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s := nl.siteByID(r.PathValue("site"))
 	if s == nil {
 		netlifyErr(w, http.StatusNotFound, "Not Found")
 		return
@@ -315,10 +332,10 @@ func netlifyEnvView(v *NetlifyEnvVar) map[string]any {
 		"updated_at": v.UpdatedAt.UTC().Format(time.RFC3339Nano)}
 }
 
-func (c *Cloud) netlifyListEnv(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.netlifyEnvSite(w, r)
+func (nl *netlify) listEnv(w http.ResponseWriter, r *http.Request) {
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s := nl.envSite(w, r)
 	if s == nil {
 		return
 	}
@@ -331,16 +348,6 @@ func (c *Cloud) netlifyListEnv(w http.ResponseWriter, r *http.Request) {
 
 func (s *NetlifySite) env(key string) int {
 	return slices.IndexFunc(s.Env, func(v NetlifyEnvVar) bool { return v.Key == key })
-}
-
-func (c *Cloud) netlifyGetEnv(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, i := c.netlifyEnvVar(w, r)
-	if s == nil {
-		return
-	}
-	writeJSON(w, http.StatusOK, netlifyEnvView(&s.Env[i]))
 }
 
 type netlifyValueIn struct {
@@ -362,8 +369,8 @@ func (v netlifyValueIn) check() error {
 	return nil
 }
 
-// netlifySet sets one context's value of a variable. Callers hold c.mu.
-func (c *Cloud) netlifySet(v *NetlifyEnvVar, in netlifyValueIn, origin Origin) error {
+// netlifySet sets one context's value of a variable. Callers hold nl.mu.
+func (nl *netlify) set(v *NetlifyEnvVar, in netlifyValueIn, origin Origin) error {
 	param := ""
 	if in.Context == "branch" {
 		param = in.ContextParameter
@@ -373,18 +380,18 @@ func (c *Cloud) netlifySet(v *NetlifyEnvVar, in netlifyValueIn, origin Origin) e
 			return fmt.Errorf("variable %s has a value for all contexts and per-context values cannot be mixed with it", v.Key)
 		}
 	}
-	v.UpdatedAt = c.netlifyNow()
+	v.UpdatedAt = nl.netlifyNow()
 	for i := range v.Values {
 		if v.Values[i].Context == in.Context && v.Values[i].ContextParameter == param {
 			v.Values[i].Value = *in.Value
 			return nil
 		}
 	}
-	v.Values = append(v.Values, NetlifyEnvValue{ID: c.uuid(), Value: *in.Value, Context: in.Context, ContextParameter: param, Origin: origin})
+	v.Values = append(v.Values, NetlifyEnvValue{ID: nl.uuid(), Value: *in.Value, Context: in.Context, ContextParameter: param, Origin: origin})
 	return nil
 }
 
-func (c *Cloud) netlifyCreateEnv(w http.ResponseWriter, r *http.Request) {
+func (nl *netlify) createEnv(w http.ResponseWriter, r *http.Request) {
 	var body []struct {
 		Key      string           `json:"key"`
 		Scopes   []string         `json:"scopes"`
@@ -395,9 +402,9 @@ func (c *Cloud) netlifyCreateEnv(w http.ResponseWriter, r *http.Request) {
 		netlifyErr(w, http.StatusBadRequest, "the body must be a non-empty array of variables")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.netlifyEnvSite(w, r)
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s := nl.envSite(w, r)
 	if s == nil {
 		return
 	}
@@ -413,12 +420,12 @@ func (c *Cloud) netlifyCreateEnv(w http.ResponseWriter, r *http.Request) {
 				netlifyErr(w, http.StatusBadRequest, err.Error())
 				return
 			}
-			if err := c.netlifySet(&v, x, OriginAPI); err != nil {
+			if err := nl.set(&v, x, OriginAPI); err != nil {
 				netlifyErr(w, http.StatusBadRequest, err.Error())
 				return
 			}
 		}
-		v.UpdatedAt = c.netlifyNow()
+		v.UpdatedAt = nl.netlifyNow()
 		made = append(made, v)
 	}
 	s.Env = append(s.Env, made...)
@@ -429,7 +436,7 @@ func (c *Cloud) netlifyCreateEnv(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
-func (c *Cloud) netlifySetValue(w http.ResponseWriter, r *http.Request) {
+func (nl *netlify) setValue(w http.ResponseWriter, r *http.Request) {
 	var in netlifyValueIn
 	if err := json.Unmarshal(readBody(r), &in); err != nil {
 		netlifyErr(w, http.StatusBadRequest, "the body must be {context, context_parameter, value}")
@@ -439,23 +446,23 @@ func (c *Cloud) netlifySetValue(w http.ResponseWriter, r *http.Request) {
 		netlifyErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, i := c.netlifyEnvVar(w, r)
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s, i := nl.envVar(w, r)
 	if s == nil {
 		return
 	}
-	if err := c.netlifySet(&s.Env[i], in, OriginAPI); err != nil {
+	if err := nl.set(&s.Env[i], in, OriginAPI); err != nil {
 		netlifyErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	writeJSON(w, http.StatusCreated, netlifyEnvView(&s.Env[i]))
 }
 
-func (c *Cloud) netlifyDeleteEnv(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, i := c.netlifyEnvVar(w, r)
+func (nl *netlify) deleteEnv(w http.ResponseWriter, r *http.Request) {
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s, i := nl.envVar(w, r)
 	if s == nil {
 		return
 	}
@@ -463,10 +470,10 @@ func (c *Cloud) netlifyDeleteEnv(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (c *Cloud) netlifyDeleteValue(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, i := c.netlifyEnvVar(w, r)
+func (nl *netlify) deleteValue(w http.ResponseWriter, r *http.Request) {
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s, i := nl.envVar(w, r)
 	if s == nil {
 		return
 	}
@@ -477,11 +484,11 @@ func (c *Cloud) netlifyDeleteValue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Values = slices.Delete(v.Values, j, j+1)
-	v.UpdatedAt = c.netlifyNow()
+	v.UpdatedAt = nl.netlifyNow()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (c *Cloud) netlifyDeploys(w http.ResponseWriter, r *http.Request) {
+func (nl *netlify) deploys(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	page, per := 1, 100
 	if v := q.Get("page"); v != "" {
@@ -503,9 +510,9 @@ func (c *Cloud) netlifyDeploys(w http.ResponseWriter, r *http.Request) {
 	if ps := pageSizeOf(r); ps > 0 && ps < per {
 		per = ps
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.netlifySiteByID(r.PathValue("site"))
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s := nl.siteByID(r.PathValue("site"))
 	if s == nil {
 		netlifyErr(w, http.StatusNotFound, "Not Found")
 		return
@@ -552,32 +559,36 @@ func (c *Cloud) netlifyDeploys(w http.ResponseWriter, r *http.Request) {
 // SeedNetlifySite adds a site (marked seeded) with its variables; id,
 // account id and slug are generated when empty. It returns the site id.
 func (c *Cloud) SeedNetlifySite(s NetlifySite) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	return lookup[*netlify](c).seedNetlifySite(s)
+}
+
+func (nl *netlify) seedNetlifySite(s NetlifySite) string {
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
 	x := s
 	if x.ID == "" {
-		x.ID = c.uuid()
+		x.ID = nl.uuid()
 	}
 	if x.AccountID == "" {
-		x.AccountID = c.randString(24, lowerDigits)
+		x.AccountID = nl.randString(24, lowerDigits)
 	}
 	if x.AccountSlug == "" {
-		x.AccountSlug = "team-" + c.randString(6, lowerDigits)
+		x.AccountSlug = "team-" + nl.randString(6, lowerDigits)
 	}
 	x.Origin = OriginSeed
 	x.Env = nil
 	for _, v := range s.Env {
 		v.Origin = OriginSeed
-		v.UpdatedAt = c.netlifyNow()
+		v.UpdatedAt = nl.netlifyNow()
 		v.Values = slices.Clone(v.Values)
 		for i := range v.Values {
-			v.Values[i].ID = c.uuid()
+			v.Values[i].ID = nl.uuid()
 			v.Values[i].Origin = OriginSeed
 		}
 		x.Env = append(x.Env, v)
 	}
 	x.Deploys = slices.Clone(s.Deploys)
-	c.netlify.sites = append(c.netlify.sites, &x)
+	nl.sites = append(nl.sites, &x)
 	return x.ID
 }
 
@@ -593,26 +604,34 @@ type NetlifyDeploySpec struct {
 
 // NetlifyDeploy starts a deploy (as a git push would) and returns its id.
 func (c *Cloud) NetlifyDeploy(d NetlifyDeploySpec) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.netlifySiteByID(d.Site)
+	return lookup[*netlify](c).netlifyDeploy(d)
+}
+
+func (nl *netlify) netlifyDeploy(d NetlifyDeploySpec) (string, error) {
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s := nl.siteByID(d.Site)
 	if s == nil {
 		return "", fmt.Errorf("sim: no netlify site %q", d.Site)
 	}
 	if d.State == "" {
 		d.State = "building"
 	}
-	id := c.randString(24, "0123456789abcdef")
+	id := nl.randString(24, "0123456789abcdef")
 	s.Deploys = append(s.Deploys, NetlifyDeploy{ID: id, State: d.State, Context: d.Context, Branch: d.Branch, CommitRef: d.CommitRef, ReviewID: d.ReviewID,
-		CreatedAt: c.netlifyNow(), Env: s.buildEnv(d.Context, d.Branch)})
+		CreatedAt: nl.netlifyNow(), Env: s.buildEnv(d.Context, d.Branch)})
 	return id, nil
 }
 
 // SetNetlifyDeployState moves a deploy to a state (ready, error, ...).
 func (c *Cloud) SetNetlifyDeployState(site, id, state string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.netlifySiteByID(site)
+	return lookup[*netlify](c).setNetlifyDeployState(site, id, state)
+}
+
+func (nl *netlify) setNetlifyDeployState(site, id, state string) error {
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s := nl.siteByID(site)
 	if s == nil {
 		return fmt.Errorf("sim: no netlify site %q", site)
 	}
@@ -625,9 +644,9 @@ func (c *Cloud) SetNetlifyDeployState(site, id, state string) error {
 	return fmt.Errorf("sim: site %s has no deploy %s", site, id)
 }
 
-func (c *Cloud) netlifySnapshot() []NetlifySite {
+func (nl *netlify) netlifySnapshot() []NetlifySite {
 	out := []NetlifySite{}
-	for _, s := range c.netlify.sites {
+	for _, s := range nl.sites {
 		x := *s
 		x.Env = []NetlifyEnvVar{}
 		for _, v := range s.Env {
@@ -655,11 +674,11 @@ func (s *NetlifySite) productionBranch() string {
 }
 
 // netlifyCreateBuild is createSiteBuild (N8).
-func (c *Cloud) netlifyCreateBuild(w http.ResponseWriter, r *http.Request) {
+func (nl *netlify) createBuild(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.netlifySiteByID(r.PathValue("site"))
+	nl.mu.Lock()
+	defer nl.mu.Unlock()
+	s := nl.siteByID(r.PathValue("site"))
 	if s == nil {
 		netlifyErr(w, http.StatusNotFound, "Not Found")
 		return
@@ -668,21 +687,76 @@ func (c *Cloud) netlifyCreateBuild(w http.ResponseWriter, r *http.Request) {
 	if branch == "" || branch == s.productionBranch() {
 		branch, context = s.productionBranch(), "production"
 	}
-	sha := c.netlify.heads[s.ID][branch]
+	sha := nl.heads[s.ID][branch]
 	if sha == "" {
 		netlifyErr(w, http.StatusUnprocessableEntity, "no commit of branch "+branch+" to build")
 		return
 	}
-	d := c.netlifyStartLocked(s, context, branch, sha, 0)
+	d := nl.startLocked(s, context, branch, sha, 0)
 	d.Title = q.Get("title")
-	writeJSON(w, http.StatusOK, map[string]any{"id": c.randString(24, "0123456789abcdef"), "deploy_id": d.ID, "sha": sha, "done": false,
+	writeJSON(w, http.StatusOK, map[string]any{"id": nl.randString(24, "0123456789abcdef"), "deploy_id": d.ID, "sha": sha, "done": false,
 		"created_at": d.CreatedAt.UTC().Format(time.RFC3339Nano)})
 }
 
 // netlifyStartLocked starts a deploy that is building on the first list
-// that shows it and ready after. Callers hold c.mu.
-func (c *Cloud) netlifyStartLocked(s *NetlifySite, context, branch, sha string, review int) *NetlifyDeploy {
-	s.Deploys = append(s.Deploys, NetlifyDeploy{ID: c.randString(24, "0123456789abcdef"), State: "building", Context: context, Branch: branch,
-		CommitRef: sha, ReviewID: review, CreatedAt: c.netlifyNow(), Env: s.buildEnv(context, branch), buildLists: 1})
+// that shows it and ready after. Callers hold nl.mu.
+func (nl *netlify) startLocked(s *NetlifySite, context, branch, sha string, review int) *NetlifyDeploy {
+	s.Deploys = append(s.Deploys, NetlifyDeploy{ID: nl.randString(24, "0123456789abcdef"), State: "building", Context: context, Branch: branch,
+		CommitRef: sha, ReviewID: review, CreatedAt: nl.netlifyNow(), Env: s.buildEnv(context, branch), buildLists: 1})
 	return &s.Deploys[len(s.Deploys)-1]
+}
+
+// push builds every site: a deploy preview for a pull request, production
+// for the site's production branch, a branch deploy otherwise.
+func (nl *netlify) push(p Push, out *PushResult) {
+	for _, s := range nl.sites {
+		if nl.heads == nil {
+			nl.heads = map[string]map[string]string{}
+		}
+		if nl.heads[s.ID] == nil {
+			nl.heads[s.ID] = map[string]string{}
+		}
+		nl.heads[s.ID][p.Branch] = p.SHA
+		context := "branch-deploy"
+		switch {
+		case p.PullRequest > 0:
+			context = "deploy-preview"
+		case p.Branch == s.productionBranch():
+			context = "production"
+		}
+		out.Netlify = append(out.Netlify, nl.startLocked(s, context, p.Branch, p.SHA, p.PullRequest).ID)
+	}
+}
+
+func (nl *netlify) drift(d Drift) (string, error) {
+	s := nl.siteByID(d.Project)
+	if s == nil {
+		return "", fmt.Errorf("sim: drift: no netlify site %q", d.Project)
+	}
+	i := s.env(d.Key)
+	if i < 0 {
+		return "", fmt.Errorf("sim: drift: netlify site %s has no variable %q", d.Project, d.Key)
+	}
+	switch d.Action {
+	case DriftDelete:
+		s.Env = slices.Delete(s.Env, i, i+1)
+		return s.ID, nil
+	case DriftChange:
+		v := &s.Env[i]
+		for j := range v.Values {
+			x := &v.Values[j]
+			if x.Context == d.Target && (d.Target != "branch" || x.ContextParameter == d.GitBranch) {
+				x.Value = d.Value
+				v.UpdatedAt = nl.netlifyNow()
+				return x.ID, nil
+			}
+		}
+		return "", fmt.Errorf("sim: drift: netlify variable %s has no %s value", d.Key, d.Target)
+	}
+	return "", badAction(d)
+}
+
+// snapshot adds the sites with their variables and deploys.
+func (nl *netlify) snapshot(s *Snapshot, now time.Time) {
+	s.Netlify = nl.netlifySnapshot()
 }

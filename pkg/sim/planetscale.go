@@ -49,8 +49,10 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,8 +87,11 @@ type PlanetScalePassword struct {
 	Origin    Origin `json:"origin"`
 }
 
-type planetscaleState struct {
-	dbs []*psDatabase
+// planetscale is the PlanetScale provider: databases with their branches and passwords.
+type planetscale struct {
+	*core
+	routes *api
+	dbs    []*psDatabase
 }
 
 type psDatabase struct {
@@ -108,9 +113,19 @@ func psErr(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": msg})
 }
 
-func (c *Cloud) planetscaleProvider() *provider {
-	p := &provider{name: ProviderPlanetScale, mux: http.NewServeMux(), token: func() string { return c.tokens.PlanetScale }}
-	p.authorized = func(h string) bool { return h == c.tokens.PlanetScaleID+":"+c.tokens.PlanetScale }
+func newPlanetScale(c *core) provider {
+	pl := &planetscale{core: c}
+	pl.routes = pl.newAPI()
+	return pl
+}
+
+func (pl *planetscale) api() *api { return pl.routes }
+
+func (pl *planetscale) reset() { pl.dbs = nil }
+
+func (pl *planetscale) newAPI() *api {
+	p := &api{name: ProviderPlanetScale, mux: http.NewServeMux(), token: func() string { return pl.tokens.PlanetScale }}
+	p.authorized = func(h string) bool { return h == pl.tokens.PlanetScaleID+":"+pl.tokens.PlanetScale }
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) { psErr(w, status, code, msg) }
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		psErr(w, http.StatusUnauthorized, "unauthorized", "You must be authenticated to access this resource")
@@ -120,23 +135,26 @@ func (c *Cloud) planetscaleProvider() *provider {
 		psErr(w, http.StatusTooManyRequests, "rate_limited", "Too many requests")
 	}
 	const b = "/organizations/{org}/databases/{db}/branches"
-	p.mux.HandleFunc("GET "+b, c.psListBranches)
-	p.mux.HandleFunc("POST "+b, c.psCreateBranch)
-	p.mux.HandleFunc("GET "+b+"/{branch}", c.psGetBranch)
-	p.mux.HandleFunc("DELETE "+b+"/{branch}", c.psDeleteBranch)
-	p.mux.HandleFunc("GET "+b+"/{branch}/passwords", c.psListPasswords)
-	p.mux.HandleFunc("POST "+b+"/{branch}/passwords", c.psCreatePassword)
-	p.mux.HandleFunc("GET "+b+"/{branch}/passwords/{id}", c.psGetPassword)
-	p.mux.HandleFunc("DELETE "+b+"/{branch}/passwords/{id}", c.psDeletePassword)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET "+b, pl.psListBranches)
+	p.handle("POST "+b, pl.psCreateBranch)
+	p.handle("GET "+b+"/{branch}", pl.psGetBranch)
+	p.handle("DELETE "+b+"/{branch}", pl.psDeleteBranch)
+	p.handle("GET "+b+"/{branch}/passwords", pl.psListPasswords)
+	p.handle("POST "+b+"/{branch}/passwords", pl.psCreatePassword)
+	p.handle("GET "+b+"/{branch}/passwords/{id}", pl.psGetPassword)
+	p.handle("DELETE "+b+"/{branch}/passwords/{id}", pl.psDeletePassword)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		psErr(w, http.StatusNotFound, "not_found", "Not Found")
 	})
+	p.env = func(url string) []string {
+		return []string{"PLANETSCALE_API_URL=" + url, "PLANETSCALE_SERVICE_TOKEN_ID=" + pl.tokens.PlanetScaleID, "PLANETSCALE_SERVICE_TOKEN=" + pl.tokens.PlanetScale}
+	}
 	return p
 }
 
-// psDB finds a database, answering 404 itself. Callers hold c.mu.
-func (c *Cloud) psDB(w http.ResponseWriter, r *http.Request) *psDatabase {
-	for _, d := range c.planetscale.dbs {
+// psDB finds a database, answering 404 itself. Callers hold pl.mu.
+func (pl *planetscale) psDB(w http.ResponseWriter, r *http.Request) *psDatabase {
+	for _, d := range pl.dbs {
 		if d.org == r.PathValue("org") && d.name == r.PathValue("db") {
 			return d
 		}
@@ -154,9 +172,9 @@ func (d *psDatabase) branch(name string) (int, *psBranch) {
 	return -1, nil
 }
 
-// psBranchOf finds the branch of the path. Callers hold c.mu.
-func (c *Cloud) psBranchOf(w http.ResponseWriter, r *http.Request) (*psDatabase, *psBranch) {
-	d := c.psDB(w, r)
+// psBranchOf finds the branch of the path. Callers hold pl.mu.
+func (pl *planetscale) psBranchOf(w http.ResponseWriter, r *http.Request) (*psDatabase, *psBranch) {
+	d := pl.psDB(w, r)
 	if d == nil {
 		return nil, nil
 	}
@@ -228,7 +246,7 @@ func psPage(w http.ResponseWriter, r *http.Request, items []any) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// observe advances a new branch towards ready (P5). Callers hold c.mu.
+// observe advances a new branch towards ready (P5). Callers hold pl.mu.
 func (b *psBranch) observe() {
 	if b.Ready {
 		return
@@ -239,10 +257,10 @@ func (b *psBranch) observe() {
 	}
 }
 
-func (c *Cloud) psListBranches(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d := c.psDB(w, r)
+func (pl *planetscale) psListBranches(w http.ResponseWriter, r *http.Request) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	d := pl.psDB(w, r)
 	if d == nil {
 		return
 	}
@@ -253,10 +271,10 @@ func (c *Cloud) psListBranches(w http.ResponseWriter, r *http.Request) {
 	psPage(w, r, items)
 }
 
-func (c *Cloud) psGetBranch(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, b := c.psBranchOf(w, r); b != nil {
+func (pl *planetscale) psGetBranch(w http.ResponseWriter, r *http.Request) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if _, b := pl.psBranchOf(w, r); b != nil {
 		b.observe()
 		writeJSON(w, http.StatusOK, b.view())
 	}
@@ -274,7 +292,7 @@ func psNameValid(s string) bool {
 	return true
 }
 
-func (c *Cloud) psCreateBranch(w http.ResponseWriter, r *http.Request) {
+func (pl *planetscale) psCreateBranch(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name   string `json:"name"`
 		Parent string `json:"parent_branch"`
@@ -283,9 +301,9 @@ func (c *Cloud) psCreateBranch(w http.ResponseWriter, r *http.Request) {
 		psErr(w, http.StatusBadRequest, "invalid_body", "the body must be a JSON object")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d := c.psDB(w, r)
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	d := pl.psDB(w, r)
 	if d == nil {
 		return
 	}
@@ -305,15 +323,15 @@ func (c *Cloud) psCreateBranch(w http.ResponseWriter, r *http.Request) {
 		psErr(w, http.StatusNotFound, "not_found", "Parent branch not found")
 		return
 	}
-	b := &psBranch{PlanetScaleBranch: PlanetScaleBranch{ID: c.randString(12, lowerDigits), Name: body.Name, Parent: body.Parent, Origin: OriginAPI}, created: c.now()}
+	b := &psBranch{PlanetScaleBranch: PlanetScaleBranch{ID: pl.randString(12, lowerDigits), Name: body.Name, Parent: body.Parent, Origin: OriginAPI}, created: pl.now()}
 	d.branches = append(d.branches, b)
 	writeJSON(w, http.StatusCreated, b.view())
 }
 
-func (c *Cloud) psDeleteBranch(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, b := c.psBranchOf(w, r)
+func (pl *planetscale) psDeleteBranch(w http.ResponseWriter, r *http.Request) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	d, b := pl.psBranchOf(w, r)
 	if b == nil {
 		return
 	}
@@ -326,10 +344,10 @@ func (c *Cloud) psDeleteBranch(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (c *Cloud) psListPasswords(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, b := c.psBranchOf(w, r)
+func (pl *planetscale) psListPasswords(w http.ResponseWriter, r *http.Request) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	d, b := pl.psBranchOf(w, r)
 	if b == nil {
 		return
 	}
@@ -340,10 +358,10 @@ func (c *Cloud) psListPasswords(w http.ResponseWriter, r *http.Request) {
 	psPage(w, r, items)
 }
 
-func (c *Cloud) psGetPassword(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, b := c.psBranchOf(w, r)
+func (pl *planetscale) psGetPassword(w http.ResponseWriter, r *http.Request) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	d, b := pl.psBranchOf(w, r)
 	if b == nil {
 		return
 	}
@@ -358,7 +376,7 @@ func (c *Cloud) psGetPassword(w http.ResponseWriter, r *http.Request) {
 
 var psRoles = map[string]bool{"reader": true, "writer": true, "readwriter": true, "admin": true}
 
-func (c *Cloud) psCreatePassword(w http.ResponseWriter, r *http.Request) {
+func (pl *planetscale) psCreatePassword(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name string `json:"name"`
 		Role string `json:"role"`
@@ -367,9 +385,9 @@ func (c *Cloud) psCreatePassword(w http.ResponseWriter, r *http.Request) {
 		psErr(w, http.StatusBadRequest, "invalid_body", "the body must be a JSON object")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, b := c.psBranchOf(w, r)
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	d, b := pl.psBranchOf(w, r)
 	if b == nil {
 		return
 	}
@@ -387,16 +405,16 @@ func (c *Cloud) psCreatePassword(w http.ResponseWriter, r *http.Request) {
 		psErr(w, http.StatusUnprocessableEntity, "branch_not_ready", "The branch is not ready yet")
 		return
 	}
-	p := &PlanetScalePassword{ID: c.randString(12, lowerDigits), Name: body.Name, Role: body.Role,
-		Username: c.randString(20, lowerDigits), PlainText: "pscale_pw_" + c.randString(32, alnum), Origin: OriginAPI}
+	p := &PlanetScalePassword{ID: pl.randString(12, lowerDigits), Name: body.Name, Role: body.Role,
+		Username: pl.randString(20, lowerDigits), PlainText: "pscale_pw_" + pl.randString(32, alnum), Origin: OriginAPI}
 	b.passwords = append(b.passwords, p)
 	writeJSON(w, http.StatusCreated, psPasswordView(d, b, p, true))
 }
 
-func (c *Cloud) psDeletePassword(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, b := c.psBranchOf(w, r)
+func (pl *planetscale) psDeletePassword(w http.ResponseWriter, r *http.Request) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	_, b := pl.psBranchOf(w, r)
 	if b == nil {
 		return
 	}
@@ -413,19 +431,23 @@ func (c *Cloud) psDeletePassword(w http.ResponseWriter, r *http.Request) {
 // SeedPlanetScaleDatabase adds a database with its ready production branch
 // main (and any other branches named), marked seeded.
 func (c *Cloud) SeedPlanetScaleDatabase(org, name string, branches ...string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d := &psDatabase{org: org, name: name, origin: OriginSeed}
-	d.branches = append(d.branches, &psBranch{PlanetScaleBranch: PlanetScaleBranch{ID: c.randString(12, lowerDigits), Name: "main", Ready: true, Origin: OriginSeed}, created: c.now()})
-	for _, b := range branches {
-		d.branches = append(d.branches, &psBranch{PlanetScaleBranch: PlanetScaleBranch{ID: c.randString(12, lowerDigits), Name: b, Parent: "main", Ready: true, Origin: OriginSeed}, created: c.now()})
-	}
-	c.planetscale.dbs = append(c.planetscale.dbs, d)
+	lookup[*planetscale](c).seedPlanetScaleDatabase(org, name, branches...)
 }
 
-func (c *Cloud) planetscaleSnapshot() []PlanetScaleDatabase {
+func (pl *planetscale) seedPlanetScaleDatabase(org, name string, branches ...string) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	d := &psDatabase{org: org, name: name, origin: OriginSeed}
+	d.branches = append(d.branches, &psBranch{PlanetScaleBranch: PlanetScaleBranch{ID: pl.randString(12, lowerDigits), Name: "main", Ready: true, Origin: OriginSeed}, created: pl.now()})
+	for _, b := range branches {
+		d.branches = append(d.branches, &psBranch{PlanetScaleBranch: PlanetScaleBranch{ID: pl.randString(12, lowerDigits), Name: b, Parent: "main", Ready: true, Origin: OriginSeed}, created: pl.now()})
+	}
+	pl.dbs = append(pl.dbs, d)
+}
+
+func (pl *planetscale) planetscaleSnapshot() []PlanetScaleDatabase {
 	out := []PlanetScaleDatabase{}
-	for _, d := range c.planetscale.dbs {
+	for _, d := range pl.dbs {
 		sd := PlanetScaleDatabase{Organization: d.org, Name: d.name, Origin: d.origin, Branches: []PlanetScaleBranch{}}
 		for _, b := range d.branches {
 			sb := b.PlanetScaleBranch
@@ -438,4 +460,35 @@ func (c *Cloud) planetscaleSnapshot() []PlanetScaleDatabase {
 		out = append(out, sd)
 	}
 	return out
+}
+
+func (pl *planetscale) drift(d Drift) (string, error) {
+	var db *psDatabase
+	for _, x := range pl.dbs {
+		if x.org+"/"+x.name == d.Project {
+			db = x
+		}
+	}
+	if db == nil {
+		return "", fmt.Errorf("sim: drift: no planetscale database %q (org/database)", d.Project)
+	}
+	i, b := db.branch(d.ID)
+	if b == nil {
+		return "", fmt.Errorf("sim: drift: no planetscale branch %q in %s", d.ID, d.Project)
+	}
+	switch d.Action {
+	case DriftDelete:
+		db.branches = slices.Delete(db.branches, i, i+1)
+		return b.ID, nil
+	case DriftRecreate:
+		n := &psBranch{PlanetScaleBranch: PlanetScaleBranch{ID: pl.randString(12, lowerDigits), Name: b.Name, Parent: b.Parent, Ready: true, Origin: OriginConsole}, created: pl.now()}
+		db.branches[i] = n
+		return n.ID, nil
+	}
+	return "", badAction(d)
+}
+
+// snapshot adds the databases with their branches and passwords.
+func (pl *planetscale) snapshot(s *Snapshot, now time.Time) {
+	s.PlanetScale = pl.planetscaleSnapshot()
 }

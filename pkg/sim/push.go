@@ -31,41 +31,10 @@ func (c *Cloud) Push(p Push) (PushResult, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, vp := range c.vercel.projects {
-		if vp.Link == nil {
-			continue
+	for _, x := range c.plugins {
+		if x, ok := x.(pusher); ok {
+			x.push(p, &out)
 		}
-		target := ""
-		if p.Branch == vp.Link.ProductionBranch {
-			target = "production"
-		}
-		d := &vercelDeployment{
-			VercelDeployment: VercelDeployment{
-				UID: "dpl_" + c.randString(28, alnum), Target: target, SHA: p.SHA, Branch: p.Branch,
-				Created: c.vercelNowMs(), Behavior: DeployOK, Origin: OriginSeed, Env: vp.buildEnv(target, p.Branch),
-			},
-			final: "READY", buildPolls: 1,
-		}
-		d.URL = vp.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
-		vp.deps = append(vp.deps, d)
-		out.Vercel = append(out.Vercel, d.UID)
-	}
-	for _, s := range c.netlify.sites {
-		if c.netlify.heads == nil {
-			c.netlify.heads = map[string]map[string]string{}
-		}
-		if c.netlify.heads[s.ID] == nil {
-			c.netlify.heads[s.ID] = map[string]string{}
-		}
-		c.netlify.heads[s.ID][p.Branch] = p.SHA
-		context := "branch-deploy"
-		switch {
-		case p.PullRequest > 0:
-			context = "deploy-preview"
-		case p.Branch == s.productionBranch():
-			context = "production"
-		}
-		out.Netlify = append(out.Netlify, c.netlifyStartLocked(s, context, p.Branch, p.SHA, p.PullRequest).ID)
 	}
 	return out, nil
 }

@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"maps"
 	"net/http"
-	"slices"
 )
 
 // Snapshot is a deep copy of the whole cloud: every provider's records with
@@ -22,8 +20,11 @@ type Snapshot struct {
 	Netlify          []NetlifySite            `json:"netlify"`
 	LaunchDarkly     []LaunchDarklyFlag       `json:"launchdarkly"`
 	PlanetScale      []PlanetScaleDatabase    `json:"planetscale"`
-	Writes           []WriteEntry             `json:"writes"`
-	Rules            []Rule                   `json:"rules"`
+	// More holds the records of providers without a field of their own,
+	// by provider name.
+	More   map[string]any `json:"more,omitempty"`
+	Writes []WriteEntry   `json:"writes"`
+	Rules  []Rule         `json:"rules"`
 }
 
 // State takes a snapshot.
@@ -32,60 +33,12 @@ func (c *Cloud) State() Snapshot {
 	defer c.mu.Unlock()
 	now := c.now()
 	s := Snapshot{
-		Vercel: []VercelProject{}, Neon: []NeonProject{}, Supabase: []SupabaseProject{},
-		Auth0: []Auth0Client{}, HTTP: []HTTPObject{},
 		Writes: append([]WriteEntry{}, c.writes...), Rules: []Rule{},
 	}
-	for _, p := range c.vercel.projects {
-		vp := p.VercelProject
-		vp.Envs, vp.Deployments = []VercelEnv{}, []VercelDeployment{}
-		for _, e := range p.envs {
-			x := *e
-			x.Target = slices.Clone(e.Target)
-			vp.Envs = append(vp.Envs, x)
-		}
-		for _, d := range p.deps {
-			x := d.VercelDeployment
-			x.State = d.state(now)
-			x.Env = maps.Clone(d.Env)
-			vp.Deployments = append(vp.Deployments, x)
-		}
-		s.Vercel = append(s.Vercel, vp)
+	for _, p := range c.plugins {
+		p.snapshot(&s, now)
 	}
-	for _, p := range c.neon.projects {
-		s.Neon = append(s.Neon, c.neonSnapshot(p))
-	}
-	for _, p := range c.supabase.projects {
-		sp := p.SupabaseProject
-		sp.Entries = entriesOf(splitList(p.Auth.URIAllowList), p.origins)
-		s.Supabase = append(s.Supabase, sp)
-	}
-	for _, cl := range c.auth0.clients {
-		ac := cl.Auth0Client
-		ac.Lists, ac.Entries = map[string][]string{}, map[string][]Entry{}
-		for _, l := range Auth0Lists {
-			ac.Lists[l] = slices.Clone(cl.Lists[l])
-			if ac.Lists[l] == nil {
-				ac.Lists[l] = []string{}
-			}
-			ac.Entries[l] = entriesOf(cl.Lists[l], cl.origins[l])
-		}
-		s.Auth0 = append(s.Auth0, ac)
-	}
-	for _, name := range c.http.order {
-		for _, o := range c.http.collections[name].objs {
-			x := *o
-			x.Fields = deepCopyJSON(o.Fields).(map[string]any)
-			s.HTTP = append(s.HTTP, x)
-		}
-	}
-	s.Clerk = c.clerkSnapshot()
-	s.SupabaseBranches = c.supabaseBranchesSnapshot()
-	s.Cloudflare = c.cloudflareSnapshot()
-	s.Netlify = c.netlifySnapshot()
-	s.LaunchDarkly = c.launchdarklySnapshot()
-	s.PlanetScale = c.planetscaleSnapshot()
-	for _, r := range c.rules {
+	for _, r := range c.chaos.rules {
 		s.Rules = append(s.Rules, r.Rule)
 	}
 	return s

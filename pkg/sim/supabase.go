@@ -70,7 +70,11 @@ type Entry struct {
 	Origin Origin `json:"origin"`
 }
 
-type supabaseState struct {
+// supabase is the Supabase provider: projects with their auth settings,
+// and branches.
+type supabase struct {
+	*core
+	routes   *api
 	projects []*supabaseProject
 	branches []*SupabaseBranch
 }
@@ -113,8 +117,22 @@ func entriesOf(list []string, origins map[string]Origin) []Entry {
 	return out
 }
 
-func (c *Cloud) supabaseProvider() *provider {
-	p := &provider{name: ProviderSupabase, mux: http.NewServeMux(), token: func() string { return c.tokens.Supabase }}
+func newSupabase(c *core) provider {
+	sb := &supabase{core: c}
+	sb.routes = sb.newAPI()
+	return sb
+}
+
+func (sb *supabase) api() *api { return sb.routes }
+
+func (sb *supabase) reset() { sb.projects, sb.branches = nil, nil }
+
+func (sb *supabase) newAPI() *api {
+	p := &api{name: ProviderSupabase, mux: http.NewServeMux(), token: func() string { return sb.tokens.Supabase },
+		drifts: []string{"supabase_branch"},
+		env: func(url string) []string {
+			return []string{"SUPABASE_API_URL=" + url, "SUPABASE_ACCESS_TOKEN=" + sb.tokens.Supabase}
+		}}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
 		writeJSON(w, status, map[string]any{"message": msg})
 	}
@@ -125,10 +143,10 @@ func (c *Cloud) supabaseProvider() *provider {
 		setRetryAfter(w, after)
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{"message": "Too many requests"})
 	}
-	p.mux.HandleFunc("GET /v1/projects/{ref}/config/auth", c.supabaseGet)
-	p.mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", c.supabasePatch)
-	c.supabaseBranchRoutes(p)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /v1/projects/{ref}/config/auth", sb.get)
+	p.handle("PATCH /v1/projects/{ref}/config/auth", sb.patch)
+	sb.branchRoutes(p)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Cannot " + r.Method + " " + r.URL.Path})
 	})
 	return p
@@ -145,13 +163,13 @@ func supabaseView(a SupabaseAuthConfig) map[string]any {
 	}
 }
 
-// supabaseFind finds a project, answering the error itself. Callers hold c.mu.
-func (c *Cloud) supabaseFind(w http.ResponseWriter, ref string) *supabaseProject {
+// supabaseFind finds a project, answering the error itself. Callers hold sb.mu.
+func (sb *supabase) find(w http.ResponseWriter, ref string) *supabaseProject {
 	if len(ref) != 20 {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "ref must be a 20-character project reference"})
 		return nil
 	}
-	for _, p := range c.supabase.projects {
+	for _, p := range sb.projects {
 		if p.Ref == ref {
 			return p
 		}
@@ -160,23 +178,23 @@ func (c *Cloud) supabaseFind(w http.ResponseWriter, ref string) *supabaseProject
 	return nil
 }
 
-func (c *Cloud) supabaseGet(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p := c.supabaseFind(w, r.PathValue("ref")); p != nil {
+func (sb *supabase) get(w http.ResponseWriter, r *http.Request) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if p := sb.find(w, r.PathValue("ref")); p != nil {
 		writeJSON(w, http.StatusOK, supabaseView(p.Auth))
 	}
 }
 
-func (c *Cloud) supabasePatch(w http.ResponseWriter, r *http.Request) {
+func (sb *supabase) patch(w http.ResponseWriter, r *http.Request) {
 	m, ok := decodeObject(readBody(r))
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Request body must be a JSON object"})
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.supabaseFind(w, r.PathValue("ref"))
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	p := sb.find(w, r.PathValue("ref"))
 	if p == nil {
 		return
 	}
@@ -224,10 +242,14 @@ func typeName(raw json.RawMessage) string {
 // SeedSupabaseProject adds a project with an auth config, marked seeded,
 // and returns its ref (generated, 20 lowercase letters, when empty).
 func (c *Cloud) SeedSupabaseProject(p SupabaseProject) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	return lookup[*supabase](c).seedSupabaseProject(p)
+}
+
+func (sb *supabase) seedSupabaseProject(p SupabaseProject) (string, error) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
 	if p.Ref == "" {
-		p.Ref = c.randString(20, "abcdefghijklmnopqrstuvwxyz")
+		p.Ref = sb.randString(20, "abcdefghijklmnopqrstuvwxyz")
 	}
 	if len(p.Ref) != 20 {
 		return "", fmt.Errorf("sim: supabase ref %q is not 20 characters", p.Ref)
@@ -237,6 +259,56 @@ func (c *Cloud) SeedSupabaseProject(p SupabaseProject) (string, error) {
 	}
 	sp := &supabaseProject{SupabaseProject: SupabaseProject{Ref: p.Ref, Name: p.Name, Auth: p.Auth, Origin: OriginSeed}}
 	sp.origins = track(nil, splitList(p.Auth.URIAllowList), OriginSeed)
-	c.supabase.projects = append(c.supabase.projects, sp)
+	sb.projects = append(sb.projects, sp)
 	return p.Ref, nil
+}
+
+func (sb *supabase) driftProject(d Drift) (string, error) {
+	var p *supabaseProject
+	for _, x := range sb.projects {
+		if x.Ref == d.Project {
+			p = x
+		}
+	}
+	if p == nil {
+		return "", fmt.Errorf("sim: drift: no supabase project %q", d.Project)
+	}
+	switch d.Action {
+	case DriftAdd, DriftRemove:
+		list, origins, _ := editList(splitList(p.Auth.URIAllowList), p.origins, d.Action, d.Value)
+		p.Auth.URIAllowList, p.origins = strings.Join(list, ","), origins
+		return p.Ref, nil
+	case DriftChange:
+		switch d.Field {
+		case "", "uri_allow_list":
+			p.Auth.URIAllowList = d.Value
+			p.origins = track(p.origins, splitList(d.Value), OriginConsole)
+		case "site_url":
+			p.Auth.SiteURL = d.Value
+		default:
+			return "", fmt.Errorf("sim: drift: supabase field %q cannot be changed", d.Field)
+		}
+		return p.Ref, nil
+	}
+	return "", badAction(d)
+}
+
+// snapshot adds the projects with their allow-lists, and the branches.
+func (sb *supabase) snapshot(s *Snapshot, now time.Time) {
+	s.Supabase = []SupabaseProject{}
+	for _, p := range sb.projects {
+		sp := p.SupabaseProject
+		sp.Entries = entriesOf(splitList(p.Auth.URIAllowList), p.origins)
+		s.Supabase = append(s.Supabase, sp)
+	}
+	s.SupabaseBranches = sb.branchesSnapshot()
+}
+
+// drift edits a project's allow-list or settings ("supabase") or a branch
+// ("supabase_branch").
+func (sb *supabase) drift(d Drift) (string, error) {
+	if d.Provider == "supabase_branch" {
+		return sb.driftBranch(d)
+	}
+	return sb.driftProject(d)
 }

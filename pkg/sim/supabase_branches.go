@@ -32,7 +32,9 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -51,11 +53,11 @@ type SupabaseBranch struct {
 
 const supabaseHealthyAfterReads = 2
 
-func (c *Cloud) supabaseBranchRoutes(p *provider) {
-	p.mux.HandleFunc("GET /v1/projects/{ref}/branches", c.supabaseListBranches)
-	p.mux.HandleFunc("POST /v1/projects/{ref}/branches", c.supabaseCreateBranch)
-	p.mux.HandleFunc("GET /v1/branches/{id}", c.supabaseGetBranch)
-	p.mux.HandleFunc("DELETE /v1/branches/{id}", c.supabaseDeleteBranch)
+func (sb *supabase) branchRoutes(p *api) {
+	p.handle("GET /v1/projects/{ref}/branches", sb.listBranches)
+	p.handle("POST /v1/projects/{ref}/branches", sb.createBranch)
+	p.handle("GET /v1/branches/{id}", sb.getBranch)
+	p.handle("DELETE /v1/branches/{id}", sb.deleteBranch)
 }
 
 func (b *SupabaseBranch) view() map[string]any {
@@ -68,16 +70,16 @@ func (b *SupabaseBranch) view() map[string]any {
 		"created_at": b.created.UTC().Format(time.RFC3339), "updated_at": b.created.UTC().Format(time.RFC3339)}
 }
 
-func (c *Cloud) supabaseListBranches(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.supabaseFind(w, r.PathValue("ref"))
+func (sb *supabase) listBranches(w http.ResponseWriter, r *http.Request) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	p := sb.find(w, r.PathValue("ref"))
 	if p == nil {
 		return
 	}
 	out := []any{map[string]any{"id": "00000000-0000-4000-8000-" + p.Ref[:12], "name": "main", "project_ref": p.Ref, "parent_project_ref": p.Ref,
 		"is_default": true, "persistent": true, "status": "FUNCTIONS_DEPLOYED"}}
-	for _, b := range c.supabase.branches {
+	for _, b := range sb.branches {
 		if b.Parent == p.Ref {
 			out = append(out, b.view())
 		}
@@ -85,7 +87,7 @@ func (c *Cloud) supabaseListBranches(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (c *Cloud) supabaseCreateBranch(w http.ResponseWriter, r *http.Request) {
+func (sb *supabase) createBranch(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		BranchName string  `json:"branch_name"`
 		GitBranch  *string `json:"git_branch"`
@@ -94,26 +96,26 @@ func (c *Cloud) supabaseCreateBranch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "branch_name is required"})
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.supabaseFind(w, r.PathValue("ref"))
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	p := sb.find(w, r.PathValue("ref"))
 	if p == nil {
 		return
 	}
-	for _, b := range c.supabase.branches {
+	for _, b := range sb.branches {
 		if b.Parent == p.Ref && b.Name == body.BranchName {
 			writeJSON(w, http.StatusConflict, map[string]any{"message": "A branch named " + body.BranchName + " already exists"})
 			return
 		}
 	}
-	b := &SupabaseBranch{ID: c.uuid(), Name: body.BranchName, Parent: p.Ref, ProjectRef: c.randString(20, "abcdefghijklmnopqrstuvwxyz"),
-		Status: "COMING_UP", DBPass: c.randString(24, alnum), Origin: OriginAPI, created: c.now()}
-	c.supabase.branches = append(c.supabase.branches, b)
+	b := &SupabaseBranch{ID: sb.uuid(), Name: body.BranchName, Parent: p.Ref, ProjectRef: sb.randString(20, "abcdefghijklmnopqrstuvwxyz"),
+		Status: "COMING_UP", DBPass: sb.randString(24, alnum), Origin: OriginAPI, created: sb.now()}
+	sb.branches = append(sb.branches, b)
 	writeJSON(w, http.StatusCreated, b.view())
 }
 
-func (c *Cloud) supabaseBranchByID(id string) (int, *SupabaseBranch) {
-	for i, b := range c.supabase.branches {
+func (sb *supabase) branchByID(id string) (int, *SupabaseBranch) {
+	for i, b := range sb.branches {
 		if b.ID == id {
 			return i, b
 		}
@@ -121,10 +123,10 @@ func (c *Cloud) supabaseBranchByID(id string) (int, *SupabaseBranch) {
 	return -1, nil
 }
 
-func (c *Cloud) supabaseGetBranch(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, b := c.supabaseBranchByID(r.PathValue("id"))
+func (sb *supabase) getBranch(w http.ResponseWriter, r *http.Request) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	_, b := sb.branchByID(r.PathValue("id"))
 	if b == nil {
 		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Branch not found"})
 		return
@@ -139,33 +141,56 @@ func (c *Cloud) supabaseGetBranch(w http.ResponseWriter, r *http.Request) {
 		"postgres_engine": "15", "release_channel": "ga"})
 }
 
-func (c *Cloud) supabaseDeleteBranch(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	i, b := c.supabaseBranchByID(r.PathValue("id"))
+func (sb *supabase) deleteBranch(w http.ResponseWriter, r *http.Request) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	i, b := sb.branchByID(r.PathValue("id"))
 	if b == nil {
 		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Branch not found"})
 		return
 	}
-	c.supabase.branches = append(c.supabase.branches[:i], c.supabase.branches[i+1:]...)
+	sb.branches = append(sb.branches[:i], sb.branches[i+1:]...)
 	writeJSON(w, http.StatusOK, map[string]any{"message": "ok"})
 }
 
 // SeedSupabaseBranch adds a healthy preview branch of a project (marked
 // seeded) and returns its id.
 func (c *Cloud) SeedSupabaseBranch(parentRef, name string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := &SupabaseBranch{ID: c.uuid(), Name: name, Parent: parentRef, ProjectRef: c.randString(20, "abcdefghijklmnopqrstuvwxyz"),
-		Status: "ACTIVE_HEALTHY", DBPass: c.randString(24, alnum), Origin: OriginSeed, created: c.now()}
-	c.supabase.branches = append(c.supabase.branches, b)
+	return lookup[*supabase](c).seedSupabaseBranch(parentRef, name)
+}
+
+func (sb *supabase) seedSupabaseBranch(parentRef, name string) string {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	b := &SupabaseBranch{ID: sb.uuid(), Name: name, Parent: parentRef, ProjectRef: sb.randString(20, "abcdefghijklmnopqrstuvwxyz"),
+		Status: "ACTIVE_HEALTHY", DBPass: sb.randString(24, alnum), Origin: OriginSeed, created: sb.now()}
+	sb.branches = append(sb.branches, b)
 	return b.ID
 }
 
-func (c *Cloud) supabaseBranchesSnapshot() []SupabaseBranch {
+func (sb *supabase) branchesSnapshot() []SupabaseBranch {
 	out := []SupabaseBranch{}
-	for _, b := range c.supabase.branches {
+	for _, b := range sb.branches {
 		out = append(out, *b)
 	}
 	return out
+}
+
+func (sb *supabase) driftBranch(d Drift) (string, error) {
+	i := slices.IndexFunc(sb.branches, func(b *SupabaseBranch) bool { return b.Parent == d.Project && b.Name == d.ID })
+	if i < 0 {
+		return "", fmt.Errorf("sim: drift: no supabase branch %q of %q", d.ID, d.Project)
+	}
+	b := sb.branches[i]
+	switch d.Action {
+	case DriftDelete:
+		sb.branches = slices.Delete(sb.branches, i, i+1)
+		return b.ID, nil
+	case DriftRecreate:
+		n := &SupabaseBranch{ID: sb.uuid(), Name: b.Name, Parent: b.Parent, ProjectRef: sb.randString(20, "abcdefghijklmnopqrstuvwxyz"),
+			Status: "ACTIVE_HEALTHY", DBPass: sb.randString(24, alnum), Origin: OriginConsole, created: sb.now()}
+		sb.branches[i] = n
+		return n.ID, nil
+	}
+	return "", badAction(d)
 }

@@ -81,7 +81,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -171,7 +173,7 @@ func vercelEnvApplies(e VercelEnv, target, branch string) bool {
 
 // vercelBuildEnv is what a build of target and branch starts with: a
 // branch's own value wins over the value for every branch. Callers hold
-// c.mu.
+// vc.mu.
 func (p *vercelProject) buildEnv(target, branch string) map[string]string {
 	out := map[string]string{}
 	own := map[string]bool{}
@@ -206,10 +208,24 @@ type DeploySpec struct {
 	After    Duration `json:"after,omitempty"`    // slow: READY once this has passed
 }
 
-type vercelState struct {
+// vercel is the Vercel provider: projects with their variables and
+// deployments.
+type vercel struct {
+	*core
+	routes      *api
 	projects    []*vercelProject
 	lastCreated int64
 }
+
+func newVercel(c *core) provider {
+	vc := &vercel{core: c}
+	vc.routes = vc.newAPI()
+	return vc
+}
+
+func (vc *vercel) api() *api { return vc.routes }
+
+func (vc *vercel) reset() { vc.projects, vc.lastCreated = nil, 0 }
 
 type vercelProject struct {
 	VercelProject
@@ -238,11 +254,15 @@ func (d *vercelDeployment) state(now time.Time) string {
 	return "BUILDING"
 }
 
-func (c *Cloud) vercelProvider() *provider {
-	p := &provider{
+func (vc *vercel) newAPI() *api {
+	p := &api{
 		name:  ProviderVercel,
 		mux:   http.NewServeMux(),
-		token: func() string { return c.tokens.Vercel },
+		token: func() string { return vc.tokens.Vercel },
+		env: func(url string) []string {
+			return []string{"VERCEL_API_URL=" + url, "VERCEL_TOKEN=" + vc.tokens.Vercel}
+		},
+		described: describedAs{files: []string{"vercel"}},
 	}
 	p.fail = func(w http.ResponseWriter, status int, code, msg string) {
 		if code == "sim_injected_failure" {
@@ -270,13 +290,14 @@ func (c *Cloud) vercelProvider() *provider {
 			"limit": map[string]any{"remaining": 0, "reset": reset.Unix(), "resetMs": reset.UnixMilli(), "total": 100},
 		}})
 	}
-	p.mux.HandleFunc("GET /v10/projects/{idOrName}/env", c.vercelListEnv)
-	p.mux.HandleFunc("POST /v10/projects/{idOrName}/env", c.vercelCreateEnv)
-	p.mux.HandleFunc("PATCH /v9/projects/{idOrName}/env/{id}", c.vercelEditEnv)
-	p.mux.HandleFunc("DELETE /v9/projects/{idOrName}/env/{id}", c.vercelDeleteEnv)
-	p.mux.HandleFunc("GET /v6/deployments", c.vercelListDeployments)
-	c.vercelDeployRoutes(p)
-	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	p.handle("GET /v10/projects/{idOrName}/env", vc.listEnv)
+	p.handle("POST /v10/projects/{idOrName}/env", vc.createEnv)
+	p.handle("PATCH /v9/projects/{idOrName}/env/{id}", vc.editEnv)
+	p.handle("DELETE /v9/projects/{idOrName}/env/{id}", vc.deleteEnv)
+	p.handle("GET /v6/deployments", vc.listDeployments)
+	p.handle("GET /v1/projects/{idOrName}/env/{id}", vc.getEnv)
+	vc.deployRoutes(p)
+	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusNotFound, "not_found", "The requested API endpoint was not found.")
 	})
 	return p
@@ -313,9 +334,9 @@ func vercelErr(w http.ResponseWriter, status int, code, msg string, extra ...map
 	writeJSON(w, status, map[string]any{"error": e})
 }
 
-// vercelFind finds a project by id or name in the team scope. Callers hold c.mu.
-func (c *Cloud) vercelFind(idOrName, teamID string) *vercelProject {
-	for _, p := range c.vercel.projects {
+// vercelFind finds a project by id or name in the team scope. Callers hold vc.mu.
+func (vc *vercel) find(idOrName, teamID string) *vercelProject {
+	for _, p := range vc.projects {
 		if (p.ID == idOrName || p.Name == idOrName) && p.TeamID == teamID {
 			return p
 		}
@@ -323,12 +344,12 @@ func (c *Cloud) vercelFind(idOrName, teamID string) *vercelProject {
 	return nil
 }
 
-func (c *Cloud) vercelNowMs() int64 {
-	ms := c.now().UnixMilli()
-	if ms <= c.vercel.lastCreated {
-		ms = c.vercel.lastCreated + 1
+func (vc *vercel) nowMs() int64 {
+	ms := vc.now().UnixMilli()
+	if ms <= vc.lastCreated {
+		ms = vc.lastCreated + 1
 	}
-	c.vercel.lastCreated = ms
+	vc.lastCreated = ms
 	return ms
 }
 
@@ -361,11 +382,11 @@ func envView(e *VercelEnv, decrypt bool) map[string]any {
 	return v
 }
 
-func (c *Cloud) vercelListEnv(w http.ResponseWriter, r *http.Request) {
+func (vc *vercel) listEnv(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
@@ -441,7 +462,7 @@ func checkEnv(e *VercelEnv) error {
 }
 
 // conflict finds a variable that clashes with e (same key and branch,
-// overlapping targets), other than e itself. Callers hold c.mu.
+// overlapping targets), other than e itself. Callers hold vc.mu.
 func (p *vercelProject) conflict(e *VercelEnv) *VercelEnv {
 	for _, x := range p.envs {
 		if x.ID == e.ID || x.Key != e.Key || x.GitBranch != e.GitBranch {
@@ -476,7 +497,7 @@ func orDash(s string) string {
 	return s
 }
 
-func (c *Cloud) vercelCreateEnv(w http.ResponseWriter, r *http.Request) {
+func (vc *vercel) createEnv(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	body := readBody(r)
 	var items []json.RawMessage
@@ -488,9 +509,9 @@ func (c *Cloud) vercelCreateEnv(w http.ResponseWriter, r *http.Request) {
 		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request body: "+err.Error())
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
@@ -535,12 +556,12 @@ func (c *Cloud) vercelCreateEnv(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			x.Value, x.Type, x.Comment = e.Value, e.Type, e.Comment
-			x.UpdatedAt = c.vercelNowMs()
+			x.UpdatedAt = vc.nowMs()
 			created = append(created, envView(x, false))
 			continue
 		}
-		e.ID = c.randString(16, alnum)
-		e.CreatedAt = c.vercelNowMs()
+		e.ID = vc.randString(16, alnum)
+		e.CreatedAt = vc.nowMs()
 		e.UpdatedAt = e.CreatedAt
 		e.Origin = OriginAPI
 		p.envs = append(p.envs, e)
@@ -567,16 +588,16 @@ func wrapFailed(failed []map[string]any) []any {
 	return out
 }
 
-func (c *Cloud) vercelEditEnv(w http.ResponseWriter, r *http.Request) {
+func (vc *vercel) editEnv(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var in vercelEnvInput
 	if err := json.Unmarshal(readBody(r), &in); err != nil {
 		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request body: "+err.Error())
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
@@ -613,16 +634,16 @@ func (c *Cloud) vercelEditEnv(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": alreadyExists(x)})
 		return
 	}
-	next.UpdatedAt = c.vercelNowMs()
+	next.UpdatedAt = vc.nowMs()
 	*e = next
 	writeJSON(w, http.StatusOK, envView(e, false))
 }
 
-func (c *Cloud) vercelDeleteEnv(w http.ResponseWriter, r *http.Request) {
+func (vc *vercel) deleteEnv(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelFind(r.PathValue("idOrName"), q.Get("teamId"))
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
@@ -637,57 +658,20 @@ func (c *Cloud) vercelDeleteEnv(w http.ResponseWriter, r *http.Request) {
 	vercelErr(w, http.StatusNotFound, "not_found", "Environment Variable not found")
 }
 
-func (c *Cloud) vercelListDeployments(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit := 20
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `limit`")
-			return
-		}
-		limit = min(n, 100)
+func (vc *vercel) listDeployments(w http.ResponseWriter, r *http.Request) {
+	f, bad := parseDeploymentQuery(r)
+	if bad != "" {
+		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `"+bad+"`")
+		return
 	}
-	if ps := pageSizeOf(r); ps > 0 {
-		limit = min(limit, ps)
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	projects, ok := vc.projectsOf(r.URL.Query())
+	if !ok {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
 	}
-	var since, until int64
-	for name, dst := range map[string]*int64{"since": &since, "until": &until} {
-		if s := q.Get(name); s != "" {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid query parameter `"+name+"`")
-				return
-			}
-			*dst = n
-		}
-	}
-	var states []string
-	if s := q.Get("state"); s != "" {
-		for _, x := range strings.Split(s, ",") {
-			states = append(states, strings.ToUpper(strings.TrimSpace(x)))
-		}
-	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	teamID := q.Get("teamId")
-	var projects []*vercelProject
-	if id := q.Get("projectId"); id != "" {
-		p := c.vercelFind(id, teamID)
-		if p == nil {
-			vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
-			return
-		}
-		projects = []*vercelProject{p}
-	} else {
-		for _, p := range c.vercel.projects {
-			if p.TeamID == teamID {
-				projects = append(projects, p)
-			}
-		}
-	}
-	now := c.now()
+	now := vc.now()
 	type row struct {
 		d *vercelDeployment
 		p *vercelProject
@@ -695,29 +679,15 @@ func (c *Cloud) vercelListDeployments(w http.ResponseWriter, r *http.Request) {
 	var rows []row
 	for _, p := range projects {
 		for _, d := range p.deps {
-			if t := q.Get("target"); t != "" && !(t == d.Target || (t == "preview" && d.Target == "")) {
-				continue
+			if f.lists(d, now) {
+				rows = append(rows, row{d, p})
 			}
-			if s := q.Get("sha"); s != "" && s != d.SHA {
-				continue
-			}
-			if b := q.Get("branch"); b != "" && b != d.Branch {
-				continue
-			}
-			d.Polls++
-			if len(states) > 0 && !slices.Contains(states, d.state(now)) {
-				continue
-			}
-			if (since != 0 && d.Created <= since) || (until != 0 && d.Created >= until) {
-				continue
-			}
-			rows = append(rows, row{d, p})
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].d.Created > rows[j].d.Created })
-	more := len(rows) > limit
+	more := len(rows) > f.limit
 	if more {
-		rows = rows[:limit]
+		rows = rows[:f.limit]
 	}
 	deps := []any{}
 	for _, x := range rows {
@@ -731,6 +701,80 @@ func (c *Cloud) vercelListDeployments(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pagination": pag, "deployments": deps})
+}
+
+// deploymentQuery is what a list of deployments asks for.
+type deploymentQuery struct {
+	limit               int
+	since, until        int64
+	states              []string
+	target, sha, branch string
+}
+
+// parseDeploymentQuery reads the query of a list of deployments; bad names
+// the parameter that is not valid.
+func parseDeploymentQuery(r *http.Request) (f deploymentQuery, bad string) {
+	q := r.URL.Query()
+	f.limit = 20
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return f, "limit"
+		}
+		f.limit = min(n, 100)
+	}
+	if ps := pageSizeOf(r); ps > 0 {
+		f.limit = min(f.limit, ps)
+	}
+	for name, dst := range map[string]*int64{"since": &f.since, "until": &f.until} {
+		if s := q.Get(name); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return f, name
+			}
+			*dst = n
+		}
+	}
+	if s := q.Get("state"); s != "" {
+		for _, x := range strings.Split(s, ",") {
+			f.states = append(f.states, strings.ToUpper(strings.TrimSpace(x)))
+		}
+	}
+	f.target, f.sha, f.branch = q.Get("target"), q.Get("sha"), q.Get("branch")
+	return f, ""
+}
+
+// lists says whether the deployment is in the list. A deployment of the
+// target, commit and branch asked for is polled, whether its state and
+// time then keep it or not.
+func (f deploymentQuery) lists(d *vercelDeployment, now time.Time) bool {
+	if t := f.target; t != "" && !(t == d.Target || (t == "preview" && d.Target == "")) {
+		return false
+	}
+	if (f.sha != "" && f.sha != d.SHA) || (f.branch != "" && f.branch != d.Branch) {
+		return false
+	}
+	d.Polls++
+	if len(f.states) > 0 && !slices.Contains(f.states, d.state(now)) {
+		return false
+	}
+	return !((f.since != 0 && d.Created <= f.since) || (f.until != 0 && d.Created >= f.until))
+}
+
+// projectsOf is the project the query names by projectId, or every
+// project of its team; ok is false when the named one does not exist.
+func (vc *vercel) projectsOf(q url.Values) (projects []*vercelProject, ok bool) {
+	teamID := q.Get("teamId")
+	if id := q.Get("projectId"); id != "" {
+		p := vc.find(id, teamID)
+		return []*vercelProject{p}, p != nil
+	}
+	for _, p := range vc.projects {
+		if p.TeamID == teamID {
+			projects = append(projects, p)
+		}
+	}
+	return projects, true
 }
 
 func deploymentView(d *vercelDeployment, p *vercelProject, now time.Time) map[string]any {
@@ -760,18 +804,22 @@ func deploymentView(d *vercelDeployment, p *vercelProject, now time.Time) map[st
 // returns its id. An empty ID is generated ("prj_..."); Name defaults to
 // the id.
 func (c *Cloud) SeedVercelProject(p VercelProject) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	return lookup[*vercel](c).seedProject(p)
+}
+
+func (vc *vercel) seedProject(p VercelProject) string {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
 	if p.ID == "" {
-		p.ID = "prj_" + c.randString(28, alnum)
+		p.ID = "prj_" + vc.randString(28, alnum)
 	}
 	if p.Name == "" {
 		p.Name = p.ID
 	}
 	vp := &vercelProject{VercelProject: VercelProject{ID: p.ID, Name: p.Name, TeamID: p.TeamID, Origin: OriginSeed, Link: p.Link}}
-	c.vercel.projects = append(c.vercel.projects, vp)
+	vc.projects = append(vc.projects, vp)
 	for _, e := range p.Envs {
-		c.seedVercelEnvLocked(vp, e, OriginSeed)
+		vc.seedVercelEnvLocked(vp, e, OriginSeed)
 	}
 	return p.ID
 }
@@ -780,17 +828,21 @@ func (c *Cloud) SeedVercelProject(p VercelProject) string {
 // seeded, and returns its id. Type defaults to "encrypted", Target to
 // ["production","preview","development"].
 func (c *Cloud) SeedVercelEnv(project string, e VercelEnv) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelAnyTeam(project)
+	return lookup[*vercel](c).seedEnv(project, e)
+}
+
+func (vc *vercel) seedEnv(project string, e VercelEnv) (string, error) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.anyTeam(project)
 	if p == nil {
 		return "", fmt.Errorf("sim: no vercel project %q", project)
 	}
-	return c.seedVercelEnvLocked(p, e, OriginSeed), nil
+	return vc.seedVercelEnvLocked(p, e, OriginSeed), nil
 }
 
-func (c *Cloud) vercelAnyTeam(idOrName string) *vercelProject {
-	for _, p := range c.vercel.projects {
+func (vc *vercel) anyTeam(idOrName string) *vercelProject {
+	for _, p := range vc.projects {
 		if p.ID == idOrName || p.Name == idOrName {
 			return p
 		}
@@ -798,9 +850,9 @@ func (c *Cloud) vercelAnyTeam(idOrName string) *vercelProject {
 	return nil
 }
 
-func (c *Cloud) seedVercelEnvLocked(p *vercelProject, e VercelEnv, origin Origin) string {
+func (vc *vercel) seedVercelEnvLocked(p *vercelProject, e VercelEnv, origin Origin) string {
 	if e.ID == "" {
-		e.ID = c.randString(16, alnum)
+		e.ID = vc.randString(16, alnum)
 	}
 	if e.Type == "" {
 		e.Type = "encrypted"
@@ -809,7 +861,7 @@ func (c *Cloud) seedVercelEnvLocked(p *vercelProject, e VercelEnv, origin Origin
 		e.Target = []string{"production", "preview", "development"}
 	}
 	e.Target = append([]string(nil), e.Target...)
-	now := c.vercelNowMs()
+	now := vc.nowMs()
 	if e.CreatedAt == 0 {
 		e.CreatedAt = now
 	}
@@ -823,6 +875,10 @@ func (c *Cloud) seedVercelEnvLocked(p *vercelProject, e VercelEnv, origin Origin
 // returns their uids (two for "double", older first). Each list request
 // that matches a deployment counts as one poll of it.
 func (c *Cloud) Deploy(s DeploySpec) ([]string, error) {
+	return lookup[*vercel](c).deploy(s)
+}
+
+func (vc *vercel) deploy(s DeploySpec) ([]string, error) {
 	if s.Behavior == "" {
 		s.Behavior = DeployOK
 	}
@@ -833,22 +889,22 @@ func (c *Cloud) Deploy(s DeploySpec) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("sim: deploy target must be preview or production, not %q", s.Target)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelAnyTeam(s.Project)
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.anyTeam(s.Project)
 	if p == nil {
 		return nil, fmt.Errorf("sim: no vercel project %q", s.Project)
 	}
 	mk := func(final string, buildPolls int, readyAt time.Time) string {
 		d := &vercelDeployment{
 			VercelDeployment: VercelDeployment{
-				UID: "dpl_" + c.randString(28, alnum), Target: s.Target, SHA: s.SHA, Branch: s.Branch,
-				Created: c.vercelNowMs(), Behavior: s.Behavior, Origin: OriginSeed,
+				UID: "dpl_" + vc.randString(28, alnum), Target: s.Target, SHA: s.SHA, Branch: s.Branch,
+				Created: vc.nowMs(), Behavior: s.Behavior, Origin: OriginSeed,
 				Env: p.buildEnv(s.Target, s.Branch),
 			},
 			final: final, buildPolls: buildPolls, readyAt: readyAt,
 		}
-		d.URL = p.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
+		d.URL = p.Name + "-" + vc.randString(9, lowerDigits) + "-sim.vercel.app"
 		p.deps = append(p.deps, d)
 		return d.UID
 	}
@@ -865,7 +921,7 @@ func (c *Cloud) Deploy(s DeploySpec) ([]string, error) {
 		polls := s.Polls
 		var at time.Time
 		if s.After > 0 {
-			at = c.now().Add(s.After.D())
+			at = vc.now().Add(s.After.D())
 			if polls == 0 {
 				polls = int(^uint(0) >> 1)
 			}
@@ -877,4 +933,123 @@ func (c *Cloud) Deploy(s DeploySpec) ([]string, error) {
 		return []string{mk("READY", 0, time.Time{}), mk("READY", 1, time.Time{})}, nil
 	}
 	return nil, fmt.Errorf("sim: unknown deploy behavior %q", s.Behavior)
+}
+
+// snapshot adds the projects with their variables and deployments.
+func (vc *vercel) snapshot(s *Snapshot, now time.Time) {
+	s.Vercel = []VercelProject{}
+	for _, p := range vc.projects {
+		vp := p.VercelProject
+		vp.Envs, vp.Deployments = []VercelEnv{}, []VercelDeployment{}
+		for _, e := range p.envs {
+			x := *e
+			x.Target = slices.Clone(e.Target)
+			vp.Envs = append(vp.Envs, x)
+		}
+		for _, d := range p.deps {
+			x := d.VercelDeployment
+			x.State = d.state(now)
+			x.Env = maps.Clone(d.Env)
+			vp.Deployments = append(vp.Deployments, x)
+		}
+		s.Vercel = append(s.Vercel, vp)
+	}
+}
+
+// push deploys every project linked to a repository: production for the
+// link's production branch, preview otherwise.
+func (vc *vercel) push(p Push, out *PushResult) {
+	for _, vp := range vc.projects {
+		if vp.Link == nil {
+			continue
+		}
+		target := ""
+		if p.Branch == vp.Link.ProductionBranch {
+			target = "production"
+		}
+		d := &vercelDeployment{
+			VercelDeployment: VercelDeployment{
+				UID: "dpl_" + vc.randString(28, alnum), Target: target, SHA: p.SHA, Branch: p.Branch,
+				Created: vc.nowMs(), Behavior: DeployOK, Origin: OriginSeed, Env: vp.buildEnv(target, p.Branch),
+			},
+			final: "READY", buildPolls: 1,
+		}
+		d.URL = vp.Name + "-" + vc.randString(9, lowerDigits) + "-sim.vercel.app"
+		vp.deps = append(vp.deps, d)
+		out.Vercel = append(out.Vercel, d.UID)
+	}
+}
+
+func (vc *vercel) drift(d Drift) (string, error) {
+	p := vc.anyTeam(d.Project)
+	if p == nil {
+		return "", fmt.Errorf("sim: drift: no vercel project %q", d.Project)
+	}
+	if d.Action == DriftAdd {
+		e := VercelEnv{Key: d.Key, Value: d.Value, GitBranch: d.GitBranch}
+		if d.Target != "" {
+			e.Target = []string{d.Target}
+		}
+		return vc.seedVercelEnvLocked(p, e, OriginConsole), nil
+	}
+	var e *VercelEnv
+	for _, x := range p.envs {
+		if (d.ID != "" && x.ID == d.ID) || (d.ID == "" && x.Key == d.Key &&
+			(d.Target == "" || slices.Contains(x.Target, d.Target)) && (d.GitBranch == "" || x.GitBranch == d.GitBranch)) {
+			e = x
+			break
+		}
+	}
+	if e == nil {
+		return "", fmt.Errorf("sim: drift: no vercel variable id=%q key=%q in %q", d.ID, d.Key, d.Project)
+	}
+	switch d.Action {
+	case DriftChange:
+		switch d.Field {
+		case "", "value":
+			e.Value = d.Value
+		case "type":
+			e.Type = d.Value
+		case "comment":
+			e.Comment = d.Value
+		default:
+			return "", fmt.Errorf("sim: drift: vercel field %q cannot be changed", d.Field)
+		}
+		e.UpdatedAt = vc.nowMs()
+		return e.ID, nil
+	case DriftDelete:
+		p.envs = slices.DeleteFunc(p.envs, func(x *VercelEnv) bool { return x == e })
+		return e.ID, nil
+	case DriftRecreate:
+		p.envs = slices.DeleteFunc(p.envs, func(x *VercelEnv) bool { return x == e })
+		n := *e
+		n.ID, n.CreatedAt = "", 0
+		if d.Value != "" {
+			n.Value = d.Value
+		}
+		return vc.seedVercelEnvLocked(p, n, OriginConsole), nil
+	}
+	return "", badAction(d)
+}
+
+// getEnv is "Retrieve the decrypted value of an environment variable
+// of a project" (GET /v1/projects/{idOrName}/env/{id}, getProjectEnv in
+// Vercel's description): one variable, its value decrypted (a sensitive
+// one's stays "").
+func (vc *vercel) getEnv(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+		return
+	}
+	for _, e := range p.envs {
+		if e.ID == r.PathValue("id") {
+			writeJSON(w, http.StatusOK, envView(e, true))
+			return
+		}
+	}
+	vercelErr(w, http.StatusNotFound, "not_found", "Environment Variable not found")
 }

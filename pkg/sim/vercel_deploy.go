@@ -45,6 +45,7 @@ package sim
 // integration does.
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"sort"
@@ -67,16 +68,16 @@ type VercelGitLink struct {
 	Slug          string `json:"slug,omitempty"`
 }
 
-func (c *Cloud) vercelDeployRoutes(p *provider) {
-	p.mux.HandleFunc("GET /v9/projects/{idOrName}", c.vercelGetProject)
-	p.mux.HandleFunc("POST /v13/deployments", c.vercelCreateDeployment)
-	p.mux.HandleFunc("GET /v13/deployments/{idOrUrl}", c.vercelGetDeployment)
+func (vc *vercel) deployRoutes(p *api) {
+	p.handle("GET /v9/projects/{idOrName}", vc.getProject)
+	p.handle("POST /v13/deployments", vc.createDeployment)
+	p.handle("GET /v13/deployments/{idOrUrl}", vc.getDeployment)
 }
 
-func (c *Cloud) vercelGetProject(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.vercelFind(r.PathValue("idOrName"), r.URL.Query().Get("teamId"))
+func (vc *vercel) getProject(w http.ResponseWriter, r *http.Request) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(r.PathValue("idOrName"), r.URL.Query().Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
@@ -135,72 +136,67 @@ func vercelProjectView(p *vercelProject) map[string]any {
 	return v
 }
 
-func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
-	type gitSource struct {
-		Type          string      `json:"type"`
-		RepoID        json.Number `json:"repoId"`
-		ProjectID     json.Number `json:"projectId"` // gitlab
-		Org           string      `json:"org"`
-		Repo          string      `json:"repo"`
-		RepoUUID      string      `json:"repoUuid"`
-		WorkspaceUUID string      `json:"workspaceUuid"`
-		Owner         string      `json:"owner"`
-		Slug          string      `json:"slug"`
-		Ref           string      `json:"ref"`
-		SHA           string      `json:"sha"`
-	}
-	var body struct {
-		Name         string     `json:"name"`
-		Project      string     `json:"project"`
-		Target       string     `json:"target"`
-		DeploymentID string     `json:"deploymentId"`
-		GitSource    *gitSource `json:"gitSource"`
-	}
+// vercelGitSource is the gitSource of a deployment request.
+type vercelGitSource struct {
+	Type          string      `json:"type"`
+	RepoID        json.Number `json:"repoId"`
+	ProjectID     json.Number `json:"projectId"` // gitlab
+	Org           string      `json:"org"`
+	Repo          string      `json:"repo"`
+	RepoUUID      string      `json:"repoUuid"`
+	WorkspaceUUID string      `json:"workspaceUuid"`
+	Owner         string      `json:"owner"`
+	Slug          string      `json:"slug"`
+	Ref           string      `json:"ref"`
+	SHA           string      `json:"sha"`
+}
+
+// names says whether the source names the repository of the link.
+func (gs *vercelGitSource) names(l *VercelGitLink) bool {
+	return l != nil && gs.Type == l.Type && gs.Ref != "" &&
+		((gs.RepoID != "" && gs.RepoID.String() == jsonInt(l.RepoID)) ||
+			(gs.ProjectID != "" && gs.ProjectID.String() == jsonInt(l.RepoID)) || (gs.Org != "" && gs.Org == l.Org && gs.Repo == l.Repo) ||
+			(gs.RepoUUID != "" && gs.RepoUUID == l.UUID && (gs.WorkspaceUUID == "" || gs.WorkspaceUUID == l.WorkspaceUUID)) ||
+			(gs.Owner != "" && gs.Owner == l.Owner && gs.Slug == l.Slug))
+}
+
+// vercelDeployRequest is the body of a deployment request.
+type vercelDeployRequest struct {
+	Name         string           `json:"name"`
+	Project      string           `json:"project"`
+	Target       string           `json:"target"`
+	DeploymentID string           `json:"deploymentId"`
+	GitSource    *vercelGitSource `json:"gitSource"`
+}
+
+func (vc *vercel) createDeployment(w http.ResponseWriter, r *http.Request) {
+	var body vercelDeployRequest
 	dec := json.NewDecoder(strings.NewReader(string(readBody(r))))
 	dec.UseNumber()
 	if err := dec.Decode(&body); err != nil || body.Name == "" {
 		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: `name` is required")
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := body.Project
-	if id == "" {
-		id = body.Name
-	}
-	p := c.vercelFind(id, r.URL.Query().Get("teamId"))
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	p := vc.find(cmp.Or(body.Project, body.Name), r.URL.Query().Get("teamId"))
 	if p == nil {
 		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
-	var from *vercelDeployment
-	if body.DeploymentID != "" {
-		for _, d := range p.deps {
-			if d.UID == body.DeploymentID {
-				from = d
-			}
-		}
-		if from == nil {
-			vercelErr(w, http.StatusNotFound, "not_found", "Deployment not found")
-			return
-		}
+	from, ok := p.deployment(body.DeploymentID)
+	if !ok {
+		vercelErr(w, http.StatusNotFound, "not_found", "Deployment not found")
+		return
 	}
 	gs := body.GitSource
 	if from == nil && (gs == nil || gs.Ref == "") {
 		vercelErr(w, http.StatusBadRequest, "bad_request", "Invalid request: the sim models git deployments only (gitSource with ref, or deploymentId)")
 		return
 	}
-	if gs != nil {
-		l := p.Link
-		matches := l != nil && gs.Type == l.Type && gs.Ref != "" &&
-			((gs.RepoID != "" && gs.RepoID.String() == jsonInt(l.RepoID)) ||
-				(gs.ProjectID != "" && gs.ProjectID.String() == jsonInt(l.RepoID)) || (gs.Org != "" && gs.Org == l.Org && gs.Repo == l.Repo) ||
-				(gs.RepoUUID != "" && gs.RepoUUID == l.UUID && (gs.WorkspaceUUID == "" || gs.WorkspaceUUID == l.WorkspaceUUID)) ||
-				(gs.Owner != "" && gs.Owner == l.Owner && gs.Slug == l.Slug))
-		if !matches {
-			vercelErr(w, http.StatusBadRequest, "incorrect_git_source_info", "The provided git source does not match the project's git repository")
-			return
-		}
+	if gs != nil && !gs.names(p.Link) {
+		vercelErr(w, http.StatusBadRequest, "incorrect_git_source_info", "The provided git source does not match the project's git repository")
+		return
 	}
 	target := ""
 	switch body.Target {
@@ -216,12 +212,12 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 		sha, branch = from.SHA, from.Branch
 	}
 	if gs != nil {
-		sha, branch = firstNonEmpty(gs.SHA, sha), gs.Ref
+		sha, branch = cmp.Or(gs.SHA, sha), gs.Ref
 	}
 	d := &vercelDeployment{
 		VercelDeployment: VercelDeployment{
-			UID: "dpl_" + c.randString(28, alnum), Target: target, SHA: sha, Branch: branch,
-			Created: c.vercelNowMs(), Behavior: DeployOK, Origin: OriginAPI,
+			UID: "dpl_" + vc.randString(28, alnum), Target: target, SHA: sha, Branch: branch,
+			Created: vc.nowMs(), Behavior: DeployOK, Origin: OriginAPI,
 			Env: p.buildEnv(target, branch),
 		},
 		final: "READY", buildPolls: 1,
@@ -229,9 +225,24 @@ func (c *Cloud) vercelCreateDeployment(w http.ResponseWriter, r *http.Request) {
 	if from != nil {
 		d.RedeployOf = from.UID
 	}
-	d.URL = p.Name + "-" + c.randString(9, lowerDigits) + "-sim.vercel.app"
+	d.URL = p.Name + "-" + vc.randString(9, lowerDigits) + "-sim.vercel.app"
 	p.deps = append(p.deps, d)
-	writeJSON(w, http.StatusOK, deploymentFull(d, p, c.now()))
+	writeJSON(w, http.StatusOK, deploymentFull(d, p, vc.now()))
+}
+
+// deployment finds the deployment a redeploy names (the last of that uid);
+// none named is (nil, true), one named that does not exist is (nil, false).
+func (p *vercelProject) deployment(uid string) (*vercelDeployment, bool) {
+	if uid == "" {
+		return nil, true
+	}
+	var from *vercelDeployment
+	for _, d := range p.deps {
+		if d.UID == uid {
+			from = d
+		}
+	}
+	return from, from != nil
 }
 
 // deploymentFull is the answer of createDeployment and getDeployment: the
@@ -261,33 +272,24 @@ func deploymentFull(d *vercelDeployment, p *vercelProject, now time.Time) map[st
 	return v
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
 func jsonInt(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
 
-func (c *Cloud) vercelGetDeployment(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (vc *vercel) getDeployment(w http.ResponseWriter, r *http.Request) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
 	key := r.PathValue("idOrUrl")
 	team := r.URL.Query().Get("teamId")
-	for _, p := range c.vercel.projects {
+	for _, p := range vc.projects {
 		if p.TeamID != team {
 			continue
 		}
 		for _, d := range p.deps {
 			if d.UID == key || d.URL == key {
 				d.Polls++
-				writeJSON(w, http.StatusOK, deploymentFull(d, p, c.now()))
+				writeJSON(w, http.StatusOK, deploymentFull(d, p, vc.now()))
 				return
 			}
 		}
