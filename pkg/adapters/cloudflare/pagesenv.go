@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -296,58 +297,50 @@ func (op *PagesEnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 	var out []adapter.ResourceDiff
 	for _, name := range r.names() {
 		secret, want := r.want(name)
-		group := "vars."
-		if secret {
-			group = "secrets."
-		}
 		key := Key(r.target, name)
 		lr := live.Resource(key)
-		d := adapter.ResourceDiff{Key: key}
-		m, isMarker := adapter.MarkerOf(want)
-		desired := want
-		if secret {
-			desired = map[string]any{"secret": true}
-		}
-		switch {
-		case isMarker && m.Kind == adapter.Keep:
-			if lr == nil {
-				return nil, param.Invalid(opName, group+name, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
-			}
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case lr == nil:
-			d.Action = adapter.Create
-			if !isMarker {
-				d.Desired = desired
-			}
-		case secret && adapter.Equal(lr.Value, desired) && !r.rewrite:
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case secret:
-			d.Action, d.Desired = adapter.Update, desired
-		case isMarker:
-			d.Action = adapter.Update
-		case adapter.Equal(lr.Value, want):
-			d.Action, d.Desired = adapter.Unchanged, want
-		default:
-			d.Action, d.Desired = adapter.Update, want
-		}
-		if d.Action != adapter.Unchanged {
-			f := adapter.FieldDiff{Path: group + name}
-			if !secret && !isMarker {
-				// A plain variable's known value is shown on both sides
-				// (the engine hides both when it comes from a sensitive
-				// output); a secret_text one never.
-				f.After = want
-				if lr != nil {
-					if before, ok := lr.Value.(string); ok {
-						f.Before = before
-					}
-				}
-			}
-			d.Fields = []adapter.FieldDiff{f}
+		var d adapter.ResourceDiff
+		if m, isMarker := adapter.MarkerOf(want); secret && (!isMarker || m.Kind != adapter.Keep) {
+			d = r.secretDiff(key, name, want, lr)
+		} else if d, err = envdiff.Value(key, r.group(secret)+name, want, lr, func() error { return r.keepMissing(r.group(secret)+name, name) }); err != nil {
+			return nil, err
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+func (r envReq) group(secret bool) string {
+	if secret {
+		return "secrets."
+	}
+	return "vars."
+}
+
+// keepMissing refuses {keep: true} on a variable that does not exist.
+func (r envReq) keepMissing(path, name string) error {
+	return param.Invalid(opName, path, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
+}
+
+// secretDiff compares a secret by presence: one that exists is unchanged
+// unless rewrite_secrets. Its value is never shown.
+func (r envReq) secretDiff(key, name string, want any, lr *adapter.Resource) adapter.ResourceDiff {
+	d := adapter.ResourceDiff{Key: key}
+	desired := map[string]any{"secret": true}
+	_, isMarker := adapter.MarkerOf(want)
+	switch {
+	case lr == nil:
+		d.Action = adapter.Create
+		if !isMarker {
+			d.Desired = desired
+		}
+	case adapter.Equal(lr.Value, desired) && !r.rewrite:
+		return adapter.ResourceDiff{Key: key, Action: adapter.Unchanged, Desired: lr.Value}
+	default:
+		d.Action, d.Desired = adapter.Update, desired
+	}
+	d.Fields = []adapter.FieldDiff{{Path: "secrets." + name}}
+	return d
 }
 
 // Apply writes every missing or changed variable of the line in one merge
@@ -380,22 +373,26 @@ func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 	for _, name := range r.names() {
 		secret, want := r.want(name)
 		cur, exists := vars[name]
-		if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep {
-			if !exists {
-				return nil, param.Invalid(opName, name, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
-			}
-			continue
+		var live any
+		if cur.Type == plainText && cur.Value != nil {
+			live = *cur.Value
+		}
+		verdict, err := envdiff.Write(want, exists, live, func() error { return r.keepMissing(name, name) })
+		if err != nil {
+			return nil, err
 		}
 		typ := plainText
 		if secret {
 			typ = secretText
 		}
 		switch {
-		case !exists:
+		case verdict == envdiff.Keep:
+			continue
+		case verdict == envdiff.Create:
 			created = append(created, Key(r.target, name))
 		case secret && cur.Type == secretText && !r.rewrite:
 			continue
-		case !secret && cur.Type == plainText && cur.Value != nil && *cur.Value == want.(string):
+		case !secret && verdict == envdiff.Unchanged:
 			continue
 		}
 		patch[name] = map[string]any{"type": typ, "value": want}

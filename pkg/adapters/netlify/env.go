@@ -2,8 +2,10 @@ package netlify
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -313,21 +316,17 @@ func (s *session) reload(ctx context.Context) error {
 	return nil
 }
 
-func resourceOf(key string, v *envVar, x *envValue) adapter.Resource {
-	var val any
-	if x.Value != nil && !v.IsSecret {
-		val = *x.Value
+// known is the value as the provider answers it: nil for a secret, or
+// when there is none.
+func known(v *envVar, x *envValue) any {
+	if x == nil || x.Value == nil || v.IsSecret {
+		return nil
 	}
-	return adapter.Resource{Key: key, ID: x.ID, Value: val, Outputs: map[string]any{}}
+	return *x.Value
 }
 
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+func resourceOf(key string, v *envVar, x *envValue) adapter.Resource {
+	return adapter.Resource{Key: key, ID: x.ID, Value: known(v, x), Outputs: map[string]any{}}
 }
 
 // Read returns the line's values that exist. External outputs are
@@ -342,7 +341,7 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 		return nil, err
 	}
 	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		if v := s.vars[name]; v != nil {
 			if x := v.value(r.context, r.branch); x != nil {
 				live.Resources = append(live.Resources, resourceOf(r.key(name), v, x))
@@ -360,39 +359,12 @@ func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Resour
 	if err != nil {
 		return nil, err
 	}
-	var out []adapter.ResourceDiff
-	for _, name := range sortedNames(r.values) {
-		key := r.key(name)
-		lr := live.Resource(key)
-		d := adapter.ResourceDiff{Key: key}
-		want := r.values[name]
-		m, isMarker := adapter.MarkerOf(want)
-		switch {
-		case isMarker && m.Kind == adapter.Keep:
-			if lr == nil {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but %s has no %s value to keep", name, r.context)
-			}
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case isMarker:
-			d.Action = adapter.Update
-			if lr == nil {
-				d.Action = adapter.Create
-			}
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
-		case lr == nil:
-			d.Action, d.Desired = adapter.Create, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, After: want}}
-		case adapter.Equal(lr.Value, want):
-			d.Action, d.Desired = adapter.Unchanged, want
-		default:
-			// A known value is shown on both sides; the engine hides both
-			// when it comes from a secret or a sensitive output.
-			d.Action, d.Desired = adapter.Update, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, Before: lr.Value, After: want}}
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return envdiff.Values("values", r.values, live, r.key, r.keepMissing)
+}
+
+// keepMissing refuses {keep: true} on a value that does not exist.
+func (r envReq) keepMissing(name string) error {
+	return param.Invalid(opName, "values."+name, "is {keep: true}, but %s has no %s value to keep", name, r.context)
 }
 
 func (r envReq) valueBody(v string) map[string]any {
@@ -420,28 +392,27 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 		return nil, err
 	}
 	var newVars, newValues, updates []string
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		want := r.values[name]
 		v := s.vars[name]
 		var x *envValue
 		if v != nil {
 			x = v.value(r.context, r.branch)
 		}
-		if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep {
-			if x == nil {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but %s has no %s value to keep", name, r.context)
-			}
-			continue
+		verdict, err := envdiff.Write(want, x != nil, known(v, x), func() error { return r.keepMissing(name) })
+		if err != nil {
+			return nil, err
 		}
 		switch {
+		case verdict == envdiff.Keep:
 		case v == nil:
 			newVars = append(newVars, name)
 		case v.hasAll():
 			return nil, errs.New(errs.PROVIDER_CONFLICT, "netlify: variable %s of site %s has one value for all deploy contexts; setting the %s value would change how it is stored for every context", name, r.site, r.context).
 				WithHint("Give the variable per-context values in the Netlify UI, or adopt it unchanged with {keep: true}.")
-		case x == nil:
+		case verdict == envdiff.Create:
 			newValues = append(newValues, name)
-		case v.IsSecret || x.Value == nil || *x.Value != want.(string):
+		case verdict == envdiff.Update:
 			updates = append(updates, name)
 		}
 	}
@@ -488,7 +459,7 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 		}
 	}
 	res := &adapter.Result{Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		v := s.vars[name]
 		var x *envValue
 		if v != nil {
@@ -640,7 +611,7 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	if err != nil {
 		return nil, err
 	}
-	since := s.written(sortedNames(r.values))
+	since := s.written(slices.Sorted(maps.Keys(r.values)))
 	var best, before *deploy
 	err = httpclient.Numbered(ctx, "netlify", 1, deployPage, func(ctx context.Context, page int) (int, error) {
 		var list []deploy

@@ -2,8 +2,10 @@ package netlify
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -71,7 +73,7 @@ func (op *EnvOp) redeploy(ctx context.Context, s *session, r envReq, run adapter
 	if r.context == Dev || run.SHA == "" {
 		return nil, nil
 	}
-	at := s.written(sortedNames(r.values))
+	at := s.written(slices.Sorted(maps.Keys(r.values)))
 	newest, err := s.newestOf(ctx, r, run.SHA)
 	if err != nil || newest == nil || !parseTime(newest.CreatedAt).Before(at) || newest.failed() {
 		return nil, err

@@ -3,7 +3,9 @@ package vercel
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -98,7 +100,7 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	if err != nil {
 		return nil, err
 	}
-	if newest.created() <= written(vars, sortedNames(r.values)) {
+	if newest.created() <= written(vars, slices.Sorted(maps.Keys(r.values))) {
 		return nil, nil // built before the variables: not the preview
 	}
 	if newest.state() != "READY" {

@@ -3,6 +3,7 @@ package vercel
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -329,21 +331,12 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 		return nil, err
 	}
 	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		if v, ok := vars[name]; ok {
 			live.Resources = append(live.Resources, resourceOf(r.key(name), v))
 		}
 	}
 	return live, nil
-}
-
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Diff compares each declared variable with live. A pending or secret value
@@ -356,39 +349,12 @@ func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Resour
 	if err != nil {
 		return nil, err
 	}
-	var out []adapter.ResourceDiff
-	for _, name := range sortedNames(r.values) {
-		key := r.key(name)
-		lr := live.Resource(key)
-		d := adapter.ResourceDiff{Key: key}
-		want := r.values[name]
-		m, isMarker := adapter.MarkerOf(want)
-		switch {
-		case isMarker && m.Kind == adapter.Keep:
-			if lr == nil {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but no variable %s exists for %s/%s to keep", name, r.target, r.branch)
-			}
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case isMarker:
-			d.Action = adapter.Update
-			if lr == nil {
-				d.Action = adapter.Create
-			}
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
-		case lr == nil:
-			d.Action, d.Desired = adapter.Create, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, After: want}}
-		case adapter.Equal(lr.Value, want):
-			d.Action, d.Desired = adapter.Unchanged, want
-		default:
-			// A known value is shown on both sides; the engine hides both
-			// when it comes from a secret or a sensitive output.
-			d.Action, d.Desired = adapter.Update, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, Before: lr.Value, After: want}}
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return envdiff.Values("values", r.values, live, r.key, r.keepMissing)
+}
+
+// keepMissing refuses {keep: true} on a variable that does not exist.
+func (r envReq) keepMissing(name string) error {
+	return param.Invalid(opName, "values."+name, "is {keep: true}, but no variable %s exists for %s/%s to keep", name, r.target, r.branch)
 }
 
 // Apply creates missing variables (intend first, all at once) and updates
@@ -413,19 +379,17 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 		return nil, err
 	}
 	var creates, updates []string
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		want := r.values[name]
 		v, exists := vars[name]
-		if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep {
-			if !exists {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but no variable %s exists for %s/%s to keep", name, r.target, r.branch)
-			}
-			continue
+		verdict, err := envdiff.Write(want, exists, v.value(), func() error { return r.keepMissing(name) })
+		if err != nil {
+			return nil, err
 		}
-		switch {
-		case !exists:
+		switch verdict {
+		case envdiff.Create:
 			creates = append(creates, name)
-		case !adapter.Equal(v.value(), want):
+		case envdiff.Update:
 			if v.shared() {
 				return nil, errs.New(errs.PROVIDER_CONFLICT, "vercel: variable %s of project %s applies to %s, not only %s: changing it would change the others", name, r.project, strings.Join(v.Target, ", "), r.target).
 					WithHint("Split the variable per target in the Vercel dashboard, or adopt it unchanged with {keep: true}.")
@@ -475,7 +439,7 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 		}
 	}
 	res := &adapter.Result{Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		v, ok := vars[name]
 		if !ok {
 			return nil, errs.New(errs.PROVIDER_RESPONSE, "vercel: variable %s of project %s is missing right after it was written", name, r.project)

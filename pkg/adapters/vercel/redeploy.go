@@ -3,8 +3,10 @@ package vercel
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
@@ -66,7 +68,7 @@ func (op *EnvOp) redeploy(ctx context.Context, a httpclient.API, r envReq, run a
 	if r.target == Development || run.SHA == "" {
 		return nil, nil
 	}
-	at := written(vars, sortedNames(r.values))
+	at := written(vars, slices.Sorted(maps.Keys(r.values)))
 	q := deploymentsQuery(r.project, r.team, r.target, run.SHA)
 	newest, err := op.newest(ctx, a, q, r.target, run.SHA)
 	if err != nil || newest == nil || newest.created() > at || failed(newest) {
