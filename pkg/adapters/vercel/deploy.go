@@ -84,7 +84,7 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 		return nil, errs.New(errs.PARAM_INVALID, "%s: the run has no git commit, so the deployment of line %s cannot be identified", opName, req.Line).
 			WithHint("Run inside a git checkout or pass the commit (SPONSON_CTX_SHA).")
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
@@ -38,8 +39,7 @@ const AllBranches = "*"
 
 // EnvOp is vercel.env.
 type EnvOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -53,12 +53,7 @@ var (
 // NewEnv returns vercel.env reading its credential and base URL from env at
 // each call.
 func NewEnv(env httpclient.Env, client *httpclient.Client) *EnvOp {
-	return &EnvOp{env: env, client: client}
-}
-
-// Spec declares vercel.env (spec.go).
-func (op *EnvOp) Spec() adapter.Spec {
-	return envSpec
+	return &EnvOp{Op: base.New(envSpec, env, client, base.Endpoint{})}
 }
 
 // envReq is a parsed line.
@@ -102,7 +97,7 @@ func (op *EnvOp) block(p adapter.Provider) (project, team string, err error) {
 func (op *EnvOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, envSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.project, r.team, err = op.block(p); err != nil {
@@ -175,20 +170,6 @@ func (op *EnvOp) WritesEnvironment(params map[string]any, p adapter.Provider, ru
 		return Production
 	}
 	return ""
-}
-
-// api is the endpoint with the credential, or PROVIDER_AUTH naming the
-// variable.
-func (op *EnvOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "vercel")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "vercel", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 // envVar is a variable as the API answers it.
@@ -322,7 +303,7 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +351,7 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +447,7 @@ func (op *EnvOp) lookup(ctx context.Context, p adapter.Provider, key string) (ht
 	if err != nil {
 		return httpclient.API{}, "", "", nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return httpclient.API{}, "", "", nil, err
 	}
@@ -524,7 +505,7 @@ func (op *EnvOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
