@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -33,8 +34,7 @@ const opName = "neon.branch"
 
 // BranchOp is neon.branch.
 type BranchOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -46,12 +46,7 @@ var (
 // NewBranch returns neon.branch reading its credential and base URL from env
 // at each call.
 func NewBranch(env httpclient.Env, client *httpclient.Client) *BranchOp {
-	return &BranchOp{env: env, client: client}
-}
-
-// Spec declares neon.branch (spec.go).
-func (op *BranchOp) Spec() adapter.Spec {
-	return branchSpec
+	return &BranchOp{Op: base.New(branchSpec, env, client, base.Endpoint{})}
 }
 
 // Key is the ledger key of a branch.
@@ -89,10 +84,10 @@ type branchReq struct {
 	keepParent bool
 }
 
-func parse(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, bool, error) {
+func (op *BranchOp) parse(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, bool, error) {
 	var r branchReq
 	var err error
-	if err = param.Known(opName, params, branchSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, false, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -151,22 +146,10 @@ func (op *BranchOp) Defaults(params map[string]any, p adapter.Provider, run adap
 	if _, ok := out["parent"]; !ok {
 		out["parent"] = DefaultParent
 	}
-	if _, _, err := parse(out, p, true); err != nil {
+	if _, _, err := op.parse(out, p, true); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-func (op *BranchOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "neon")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "neon", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 // branch is a branch as the API answers it.
@@ -321,11 +304,11 @@ func (op *BranchOp) read(ctx context.Context, a httpclient.API, bl block, name s
 
 // Read returns the branch, when it exists, with its outputs.
 func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +328,7 @@ func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 // re-parent a branch); unchanged otherwise. A parent the live branch does
 // not name (unknown) is not a change.
 func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
@@ -378,11 +361,11 @@ func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Res
 // replaces it when the parent changed (intend, delete, create); does
 // nothing when it is as planned.
 func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -458,13 +441,13 @@ func (op *BranchOp) create(ctx context.Context, a httpclient.API, r branchReq, p
 // wait polls the operations of a create until each is done, then the
 // branch until it is ready.
 func (op *BranchOp) wait(ctx context.Context, a httpclient.API, project, branchID string, ops []operation) error {
-	limit := op.client.Config().Budget
+	limit := op.Client.Config().Budget
 	for _, o := range ops {
 		if terminal(o.Status) || o.ID == "" {
 			continue
 		}
 		id := o.ID
-		err := op.client.Poll(ctx, "neon operation "+o.Action+" of branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
+		err := op.Client.Poll(ctx, "neon operation "+o.Action+" of branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
 			var got struct {
 				Operation operation `json:"operation"`
 			}
@@ -480,7 +463,7 @@ func (op *BranchOp) wait(ctx context.Context, a httpclient.API, project, branchI
 	if branchID == "" {
 		return nil
 	}
-	return op.client.Poll(ctx, "neon branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
+	return op.Client.Poll(ctx, "neon branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
 		b, err := op.byID(ctx, a, project, branchID)
 		if err != nil {
 			return false, err
@@ -519,7 +502,7 @@ func (op *BranchOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +525,7 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, run adapter
 	if err != nil {
 		return err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return err
 	}
@@ -567,11 +550,11 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, run adapter
 // by Neon's search to the name's text before the scope; the resources
 // carry key and id only (nothing is described).
 func (op *BranchOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
