@@ -13,6 +13,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
@@ -38,8 +39,7 @@ const (
 
 // EnvOp is netlify.env.
 type EnvOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -54,12 +54,7 @@ var (
 // NewEnv returns netlify.env reading its credential and base URL from env at
 // each call.
 func NewEnv(env httpclient.Env, client *httpclient.Client) *EnvOp {
-	return &EnvOp{env: env, client: client}
-}
-
-// Spec declares netlify.env.
-func (op *EnvOp) Spec() adapter.Spec {
-	return envSpec
+	return &EnvOp{Op: base.New(envSpec, env, client, base.Endpoint{Root: base.Version("/api/v1")})}
 }
 
 // Key is the ledger key of one variable's value in one context.
@@ -151,10 +146,10 @@ func contextBranch(params map[string]any, run adapter.RunCtx) (string, string, e
 	return ctx, br, nil
 }
 
-func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
+func (op *EnvOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, envSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -174,7 +169,7 @@ func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envRe
 
 // Defaults fills context (and branch) and validates every parameter.
 func (op *EnvOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
-	r, err := parse(params, p, run)
+	r, err := op.parse(params, p, run)
 	if err != nil {
 		return nil, err
 	}
@@ -203,18 +198,6 @@ func (op *EnvOp) LockOn(_ map[string]any, p adapter.Provider) string {
 		return ""
 	}
 	return "netlify:" + b.site + ":env"
-}
-
-func (op *EnvOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "netlify")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "netlify", BaseURL: httpclient.VersionPath(base, "/api/v1"), Token: tok, TokenVar: TokenVar}, nil
 }
 
 // account is the block's account, else the site's (GET /sites/{id}).
@@ -292,7 +275,7 @@ func (s *session) envPath(rest ...string) string {
 }
 
 func (op *EnvOp) open(ctx context.Context, b block) (*session, error) {
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +315,7 @@ func resourceOf(key string, v *envVar, x *envValue) adapter.Resource {
 // Read returns the line's values that exist. External outputs are
 // AwaitExternal's.
 func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +338,7 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 // field diff, before and after (the engine hides both when it comes from a
 // secret or a sensitive output); a pending or secret one is not.
 func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +361,7 @@ func (r envReq) valueBody(v string) map[string]any {
 // Apply creates missing values (intend first: new variables in one POST,
 // values on existing variables by PATCH) and updates changed ones.
 func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -596,7 +579,7 @@ const deployPage = 100
 // in error, or when none started since and the commit's deploy from before
 // the change failed. Read-only.
 func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adapter.Live) (map[string]any, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
