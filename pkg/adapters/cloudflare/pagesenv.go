@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
@@ -36,8 +37,7 @@ const (
 
 // PagesEnvOp is cloudflare.pages_env.
 type PagesEnvOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -51,12 +51,7 @@ var (
 // NewPagesEnv returns cloudflare.pages_env reading its credential and base
 // URL from env at each call.
 func NewPagesEnv(env httpclient.Env, client *httpclient.Client) *PagesEnvOp {
-	return &PagesEnvOp{env: env, client: client}
-}
-
-// Spec declares cloudflare.pages_env.
-func (op *PagesEnvOp) Spec() adapter.Spec {
-	return pagesEnvSpec
+	return &PagesEnvOp{Op: base.New(pagesEnvSpec, env, client, base.Endpoint{Root: base.Version("/client/v4")})}
 }
 
 // Key is the ledger key of one variable of a deployment config.
@@ -128,10 +123,10 @@ func values(params map[string]any, name string) (map[string]any, error) {
 	return param.EnvValues(opName, params, name)
 }
 
-func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
+func (op *PagesEnvOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, pagesEnvSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -166,7 +161,7 @@ func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envRe
 
 // Defaults fills target and validates every parameter.
 func (op *PagesEnvOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
-	r, err := parse(params, p, run)
+	r, err := op.parse(params, p, run)
 	if err != nil {
 		return nil, err
 	}
@@ -195,18 +190,6 @@ func (op *PagesEnvOp) LockOn(params map[string]any, p adapter.Provider) string {
 		t = Preview
 	}
 	return "cloudflare:" + b.account + ":pages:" + b.project + ":" + t
-}
-
-func (op *PagesEnvOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "cloudflare")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "cloudflare", BaseURL: httpclient.VersionPath(base, "/client/v4"), Token: tok, TokenVar: TokenVar}, nil
 }
 
 type envVar struct {
@@ -256,11 +239,11 @@ func resourceOf(t, name string, v envVar) adapter.Resource {
 
 // Read returns the line's variables that exist in the target.
 func (op *PagesEnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +273,7 @@ func (r envReq) want(name string) (secret bool, v any) {
 // that exists is unchanged unless rewrite_secrets). Values are never
 // shown.
 func (op *PagesEnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +329,7 @@ func (r envReq) secretDiff(key, name string, want any, lr *adapter.Resource) ada
 // Apply writes every missing or changed variable of the line in one merge
 // patch (intend first for the new ones).
 func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +343,7 @@ func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 			return nil, err
 		}
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +419,7 @@ func (op *PagesEnvOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +449,7 @@ func (op *PagesEnvOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter
 	if err != nil {
 		return err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return err
 	}
@@ -499,7 +482,7 @@ func (op *PagesEnvOp) ListScope(ctx context.Context, req adapter.Request) ([]ada
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
