@@ -90,3 +90,15 @@ func (o *Op) APIAt(defaultURL string) (httpclient.API, error) {
 	return httpclient.API{Client: o.Client, Provider: name, BaseURL: base,
 		Token: strings.Join(toks, ":"), RawToken: o.endpoint.RawToken, TokenVar: strings.Join(o.spec.Credentials, " and ")}, nil
 }
+
+// Suffix is a Root that appends the API's path unless the base URL already
+// ends with it (the providers' SDKs read their base-URL variables as the
+// host and add the version themselves).
+func Suffix(path string) func(string) string {
+	return func(base string) string {
+		if strings.HasSuffix(base, path) {
+			return base
+		}
+		return base + path
+	}
+}
