@@ -11,6 +11,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapter/listentry"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -33,8 +34,7 @@ const (
 // ListItemOp is http.list_item: one entry in a collection on a parent object
 // of a generic REST API.
 type ListItemOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -47,12 +47,7 @@ var (
 // NewListItem returns http.list_item reading credentials and base URLs from
 // env at each call.
 func NewListItem(env httpclient.Env, client *httpclient.Client) *ListItemOp {
-	return &ListItemOp{env: env, client: client}
-}
-
-// Spec declares http.list_item (spec.go).
-func (op *ListItemOp) Spec() adapter.Spec {
-	return listItemSpec
+	return &ListItemOp{Op: base.New(listItemSpec, env, client, base.Endpoint{})}
 }
 
 type listReq struct {
@@ -94,14 +89,14 @@ func ParseListKey(key string) (apiName, parentPath, listPath, item string, ok bo
 func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (listReq, error) {
 	var r listReq
 	var err error
-	if err = param.Known(listOp, params, listItemSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	name, _, err := param.Required(listOp, params, "api", false)
 	if err != nil {
 		return r, err
 	}
-	if r.api, err = resolveAPI(p, name, op.env, resolveBase); err != nil {
+	if r.api, err = resolveAPI(p, name, op.Env, resolveBase); err != nil {
 		return r, err
 	}
 	parent, err := param.Map(listOp, params, "parent")
@@ -527,7 +522,7 @@ func (op *ListItemOp) connect(req adapter.Request) (listReq, parent, error) {
 	if err != nil {
 		return r, parent{}, err
 	}
-	a, err := r.api.client(op.env, op.client)
+	a, err := r.api.client(op.Env, op.Client)
 	return r, parent{a: a, path: r.parentPath, ptr: r.ptr, shape: r.shape, delim: r.delimiter, item: r.item, method: r.updateMethod, patch: r.patch}, err
 }
 
@@ -587,11 +582,11 @@ func (op *ListItemOp) fromKey(p adapter.Provider, key string) (parent, listentry
 	if !ok || !pok {
 		return parent{}, listentry.Entry{}, errs.New(errs.PARAM_INVALID, "%s: %q is not an http.list_item key (<api>:<parent path>#<list_path>=<item>)", listOp, key)
 	}
-	ap, err := resolveAPI(p, apiName, op.env, true)
+	ap, err := resolveAPI(p, apiName, op.Env, true)
 	if err != nil {
 		return parent{}, listentry.Entry{}, err
 	}
-	a, err := ap.client(op.env, op.client)
+	a, err := ap.client(op.Env, op.Client)
 	return parent{a: a, path: parentPath, ptr: ptr, item: item, method: http.MethodPatch, patch: ap.listPatch},
 		listentry.Entry{Op: listOp, Key: key, Item: item, Field: listPath}, err
 }

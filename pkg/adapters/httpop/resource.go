@@ -11,6 +11,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -19,8 +20,7 @@ const resourceOp = "http.resource"
 
 // ResourceOp is http.resource: one object of a generic REST API.
 type ResourceOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -31,13 +31,7 @@ var (
 // NewResource returns http.resource reading credentials and base URLs from
 // env at each call.
 func NewResource(env httpclient.Env, client *httpclient.Client) *ResourceOp {
-	return &ResourceOp{env: env, client: client}
-}
-
-// Spec declares http.resource (spec.go) (id; the
-// outputs a line declares come on top).
-func (op *ResourceOp) Spec() adapter.Spec {
-	return resourceSpec
+	return &ResourceOp{Op: base.New(resourceSpec, env, client, base.Endpoint{})}
 }
 
 // resourceReq is a parsed http.resource line.
@@ -61,14 +55,14 @@ type resourceReq struct {
 func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (resourceReq, error) {
 	var r resourceReq
 	var err error
-	if err = param.Known(resourceOp, params, resourceSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	name, _, err := param.Required(resourceOp, params, "api", false)
 	if err != nil {
 		return r, err
 	}
-	if r.api, err = resolveAPI(p, name, op.env, resolveBase); err != nil {
+	if r.api, err = resolveAPI(p, name, op.Env, resolveBase); err != nil {
 		return r, err
 	}
 	if r.create, err = readRequest(resourceOp, params, "create", http.MethodPost, "", http.MethodPost, http.MethodPut); err != nil {
@@ -464,7 +458,7 @@ func (op *ResourceOp) connect(req adapter.Request) (resourceReq, httpclient.API,
 	if err != nil {
 		return r, httpclient.API{}, err
 	}
-	a, err := r.api.client(op.env, op.client)
+	a, err := r.api.client(op.Env, op.Client)
 	return r, a, err
 }
 
@@ -693,11 +687,11 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 	if !ok {
 		return httpclient.API{}, "", nil, errs.New(errs.PARAM_INVALID, "%s: %q is not an http.resource key (<api>:<path> or <api>:<collection>?<match>)", resourceOp, key)
 	}
-	ap, err := resolveAPI(p, apiName, op.env, true)
+	ap, err := resolveAPI(p, apiName, op.Env, true)
 	if err != nil {
 		return httpclient.API{}, "", nil, err
 	}
-	a, err := ap.client(op.env, op.client)
+	a, err := ap.client(op.Env, op.Client)
 	if err != nil {
 		return a, "", nil, err
 	}
