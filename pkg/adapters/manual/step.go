@@ -32,6 +32,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -66,8 +67,8 @@ var stepSpec = adapter.Spec{
 
 // StepOp is manual.step.
 type StepOp struct {
-	client *httpclient.Client
-	now    func() time.Time
+	base.Op
+	now func() time.Time
 }
 
 var (
@@ -82,11 +83,8 @@ func NewStep(client *httpclient.Client, now func() time.Time) *StepOp {
 	if now == nil {
 		now = time.Now
 	}
-	return &StepOp{client: client, now: now}
+	return &StepOp{Op: base.New(stepSpec, nil, client, base.Endpoint{}), now: now}
 }
-
-// Spec declares manual.step.
-func (op *StepOp) Spec() adapter.Spec { return stepSpec }
 
 // Key is the ledger key of a line's step.
 func Key(line string) string { return "step:" + line }
@@ -102,9 +100,9 @@ type step struct {
 	verify                    *verify
 }
 
-func parse(params map[string]any, allowPending bool) (step, error) {
+func (op *StepOp) parse(params map[string]any, allowPending bool) (step, error) {
 	var s step
-	if err := param.Known(opName, params, stepSpec.ParamNames()...); err != nil {
+	if err := op.Known(params); err != nil {
 		return s, err
 	}
 	var err error
@@ -184,7 +182,7 @@ func asInt(x any) (int, bool) {
 
 // Defaults validates the parameters.
 func (op *StepOp) Defaults(params map[string]any, _ adapter.Provider, _ adapter.RunCtx) (map[string]any, error) {
-	if _, err := parse(params, true); err != nil {
+	if _, err := op.parse(params, true); err != nil {
 		return nil, err
 	}
 	return param.Copy(params), nil
@@ -205,7 +203,7 @@ func value(params map[string]any) map[string]any {
 // Read makes no request: a step leaves nothing at a provider, and whether
 // it was done is the ledger's to say.
 func (op *StepOp) Read(_ context.Context, req adapter.Request) (*adapter.Live, error) {
-	if _, err := parse(req.Params, true); err != nil {
+	if _, err := op.parse(req.Params, true); err != nil {
 		return nil, err
 	}
 	return &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}, nil
@@ -213,7 +211,7 @@ func (op *StepOp) Read(_ context.Context, req adapter.Request) (*adapter.Live, e
 
 // Diff is a create of the step (the engine compares it with the ledger).
 func (op *StepOp) Diff(_ *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	if _, err := parse(req.Params, true); err != nil {
+	if _, err := op.parse(req.Params, true); err != nil {
 		return nil, err
 	}
 	v := value(req.Params)
@@ -226,7 +224,7 @@ func (op *StepOp) Diff(_ *adapter.Live, req adapter.Request) ([]adapter.Resource
 
 // Todo is the line's step, its values for display (markers are null).
 func (op *StepOp) Todo(req adapter.Request) adapter.Todo {
-	s, _ := parse(req.Params, true)
+	s, _ := op.parse(req.Params, true)
 	t := adapter.Todo{Line: req.Line, Title: s.title, Instructions: s.instructions, Undo: s.undo}
 	if len(s.vars) > 0 {
 		t.Vars = map[string]any{}
@@ -250,11 +248,11 @@ func (op *StepOp) Todo(req adapter.Request) adapter.Todo {
 // be the step's. STEP_NOT_DONE when they are not; PROVIDER_* when the URL
 // cannot be reached.
 func (op *StepOp) Verify(ctx context.Context, req adapter.Request) error {
-	s, err := parse(req.Params, false)
+	s, err := op.parse(req.Params, false)
 	if err != nil || s.verify == nil {
 		return err
 	}
-	resp, err := op.client.Do(ctx, &httpclient.Request{Provider: "manual verify", Method: s.verify.method, BaseURL: s.verify.url})
+	resp, err := op.Client.Do(ctx, &httpclient.Request{Provider: "manual verify", Method: s.verify.method, BaseURL: s.verify.url})
 	status, body := 0, ""
 	var se *httpclient.StatusError
 	switch {
@@ -275,7 +273,7 @@ func (op *StepOp) Verify(ctx context.Context, req adapter.Request) error {
 // Apply records the confirmed step: who (the run's actor) and when. It
 // sends nothing.
 func (op *StepOp) Apply(_ context.Context, req adapter.Request, _ *adapter.Live, _ adapter.Intend) (*adapter.Result, error) {
-	s, err := parse(req.Params, false)
+	s, err := op.parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
