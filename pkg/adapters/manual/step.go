@@ -22,6 +22,7 @@
 package manual
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -277,7 +278,7 @@ func (op *StepOp) Apply(_ context.Context, req adapter.Request, _ *adapter.Live,
 	if err != nil {
 		return nil, err
 	}
-	outs := map[string]any{"confirmed_by": firstOf(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339), "title": s.title}
+	outs := map[string]any{"confirmed_by": cmp.Or(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339), "title": s.title}
 	if s.undo != "" {
 		outs["undo"] = s.undo
 	}
@@ -294,13 +295,4 @@ func (op *StepOp) Lookup(context.Context, adapter.Provider, adapter.RunCtx, stri
 // undo.
 func (op *StepOp) Destroy(context.Context, adapter.Provider, adapter.RunCtx, adapter.Resource) error {
 	return nil
-}
-
-func firstOf(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

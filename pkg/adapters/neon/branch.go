@@ -2,6 +2,7 @@ package neon
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -250,15 +251,7 @@ func (s *state) value() any {
 }
 
 func (s *state) resource() adapter.Resource {
-	return adapter.Resource{Key: Key(s.b.Name), ID: s.b.ID, Value: s.value(), Outputs: copyOutputs(s.outputs)}
-}
-
-func copyOutputs(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return adapter.Resource{Key: Key(s.b.Name), ID: s.b.ID, Value: s.value(), Outputs: maps.Clone(s.outputs)}
 }
 
 // describe reads a branch's parent name and outputs.
@@ -319,7 +312,7 @@ func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
 	if s != nil {
 		live.Resources = append(live.Resources, s.resource())
-		live.Outputs = copyOutputs(s.outputs)
+		live.Outputs = maps.Clone(s.outputs)
 	}
 	return live, nil
 }
@@ -375,7 +368,7 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 	}
 	key := Key(r.name)
 	if cur != nil && (r.keepParent || cur.parentName == "" || cur.parentName == r.parent) {
-		return &adapter.Result{Resources: []adapter.Resource{cur.resource()}, Outputs: copyOutputs(cur.outputs)}, nil
+		return &adapter.Result{Resources: []adapter.Resource{cur.resource()}, Outputs: maps.Clone(cur.outputs)}, nil
 	}
 	parentID := ""
 	if !r.keepParent {
@@ -397,7 +390,7 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 	if err != nil {
 		return nil, err
 	}
-	return &adapter.Result{Resources: []adapter.Resource{s.resource()}, Created: []string{key}, Outputs: copyOutputs(s.outputs)}, nil
+	return &adapter.Result{Resources: []adapter.Resource{s.resource()}, Created: []string{key}, Outputs: maps.Clone(s.outputs)}, nil
 }
 
 // create sends the create, resolves a lost answer by re-reading the name,

@@ -1,6 +1,7 @@
 package netlify
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"net/http"
@@ -637,8 +638,8 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	}
 	switch best.State {
 	case "ready":
-		preview := firstOf(best.DeploySSLURL, best.Links.Permalink, best.DeployURL)
-		return map[string]any{"preview_url": preview, "deploy_id": best.ID, "deploy_preview_url": firstOf(best.Links.Alias, preview)}, nil
+		preview := cmp.Or(best.DeploySSLURL, best.Links.Permalink, best.DeployURL)
+		return map[string]any{"preview_url": preview, "deploy_id": best.ID, "deploy_preview_url": cmp.Or(best.Links.Alias, preview)}, nil
 	case "error", "rejected":
 		return nil, errs.New(errs.EXTERNAL_FAILED, "netlify: deploy %s of commit %s (%s) ended %s", best.ID, short(req.Run.SHA), r.context, best.State).
 			With("deploy_id", best.ID)
@@ -654,15 +655,6 @@ func (r envReq) matches(d deploy) bool {
 	default:
 		return d.Context == r.context
 	}
-}
-
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 func short(sha string) string {

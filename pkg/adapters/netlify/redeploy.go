@@ -1,6 +1,7 @@
 package netlify
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"net/http"
@@ -86,7 +87,7 @@ func (op *EnvOp) redeploy(ctx context.Context, s *session, r envReq, run adapter
 	case Branch:
 		q.Set("branch", r.branch)
 	default:
-		q.Set("branch", firstOf(newest.Branch, run.Branch))
+		q.Set("branch", cmp.Or(newest.Branch, run.Branch))
 	}
 	var build struct {
 		ID       string `json:"id"`

@@ -1,6 +1,7 @@
 package vercel
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"maps"
@@ -82,7 +83,7 @@ func (op *EnvOp) redeploy(ctx context.Context, a httpclient.API, r envReq, run a
 	if r.target == Production {
 		body["target"] = Production
 	}
-	if ref := firstOf(run.Branch, newest.Meta["githubCommitRef"], newest.Meta["gitlabCommitRef"], newest.Meta["bitbucketCommitRef"]); ref != "" && p.Link != nil && p.Link.Type != "" {
+	if ref := cmp.Or(run.Branch, newest.Meta["githubCommitRef"], newest.Meta["gitlabCommitRef"], newest.Meta["bitbucketCommitRef"]); ref != "" && p.Link != nil && p.Link.Type != "" {
 		if src, err := p.gitSource(ref, run.SHA); err == nil {
 			body["gitSource"] = src
 		}
@@ -110,13 +111,4 @@ func rebuildErr(err error, uid, sha string) error {
 		e.Hint = inner.Hint
 	}
 	return e
-}
-
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
