@@ -375,66 +375,21 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 	if err != nil {
 		return nil, err
 	}
-	var newVars, newValues, updates []string
-	for _, name := range slices.Sorted(maps.Keys(r.values)) {
-		want := r.values[name]
-		v := s.vars[name]
-		var x *envValue
-		if v != nil {
-			x = v.value(r.context, r.branch)
-		}
-		verdict, err := envdiff.Write(want, x != nil, known(v, x), func() error { return r.keepMissing(name) })
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case verdict == envdiff.Keep:
-		case v == nil:
-			newVars = append(newVars, name)
-		case v.hasAll():
-			return nil, errs.New(errs.PROVIDER_CONFLICT, "netlify: variable %s of site %s has one value for all deploy contexts; setting the %s value would change how it is stored for every context", name, r.site, r.context).
-				WithHint("Give the variable per-context values in the Netlify UI, or adopt it unchanged with {keep: true}.")
-		case verdict == envdiff.Create:
-			newValues = append(newValues, name)
-		case verdict == envdiff.Update:
-			updates = append(updates, name)
-		}
+	w, err := r.plan(s)
+	if err != nil {
+		return nil, err
 	}
-	created := append(append([]string{}, newVars...), newValues...)
-	sort.Strings(created)
+	created := slices.Sorted(slices.Values(append(slices.Clone(w.newVars), w.newValues...)))
 	if len(created) > 0 {
-		keys := make([]string, len(created))
-		for i, n := range created {
-			keys[i] = r.key(n)
-		}
-		if err := intend(keys...); err != nil {
+		if err := intend(r.keys(created)...); err != nil {
 			return nil, err
 		}
 	}
-	// Setting one context's value is absolute: safe to repeat.
-	for _, name := range append(append([]string{}, newValues...), updates...) {
-		if err := s.a.Send(ctx, http.MethodPatch, s.envPath(name), s.query(), r.valueBody(r.values[name].(string)), true, nil); err != nil {
-			return nil, err
-		}
-	}
-	if len(newVars) > 0 {
-		body := make([]any, len(newVars))
-		for i, name := range newVars {
-			body[i] = map[string]any{"key": name, "values": []any{r.valueBody(r.values[name].(string))}}
-		}
-		if err := s.a.Send(ctx, http.MethodPost, s.envPath(), s.query(), body, false, nil); err != nil {
-			if !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
-				keys := make([]string, len(newVars))
-				for i, n := range newVars {
-					keys[i] = r.key(n)
-				}
-				return nil, adapter.NotCreated(err, keys...)
-			}
-			return nil, err // the intents are resolved by lookup
-		}
+	if err := r.write(ctx, s, w); err != nil {
+		return nil, err
 	}
 	var redeployed map[string]any
-	if len(created)+len(updates) > 0 {
+	if len(created)+len(w.updates) > 0 {
 		if err := s.reload(ctx); err != nil {
 			return nil, err
 		}
@@ -442,6 +397,81 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
+	res, err := r.result(s, redeployed)
+	if err != nil {
+		return nil, err
+	}
+	res.Created = r.keys(created)
+	return res, nil
+}
+
+// writes are what Apply sends: variables to create with their value,
+// values to add to existing variables, values to change.
+type writes struct{ newVars, newValues, updates []string }
+
+// plan sorts the line's values into writes by the env-value rule.
+func (r envReq) plan(s *session) (writes, error) {
+	var w writes
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
+		v := s.vars[name]
+		var x *envValue
+		if v != nil {
+			x = v.value(r.context, r.branch)
+		}
+		verdict, err := envdiff.Write(r.values[name], x != nil, known(v, x), func() error { return r.keepMissing(name) })
+		if err != nil {
+			return w, err
+		}
+		switch {
+		case verdict == envdiff.Keep:
+		case v == nil:
+			w.newVars = append(w.newVars, name)
+		case v.hasAll():
+			return w, errs.New(errs.PROVIDER_CONFLICT, "netlify: variable %s of site %s has one value for all deploy contexts; setting the %s value would change how it is stored for every context", name, r.site, r.context).
+				WithHint("Give the variable per-context values in the Netlify UI, or adopt it unchanged with {keep: true}.")
+		case verdict == envdiff.Create:
+			w.newValues = append(w.newValues, name)
+		case verdict == envdiff.Update:
+			w.updates = append(w.updates, name)
+		}
+	}
+	return w, nil
+}
+
+func (r envReq) keys(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, r.key(n))
+	}
+	return out
+}
+
+// write sends the values (setting one context's value is absolute: safe to
+// repeat), then the new variables in one POST.
+func (r envReq) write(ctx context.Context, s *session, w writes) error {
+	for _, name := range append(slices.Clone(w.newValues), w.updates...) {
+		if err := s.a.Send(ctx, http.MethodPatch, s.envPath(name), s.query(), r.valueBody(r.values[name].(string)), true, nil); err != nil {
+			return err
+		}
+	}
+	if len(w.newVars) == 0 {
+		return nil
+	}
+	body := make([]any, len(w.newVars))
+	for i, name := range w.newVars {
+		body[i] = map[string]any{"key": name, "values": []any{r.valueBody(r.values[name].(string))}}
+	}
+	if err := s.a.Send(ctx, http.MethodPost, s.envPath(), s.query(), body, false, nil); err != nil {
+		if !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
+			return adapter.NotCreated(err, r.keys(w.newVars)...)
+		}
+		return err // the intents are resolved by lookup
+	}
+	return nil
+}
+
+// result is every value of the line as the site now has it.
+func (r envReq) result(s *session, redeployed map[string]any) (*adapter.Result, error) {
 	res := &adapter.Result{Outputs: map[string]any{}}
 	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		v := s.vars[name]
@@ -460,9 +490,6 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			rs.Outputs[RedeployOutput] = redeployed
 		}
 		res.Resources = append(res.Resources, rs)
-	}
-	for _, n := range created {
-		res.Created = append(res.Created, r.key(n))
 	}
 	return res, nil
 }
