@@ -359,56 +359,17 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 	if err != nil {
 		return nil, err
 	}
-	var creates, updates []string
-	for _, name := range slices.Sorted(maps.Keys(r.values)) {
-		want := r.values[name]
-		v, exists := vars[name]
-		verdict, err := envdiff.Write(want, exists, v.value(), func() error { return r.keepMissing(name) })
-		if err != nil {
-			return nil, err
-		}
-		switch verdict {
-		case envdiff.Create:
-			creates = append(creates, name)
-		case envdiff.Update:
-			if v.shared() {
-				return nil, errs.New(errs.PROVIDER_CONFLICT, "vercel: variable %s of project %s applies to %s, not only %s: changing it would change the others", name, r.project, strings.Join(v.Target, ", "), r.target).
-					WithHint("Split the variable per target in the Vercel dashboard, or adopt it unchanged with {keep: true}.")
-			}
-			updates = append(updates, name)
-		}
+	creates, updates, err := r.plan(vars)
+	if err != nil {
+		return nil, err
 	}
 	if len(creates) > 0 {
-		keys := make([]string, len(creates))
-		for i, n := range creates {
-			keys[i] = r.key(n)
-		}
-		if err := intend(keys...); err != nil {
+		if err := intend(r.keys(creates)...); err != nil {
 			return nil, err
 		}
 	}
-	mark := Mark(req.Run)
-	for _, name := range updates {
-		body := map[string]any{"value": r.values[name], "type": "encrypted"}
-		if c := vars[name].Comment; c == "" || c == mark {
-			// A person's comment stays: the variable is theirs to
-			// describe (and an adopted one is never destroyed).
-			body["comment"] = mark
-		}
-		if err := a.Send(ctx, http.MethodPatch, "/v9"+projectPath(r.project, vars[name].ID), teamQuery(r.team), body, true, nil); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range creates {
-		body := map[string]any{"key": name, "value": r.values[name], "type": "encrypted", "target": []string{r.target}, "comment": mark}
-		if r.target == Preview && r.branch != AllBranches {
-			body["gitBranch"] = r.branch
-		}
-		q := teamQuery(r.team)
-		q.Set("upsert", "true")
-		if err := a.Send(ctx, http.MethodPost, "/v10"+projectPath(r.project), q, body, true, nil); err != nil {
-			return nil, err
-		}
+	if err := r.write(ctx, a, vars, creates, updates, Mark(req.Run)); err != nil {
+		return nil, err
 	}
 	var redeployed map[string]any
 	if len(creates)+len(updates) > 0 {
@@ -419,6 +380,76 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
+	res, err := r.result(vars, redeployed)
+	if err != nil {
+		return nil, err
+	}
+	res.Created = r.keys(creates)
+	return res, nil
+}
+
+// plan sorts the line's variables into creates and updates by the
+// env-value rule; a variable shared with other targets is not changed
+// (PROVIDER_CONFLICT).
+func (r envReq) plan(vars map[string]envVar) (creates, updates []string, err error) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
+		want := r.values[name]
+		v, exists := vars[name]
+		verdict, err := envdiff.Write(want, exists, v.value(), func() error { return r.keepMissing(name) })
+		if err != nil {
+			return nil, nil, err
+		}
+		switch verdict {
+		case envdiff.Create:
+			creates = append(creates, name)
+		case envdiff.Update:
+			if v.shared() {
+				return nil, nil, errs.New(errs.PROVIDER_CONFLICT, "vercel: variable %s of project %s applies to %s, not only %s: changing it would change the others", name, r.project, strings.Join(v.Target, ", "), r.target).
+					WithHint("Split the variable per target in the Vercel dashboard, or adopt it unchanged with {keep: true}.")
+			}
+			updates = append(updates, name)
+		}
+	}
+	return creates, updates, nil
+}
+
+func (r envReq) keys(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, r.key(n))
+	}
+	return out
+}
+
+// write sends the updates, then the creates (upserts: safe to repeat).
+func (r envReq) write(ctx context.Context, a httpclient.API, vars map[string]envVar, creates, updates []string, mark string) error {
+	for _, name := range updates {
+		body := map[string]any{"value": r.values[name], "type": "encrypted"}
+		if c := vars[name].Comment; c == "" || c == mark {
+			// A person's comment stays: the variable is theirs to
+			// describe (and an adopted one is never destroyed).
+			body["comment"] = mark
+		}
+		if err := a.Send(ctx, http.MethodPatch, "/v9"+projectPath(r.project, vars[name].ID), teamQuery(r.team), body, true, nil); err != nil {
+			return err
+		}
+	}
+	for _, name := range creates {
+		body := map[string]any{"key": name, "value": r.values[name], "type": "encrypted", "target": []string{r.target}, "comment": mark}
+		if r.target == Preview && r.branch != AllBranches {
+			body["gitBranch"] = r.branch
+		}
+		q := teamQuery(r.team)
+		q.Set("upsert", "true")
+		if err := a.Send(ctx, http.MethodPost, "/v10"+projectPath(r.project), q, body, true, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result is every variable of the line as the project now has it.
+func (r envReq) result(vars map[string]envVar, redeployed map[string]any) (*adapter.Result, error) {
 	res := &adapter.Result{Outputs: map[string]any{}}
 	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		v, ok := vars[name]
@@ -430,9 +461,6 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			rs.Outputs[RedeployOutput] = redeployed
 		}
 		res.Resources = append(res.Resources, rs)
-	}
-	for _, n := range creates {
-		res.Created = append(res.Created, r.key(n))
 	}
 	return res, nil
 }
