@@ -333,15 +333,8 @@ func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 	if err != nil {
 		return nil, err
 	}
-	for n, v := range r.vars {
-		if err := param.Concrete(opName, "vars."+n, v); err != nil {
-			return nil, err
-		}
-	}
-	for n, v := range r.secrets {
-		if err := param.Concrete(opName, "secrets."+n, v); err != nil {
-			return nil, err
-		}
+	if err := r.concrete(); err != nil {
+		return nil, err
 	}
 	a, err := op.API()
 	if err != nil {
@@ -351,34 +344,9 @@ func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 	if err != nil {
 		return nil, err
 	}
-	patch := map[string]any{}
-	var created []string
-	for _, name := range r.names() {
-		secret, want := r.want(name)
-		cur, exists := vars[name]
-		var live any
-		if cur.Type == plainText && cur.Value != nil {
-			live = *cur.Value
-		}
-		verdict, err := envdiff.Write(want, exists, live, func() error { return r.keepMissing(name, name) })
-		if err != nil {
-			return nil, err
-		}
-		typ := plainText
-		if secret {
-			typ = secretText
-		}
-		switch {
-		case verdict == envdiff.Keep:
-			continue
-		case verdict == envdiff.Create:
-			created = append(created, Key(r.target, name))
-		case secret && cur.Type == secretText && !r.rewrite:
-			continue
-		case !secret && verdict == envdiff.Unchanged:
-			continue
-		}
-		patch[name] = map[string]any{"type": typ, "value": want}
+	patch, created, err := r.plan(vars)
+	if err != nil {
+		return nil, err
 	}
 	if len(created) > 0 {
 		if err := intend(created...); err != nil {
@@ -407,6 +375,57 @@ func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 		res.Resources = append(res.Resources, resourceOf(r.target, name, v))
 	}
 	return res, nil
+}
+
+// concrete refuses a value not known yet: Apply must never receive one.
+func (r envReq) concrete() error {
+	for n, v := range r.vars {
+		if err := param.Concrete(opName, "vars."+n, v); err != nil {
+			return err
+		}
+	}
+	for n, v := range r.secrets {
+		if err := param.Concrete(opName, "secrets."+n, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plan is the merge patch of every missing or changed variable (plain ones
+// by the env-value rule, secrets by presence unless rewrite_secrets) and
+// the keys it creates.
+func (r envReq) plan(vars map[string]envVar) (map[string]any, []string, error) {
+	patch := map[string]any{}
+	var created []string
+	for _, name := range r.names() {
+		secret, want := r.want(name)
+		cur, exists := vars[name]
+		var live any
+		if cur.Type == plainText && cur.Value != nil {
+			live = *cur.Value
+		}
+		verdict, err := envdiff.Write(want, exists, live, func() error { return r.keepMissing(name, name) })
+		if err != nil {
+			return nil, nil, err
+		}
+		typ := plainText
+		if secret {
+			typ = secretText
+		}
+		switch {
+		case verdict == envdiff.Keep:
+			continue
+		case verdict == envdiff.Create:
+			created = append(created, Key(r.target, name))
+		case secret && cur.Type == secretText && !r.rewrite:
+			continue
+		case !secret && verdict == envdiff.Unchanged:
+			continue
+		}
+		patch[name] = map[string]any{"type": typ, "value": want}
+	}
+	return patch, created, nil
 }
 
 // Lookup finds one variable by key; nil, nil when it does not exist.
