@@ -127,46 +127,60 @@ func (op *StepOp) parse(params map[string]any, allowPending bool) (step, error) 
 	if err != nil || vm == nil {
 		return s, err
 	}
+	s.verify, err = parseVerify(vm, allowPending)
+	return s, err
+}
+
+// parseVerify reads the verify block: a GET (or HEAD) that answers the
+// status, and holds the text, once the step is done.
+func parseVerify(vm map[string]any, allowPending bool) (*verify, error) {
 	v := &verify{method: http.MethodGet, status: http.StatusOK}
 	for k, x := range vm {
-		switch k {
-		case "url":
-			u, isS := x.(string)
-			if m, isM := adapter.MarkerOf(x); isM && m.Kind == adapter.Pending && allowPending {
-				continue
-			}
-			pu, perr := url.Parse(u)
-			if !isS || perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-				return s, param.Invalid(opName, "verify.url", "must be an absolute http(s) URL")
-			}
-			v.url = u
-		case "method":
-			m, _ := x.(string)
-			if m = strings.ToUpper(m); m != http.MethodGet && m != http.MethodHead {
-				return s, param.Invalid(opName, "verify.method", "must be GET or HEAD: the check never writes")
-			}
-			v.method = m
-		case "status":
-			n, ok := asInt(x)
-			if !ok || n < 100 || n > 599 {
-				return s, param.Invalid(opName, "verify.status", "must be an HTTP status such as 200")
-			}
-			v.status = n
-		case "contains":
-			c, isS := x.(string)
-			if !isS {
-				return s, param.Invalid(opName, "verify.contains", "must be a string")
-			}
-			v.contains = c
-		default:
-			return s, param.Invalid(opName, "verify."+k, "is not a verify setting (url, method, status, contains)")
+		if err := v.set(k, x, allowPending); err != nil {
+			return nil, err
 		}
 	}
 	if _, ok := vm["url"]; !ok {
-		return s, param.Invalid(opName, "verify.url", "is required")
+		return nil, param.Invalid(opName, "verify.url", "is required")
 	}
-	s.verify = v
-	return s, nil
+	return v, nil
+}
+
+// set reads one setting of the verify block.
+func (v *verify) set(k string, x any, allowPending bool) error {
+	switch k {
+	case "url":
+		u, isS := x.(string)
+		if m, isM := adapter.MarkerOf(x); isM && m.Kind == adapter.Pending && allowPending {
+			return nil
+		}
+		pu, perr := url.Parse(u)
+		if !isS || perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return param.Invalid(opName, "verify.url", "must be an absolute http(s) URL")
+		}
+		v.url = u
+	case "method":
+		m, _ := x.(string)
+		if m = strings.ToUpper(m); m != http.MethodGet && m != http.MethodHead {
+			return param.Invalid(opName, "verify.method", "must be GET or HEAD: the check never writes")
+		}
+		v.method = m
+	case "status":
+		n, ok := asInt(x)
+		if !ok || n < 100 || n > 599 {
+			return param.Invalid(opName, "verify.status", "must be an HTTP status such as 200")
+		}
+		v.status = n
+	case "contains":
+		c, isS := x.(string)
+		if !isS {
+			return param.Invalid(opName, "verify.contains", "must be a string")
+		}
+		v.contains = c
+	default:
+		return param.Invalid(opName, "verify."+k, "is not a verify setting (url, method, status, contains)")
+	}
+	return nil
 }
 
 func asInt(x any) (int, bool) {
