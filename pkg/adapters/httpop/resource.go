@@ -65,19 +65,7 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 	if r.api, err = resolveAPI(p, name, op.Env, resolveBase); err != nil {
 		return r, err
 	}
-	if r.create, err = readRequest(resourceOp, params, "create", http.MethodPost, "", http.MethodPost, http.MethodPut); err != nil {
-		return r, err
-	}
-	if strings.Contains(r.create.path, "{id}") {
-		return r, param.Invalid(resourceOp, "create.path", "must not hold {id}: the id is not known before the create")
-	}
-	if r.read, err = readRequest(resourceOp, params, "read", http.MethodGet, strings.TrimRight(r.create.path, "/")+"/{id}", http.MethodGet); err != nil {
-		return r, err
-	}
-	if r.update, err = readRequest(resourceOp, params, "update", http.MethodPatch, r.read.path, http.MethodPatch, http.MethodPut, http.MethodPost); err != nil {
-		return r, err
-	}
-	if r.del, err = readRequest(resourceOp, params, "delete", http.MethodDelete, r.read.path, http.MethodDelete); err != nil {
+	if err = r.parseRequests(params); err != nil {
 		return r, err
 	}
 	if err = op.parseList(params, &r); err != nil {
@@ -106,24 +94,53 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 	if err = op.parseOutputs(params, &r); err != nil {
 		return r, err
 	}
+	return r, r.parseIdentity(params, allowPending)
+}
+
+// parseRequests reads create, read, update and delete: each defaults from
+// the one before.
+func (r *resourceReq) parseRequests(params map[string]any) error {
+	var err error
+	if r.create, err = readRequest(resourceOp, params, "create", http.MethodPost, "", http.MethodPost, http.MethodPut); err != nil {
+		return err
+	}
+	if strings.Contains(r.create.path, "{id}") {
+		return param.Invalid(resourceOp, "create.path", "must not hold {id}: the id is not known before the create")
+	}
+	if r.read, err = readRequest(resourceOp, params, "read", http.MethodGet, strings.TrimRight(r.create.path, "/")+"/{id}", http.MethodGet); err != nil {
+		return err
+	}
+	if r.update, err = readRequest(resourceOp, params, "update", http.MethodPatch, r.read.path, http.MethodPatch, http.MethodPut, http.MethodPost); err != nil {
+		return err
+	}
+	if r.del, err = readRequest(resourceOp, params, "delete", http.MethodDelete, r.read.path, http.MethodDelete); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseIdentity makes the key: the read path when it names the object,
+// else the collection and the match that finds the object in it (not
+// known while a match value is pending).
+func (r *resourceReq) parseIdentity(params map[string]any, allowPending bool) error {
 	r.known = true
 	if !strings.Contains(r.read.path, "{id}") {
 		r.key = r.api.name + ":" + r.read.path
-		return r, nil
+		return nil
 	}
 	match, err := param.Map(resourceOp, params, "match")
 	if err != nil {
-		return r, err
+		return err
 	}
 	if match == nil {
 		if n, ok := r.fields["name"]; ok {
 			match = map[string]any{"name": n}
 		} else {
-			return r, param.Invalid(resourceOp, "match", "is required: the read path holds {id}, so the object is found in the collection %s by the fields that identify it (match: {name: ...}), or give a read path without {id}", r.listPath)
+			return param.Invalid(resourceOp, "match", "is required: the read path holds {id}, so the object is found in the collection %s by the fields that identify it (match: {name: ...}), or give a read path without {id}", r.listPath)
 		}
 	}
 	if len(match) == 0 {
-		return r, param.Invalid(resourceOp, "match", "must name at least one field")
+		return param.Invalid(resourceOp, "match", "must name at least one field")
 	}
 	r.match = map[string]string{}
 	for k, v := range match {
@@ -132,18 +149,18 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 				r.known = false
 				continue
 			}
-			return r, param.Invalid(resourceOp, "match."+k, "must be a known value (it identifies the object), it is %s", param.Describe(v))
+			return param.Invalid(resourceOp, "match."+k, "must be a known value (it identifies the object), it is %s", param.Describe(v))
 		}
 		s, ok := scalar(v)
 		if !ok {
-			return r, param.Invalid(resourceOp, "match."+k, "must be a string, number or bool, got %s", param.Describe(v))
+			return param.Invalid(resourceOp, "match."+k, "must be a string, number or bool, got %s", param.Describe(v))
 		}
 		r.match[k] = s
 	}
 	if r.known {
 		r.key = r.api.name + ":" + r.listPath + "?" + keyQuery(r.match).Encode()
 	}
-	return r, nil
+	return nil
 }
 
 func (op *ResourceOp) parseList(params map[string]any, r *resourceReq) error {
