@@ -594,69 +594,87 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, live *adap
 		if err := intend(r.key); err != nil {
 			return nil, err
 		}
-		body := r.create.body
-		if body == nil {
-			body = desired(r.fields, nil, false)
-		}
-		var resp map[string]any
-		err := a.Send(ctx, r.create.method, r.create.path, nil, body, r.create.method == http.MethodPut, &resp)
-		if err != nil && !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
+		if o, err = op.create(ctx, a, r); err != nil {
 			return nil, err
 		}
-		// The answer is the object when it has an id and everything the
-		// line controls and matches by; else read back: the answer may be
-		// lost (the intent says what to look for) or partial.
-		if err == nil {
-			if doc := unwrap(resp, r.api.objectPath); doc != nil && complete(doc, r) {
-				o = &object{id: idOf(doc, r.idPath), doc: doc}
-				created = []string{r.key}
-				break
-			}
-		}
-		found, ferr := op.find(ctx, a, r)
-		if ferr != nil {
-			return nil, ferr
-		}
-		if found == nil && err == nil && r.match == nil {
-			return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: %s answers 404 right after the create", a.Provider, r.read.path)
-		}
-		if found == nil && err == nil {
-			if id := idOf(unwrap(resp, r.api.objectPath), r.idPath); id != "" {
-				found, ferr = get(ctx, a, fill(r.read.path, id), r.api.objectPath, r.idPath)
-				if ferr != nil {
-					return nil, ferr
-				}
-			}
-		}
-		if found == nil {
-			if err != nil {
-				return nil, err
-			}
-			return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object created in %s cannot be found by match %v", a.Provider, r.create.path, r.match).
-				WithHint("Check that match names fields the API returns exactly as sent, or set read.path and id_path.")
-		}
-		o = found
 		created = []string{r.key}
 	default:
-		want := desired(r.fields, o.doc, true)
-		if !adapter.Equal(want, value(o.doc, r.fields)) {
-			body := r.update.body
-			if body == nil {
-				body = want
-			}
-			if err := a.Send(ctx, r.update.method, fill(r.update.path, o.id), nil, body, r.update.method != http.MethodPost, nil); err != nil {
-				return nil, err
-			}
-			if o, err = op.findByID(ctx, a, r, o.id); err != nil {
-				return nil, err
-			}
-			if o == nil {
-				return nil, errs.New(errs.PROVIDER_NOT_FOUND, "%s: the object %s vanished during its update", a.Provider, r.key)
-			}
+		if o, err = op.update(ctx, a, r, o); err != nil {
+			return nil, err
 		}
 	}
 	res := op.resource(r, o)
 	return &adapter.Result{Resources: []adapter.Resource{res}, Created: created, Outputs: res.Outputs}, nil
+}
+
+// create sends the create and answers the object: from the answer when it
+// holds the id and everything the line controls and matches by, else read
+// back (the answer may be lost, the intent says what to look for, or
+// partial).
+func (op *ResourceOp) create(ctx context.Context, a httpclient.API, r resourceReq) (*object, error) {
+	body := r.create.body
+	if body == nil {
+		body = desired(r.fields, nil, false)
+	}
+	var resp map[string]any
+	err := a.Send(ctx, r.create.method, r.create.path, nil, body, r.create.method == http.MethodPut, &resp)
+	if err != nil && !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
+		return nil, err
+	}
+	// The answer is the object when it has an id and everything the
+	// line controls and matches by; else read back: the answer may be
+	// lost (the intent says what to look for) or partial.
+	if err == nil {
+		if doc := unwrap(resp, r.api.objectPath); doc != nil && complete(doc, r) {
+			return &object{id: idOf(doc, r.idPath), doc: doc}, nil
+		}
+	}
+	found, ferr := op.find(ctx, a, r)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if found == nil && err == nil && r.match == nil {
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: %s answers 404 right after the create", a.Provider, r.read.path)
+	}
+	if found == nil && err == nil {
+		if id := idOf(unwrap(resp, r.api.objectPath), r.idPath); id != "" {
+			found, ferr = get(ctx, a, fill(r.read.path, id), r.api.objectPath, r.idPath)
+			if ferr != nil {
+				return nil, ferr
+			}
+		}
+	}
+	if found == nil {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object created in %s cannot be found by match %v", a.Provider, r.create.path, r.match).
+			WithHint("Check that match names fields the API returns exactly as sent, or set read.path and id_path.")
+	}
+	return found, nil
+}
+
+// update writes the object when what the line controls differs, and
+// answers it as it now is.
+func (op *ResourceOp) update(ctx context.Context, a httpclient.API, r resourceReq, o *object) (*object, error) {
+	var err error
+	want := desired(r.fields, o.doc, true)
+	if !adapter.Equal(want, value(o.doc, r.fields)) {
+		body := r.update.body
+		if body == nil {
+			body = want
+		}
+		if err := a.Send(ctx, r.update.method, fill(r.update.path, o.id), nil, body, r.update.method != http.MethodPost, nil); err != nil {
+			return nil, err
+		}
+		if o, err = op.findByID(ctx, a, r, o.id); err != nil {
+			return nil, err
+		}
+		if o == nil {
+			return nil, errs.New(errs.PROVIDER_NOT_FOUND, "%s: the object %s vanished during its update", a.Provider, r.key)
+		}
+	}
+	return o, nil
 }
 
 // complete reports whether a create's answer is the whole object as a
