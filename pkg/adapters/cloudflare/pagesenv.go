@@ -282,10 +282,15 @@ func (op *PagesEnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 		secret, want := r.want(name)
 		key := Key(r.target, name)
 		lr := live.Resource(key)
-		var d adapter.ResourceDiff
 		if m, isMarker := adapter.MarkerOf(want); secret && (!isMarker || m.Kind != adapter.Keep) {
-			d = r.secretDiff(key, name, want, lr)
-		} else if d, err = envdiff.Value(key, r.group(secret)+name, want, lr, func() error { return r.keepMissing(r.group(secret)+name, name) }); err != nil {
+			// A secret is compared by presence; {keep: true} on one is
+			// the shared rule's.
+			out = append(out, r.secretDiff(key, name, want, lr))
+			continue
+		}
+		path := r.group(secret) + name
+		d, err := envdiff.Value(key, path, want, lr, func() error { return r.keepMissing(path, name) })
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, d)
