@@ -3,8 +3,9 @@ package adapter
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -43,6 +44,36 @@ func canonical(b *bytes.Buffer, v any) error {
 			return err
 		}
 		b.Truncate(b.Len() - 1) // Encode's newline
+	case int, int64, float64, json.Number:
+		return canonicalNumber(b, t)
+	case []any:
+		return canonicalList(b, t)
+	case []string:
+		l := make([]any, len(t))
+		for i, x := range t {
+			l[i] = x
+		}
+		return canonicalList(b, l)
+	case map[string]any:
+		return canonicalMap(b, t)
+	case map[string]string:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = x
+		}
+		return canonicalMap(b, m)
+	case Marker, *Marker:
+		return errs.New(errs.INTERNAL, "a %v marker has no canonical form", t)
+	default:
+		return errs.New(errs.INTERNAL, "canonical form of %T", v).WithHint("ops describe values with maps, lists, strings, numbers and bools; got %T", v)
+	}
+	return nil
+}
+
+// canonicalNumber writes an integer without exponent, any other number
+// in its shortest form; a non-finite one is INTERNAL.
+func canonicalNumber(b *bytes.Buffer, v any) error {
+	switch t := v.(type) {
 	case int:
 		b.WriteString(strconv.FormatInt(int64(t), 10))
 	case int64:
@@ -61,54 +92,40 @@ func canonical(b *bytes.Buffer, v any) error {
 		if err != nil {
 			return errs.Wrap(err, errs.INTERNAL, "canonical form of a number")
 		}
-		return canonical(b, f)
-	case []any:
-		b.WriteByte('[')
-		for i, x := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := canonical(b, x); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case []string:
-		l := make([]any, len(t))
-		for i, x := range t {
-			l[i] = x
-		}
-		return canonical(b, l)
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := canonical(b, k); err != nil {
-				return err
-			}
-			b.WriteByte(':')
-			if err := canonical(b, t[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case map[string]string:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = x
-		}
-		return canonical(b, m)
-	case Marker, *Marker:
-		return errs.New(errs.INTERNAL, "a %v marker has no canonical form", t)
-	default:
-		return errs.New(errs.INTERNAL, "canonical form of %T", v).WithHint("ops describe values with maps, lists, strings, numbers and bools; got %T", v)
+		return canonicalNumber(b, f)
 	}
+	return nil
+}
+
+func canonicalList(b *bytes.Buffer, l []any) error {
+	b.WriteByte('[')
+	for i, x := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := canonical(b, x); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
+}
+
+// canonicalMap writes an object with its keys sorted.
+func canonicalMap(b *bytes.Buffer, m map[string]any) error {
+	b.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := canonical(b, k); err != nil {
+			return err
+		}
+		b.WriteByte(':')
+		if err := canonical(b, m[k]); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
 	return nil
 }

@@ -9,6 +9,11 @@
 //     not when the registry is built: plan and validate need no credentials.
 //   - All ops share one HTTP client (timeouts, retries, budget); the CLI
 //     builds it from SPONSON_HTTP_TIMEOUT.
+//   - Every op embeds base.Op (internal/base): its Spec, the parameter
+//     check against it, and the provider's API built from the variables the
+//     Spec names; the env-value ops share one diff rule (internal/envdiff).
+//     Adding an op is one file (its type, Spec and provider calls) and one
+//     line below.
 //   - This registry is the one list of the user-facing ops: the catalogue
 //     plans are checked against, docs/adapters.md and the JSON schema's op
 //     parameters are derived from it (go generate ./pkg/adapters).

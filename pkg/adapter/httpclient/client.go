@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -47,12 +47,15 @@ type Config struct {
 	// process's clients: http.DefaultTransport's settings, keeping up to
 	// IdleConnsPerHost connections to each provider host open.
 	Transport http.RoundTripper
-	// Now, Sleep and Rand are the clock, the wait and the randomness;
-	// time.Now, a timer and math/rand when nil. Sleep returns the context's
-	// error when it ends first.
+	// Clock stamps and waits (clock.System when nil). Sleep returns the
+	// context's error when it ends first.
+	Clock clock.Clock
+	// Now and Sleep, when set and Clock is not, stand in for the clock's
+	// Now and Sleep (the clock.System's for the one not set).
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
-	Rand  func() float64 // in [0, 1)
+	// Rand draws the backoff's jitter, in [0, 1); math/rand when nil.
+	Rand func() float64
 	// UserAgent is sent with every request.
 	UserAgent string
 }
@@ -73,8 +76,10 @@ var sharedTransport = func() *http.Transport {
 // Client sends provider requests with timeouts, retries and error mapping.
 // It is safe for concurrent use.
 type Client struct {
-	cfg  Config
-	http *http.Client
+	cfg     Config
+	clock   clock.Clock
+	backoff clock.Backoff
+	http    *http.Client
 }
 
 // New returns a client; zero fields of cfg take the defaults.
@@ -97,19 +102,16 @@ func New(cfg Config) *Client {
 	if cfg.Transport == nil {
 		cfg.Transport = sharedTransport
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
-	}
-	if cfg.Rand == nil {
-		cfg.Rand = rand.Float64
+	cfg.Clock = funcs(cfg)
+	b := clock.Backoff{Base: cfg.BaseDelay, Max: cfg.MaxDelay}
+	if cfg.Rand != nil {
+		draw := cfg.Rand
+		b.Rand = func(n int64) int64 { return int64(draw() * float64(n)) }
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "sponson"
 	}
-	return &Client{cfg: cfg, http: &http.Client{
+	return &Client{cfg: cfg, clock: cfg.Clock, backoff: b, http: &http.Client{
 		Transport: cfg.Transport,
 		// Redirects are not followed: a provider API that redirects is
 		// misconfigured, and following one would send the token elsewhere.
@@ -120,19 +122,30 @@ func New(cfg Config) *Client {
 // Config returns the client's effective configuration.
 func (c *Client) Config() Config { return c.cfg }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+// funcs is the configuration's clock: Clock, else one made of the Now and
+// Sleep it sets over clock.System.
+func funcs(cfg Config) clock.Clock {
+	if cfg.Clock != nil || (cfg.Now == nil && cfg.Sleep == nil) {
+		return clock.Or(cfg.Clock)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+	f := funcClock{Clock: clock.System{}, now: cfg.Now, sleep: cfg.Sleep}
+	if f.now == nil {
+		f.now = time.Now
 	}
+	if f.sleep == nil {
+		f.sleep = f.Clock.Sleep
+	}
+	return f
 }
+
+type funcClock struct {
+	clock.Clock
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (f funcClock) Now() time.Time                                   { return f.now() }
+func (f funcClock) Sleep(ctx context.Context, d time.Duration) error { return f.sleep(ctx, d) }
 
 // ParseTimeout reads a SPONSON_HTTP_TIMEOUT value: a Go duration ("45s",
 // "2m") or a number of seconds ("45"). USAGE when it is neither or not
@@ -227,7 +240,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	if err := adapter.BeforeWrite(ctx, req.Method); err != nil {
 		return nil, err
 	}
-	start := c.cfg.Now()
+	start := c.clock.Now()
 	var last error
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -245,12 +258,12 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 			return nil, c.gaveUp(req, last, attempt, "")
 		}
 		if wait == 0 {
-			wait = c.backoff(attempt)
+			wait = c.delay(attempt)
 		}
-		if c.cfg.Now().Sub(start)+wait > c.cfg.Budget {
+		if c.clock.Now().Sub(start)+wait > c.cfg.Budget {
 			return nil, c.gaveUp(req, last, attempt, wait.String())
 		}
-		if err := c.cfg.Sleep(ctx, wait); err != nil {
+		if err := c.clock.Sleep(ctx, wait); err != nil {
 			return nil, c.ctxError(ctx, req, attempt)
 		}
 	}
@@ -266,17 +279,11 @@ func (c *Client) JSON(ctx context.Context, req *Request, out any) (*Response, er
 	return resp, resp.Decode(out)
 }
 
-// backoff is full jitter: uniform in [0, min(MaxDelay, BaseDelay·2ⁿ⁻¹)).
-func (c *Client) backoff(attempt int) time.Duration {
-	ceil := float64(c.cfg.BaseDelay) * math.Pow(2, float64(attempt-1))
-	if ceil > float64(c.cfg.MaxDelay) {
-		ceil = float64(c.cfg.MaxDelay)
-	}
-	d := time.Duration(c.cfg.Rand() * ceil)
-	if d <= 0 {
-		d = time.Millisecond // never a busy loop, even with a zero draw
-	}
-	return d
+// delay is the backoff's full jitter, uniform in [0, min(MaxDelay,
+// BaseDelay·2ⁿ⁻¹)) (clock.Backoff), and never zero: no busy loop, even
+// with a zero draw.
+func (c *Client) delay(attempt int) time.Duration {
+	return max(c.backoff.Delay(attempt), time.Millisecond)
 }
 
 // attempt sends once. wait < 0: the error is final; wait == 0: retry after
@@ -359,19 +366,18 @@ func (c *Client) attempt(ctx context.Context, req *Request, body []byte, n int) 
 // retryAfter reads Retry-After (seconds or an HTTP date) and, for a 429
 // without it, X-RateLimit-Reset (epoch seconds). 0 when neither says.
 func (c *Client) retryAfter(h http.Header, rateLimit bool) time.Duration {
-	now := c.cfg.Now()
+	now := c.clock.Now()
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
 			if secs < 0 {
 				return 0
 			}
-			if secs > 365*24*3600 {
-				secs = 365 * 24 * 3600
-			}
-			return clampMin(time.Duration(secs) * time.Second)
+			// A year at most, capped before it is read: a huge number
+			// would overflow a Duration.
+			v = strconv.FormatInt(min(secs, 365*24*3600), 10)
 		}
-		if t, err := http.ParseTime(v); err == nil {
-			return clampMin(t.Sub(now))
+		if d, ok := clock.RetryAfter(v, now); ok {
+			return clampMin(d)
 		}
 	}
 	if rateLimit {

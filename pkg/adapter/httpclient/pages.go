@@ -69,18 +69,18 @@ func clipCursor(s string) string {
 // (with the client's clock), for at most limit. PROVIDER_TIMEOUT when the
 // limit passes first; check's error ends the poll.
 func (c *Client) Poll(ctx context.Context, what string, limit, every time.Duration, check func(ctx context.Context) (done bool, err error)) error {
-	start := c.cfg.Now()
+	start := c.clock.Now()
 	ev := progress.Event{Kind: progress.Provisioning, Target: what, Started: start, Deadline: start.Add(limit)}
 	for {
 		done, err := check(ctx)
 		if err != nil || done {
 			if ev.Attempt > 0 {
-				ev.Now, ev.Done, ev.OK = c.cfg.Now(), true, done
+				ev.Now, ev.Done, ev.OK = c.clock.Now(), true, done
 				progress.Report(ctx, ev)
 			}
 			return err
 		}
-		ev.Now, ev.Attempt = c.cfg.Now(), ev.Attempt+1
+		ev.Now, ev.Attempt = c.clock.Now(), ev.Attempt+1
 		if ev.Now.Sub(start)+every > limit {
 			ev.Done = true
 			progress.Report(ctx, ev)
@@ -88,7 +88,7 @@ func (c *Client) Poll(ctx context.Context, what string, limit, every time.Durati
 				WithHint("The provider is still working; re-run apply later, or raise SPONSON_HTTP_TIMEOUT.")
 		}
 		progress.Report(ctx, ev)
-		if err := c.cfg.Sleep(ctx, every); err != nil {
+		if err := c.clock.Sleep(ctx, every); err != nil {
 			return errs.Wrap(err, errs.INTERRUPTED, "%s: interrupted while waiting", what)
 		}
 	}

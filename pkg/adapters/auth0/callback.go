@@ -9,6 +9,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapter/listentry"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -26,8 +27,7 @@ const opName = "auth0.callback"
 
 // CallbackOp is auth0.callback.
 type CallbackOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -40,12 +40,7 @@ var (
 // NewCallback returns auth0.callback reading its credential and base URL
 // from env at each call.
 func NewCallback(env httpclient.Env, client *httpclient.Client) *CallbackOp {
-	return &CallbackOp{env: env, client: client}
-}
-
-// Spec declares auth0.callback (spec.go).
-func (op *CallbackOp) Spec() adapter.Spec {
-	return callbackSpec
+	return &CallbackOp{Op: base.New(callbackSpec, env, client, base.Endpoint{Root: func(b string) string { return b + "/api/v2" }})}
 }
 
 // Key is the ledger key of one entry.
@@ -98,10 +93,10 @@ type callbackReq struct {
 	list, url string
 }
 
-func parse(params map[string]any, p adapter.Provider, allowPending bool) (callbackReq, error) {
+func (op *CallbackOp) parse(params map[string]any, p adapter.Provider, allowPending bool) (callbackReq, error) {
 	var r callbackReq
 	var err error
-	if err = param.Known(opName, params, callbackSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -130,7 +125,7 @@ func parse(params map[string]any, p adapter.Provider, allowPending bool) (callba
 
 // Defaults fills list (callbacks) and validates the parameters and block.
 func (op *CallbackOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
-	r, err := parse(params, p, true)
+	r, err := op.parse(params, p, true)
 	if err != nil {
 		return nil, err
 	}
@@ -148,17 +143,9 @@ func (op *CallbackOp) LockOn(params map[string]any, p adapter.Provider) string {
 	return LockID(b.domain, b.client)
 }
 
-func (op *CallbackOp) api(b block) (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "auth0")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, "https://"+b.domain)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "auth0", BaseURL: base + "/api/v2", Token: tok, TokenVar: TokenVar}, nil
-}
+// api is the Management API of the block's tenant (its domain the default
+// base URL).
+func (op *CallbackOp) api(b block) (httpclient.API, error) { return op.APIAt("https://" + b.domain) }
 
 func clientPath(client string) string { return "/clients/" + url.PathEscape(client) }
 
@@ -212,7 +199,7 @@ func entry(list, u string) listentry.Entry {
 }
 
 func (op *CallbackOp) known(params map[string]any, p adapter.Provider) (callbackReq, parent, error) {
-	r, err := parse(params, p, false)
+	r, err := op.parse(params, p, false)
 	if err != nil {
 		return r, parent{}, err
 	}
@@ -244,7 +231,7 @@ func (op *CallbackOp) ListScope(ctx context.Context, req adapter.Request) ([]ada
 
 // Diff: create when the entry is missing, unchanged when present.
 func (op *CallbackOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parse(req.Params, req.Provider, false)
+	r, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -26,8 +27,7 @@ const opName = "clerk.redirect_allow"
 
 // RedirectOp is clerk.redirect_allow.
 type RedirectOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -39,12 +39,7 @@ var (
 // NewRedirect returns clerk.redirect_allow reading its credential and base
 // URL from env at each call.
 func NewRedirect(env httpclient.Env, client *httpclient.Client) *RedirectOp {
-	return &RedirectOp{env: env, client: client}
-}
-
-// Spec declares clerk.redirect_allow.
-func (op *RedirectOp) Spec() adapter.Spec {
-	return redirectSpec
+	return &RedirectOp{Op: base.New(redirectSpec, env, client, base.Endpoint{Root: base.Suffix(version)})}
 }
 
 // Key is the ledger key of a redirect URL.
@@ -59,8 +54,8 @@ func parseKey(key string) (string, error) {
 }
 
 // parse reads the url; known is false while it is pending.
-func parse(params map[string]any, allowPending bool) (string, bool, error) {
-	if err := param.Known(opName, params, redirectSpec.ParamNames()...); err != nil {
+func (op *RedirectOp) parse(params map[string]any, allowPending bool) (string, bool, error) {
+	if err := op.Known(params); err != nil {
 		return "", false, err
 	}
 	u, known, err := param.Required(opName, params, "url", allowPending)
@@ -92,31 +87,10 @@ func localHost(rest string) bool {
 
 // Defaults validates the url (a pending one is accepted).
 func (op *RedirectOp) Defaults(params map[string]any, _ adapter.Provider, _ adapter.RunCtx) (map[string]any, error) {
-	if _, _, err := parse(params, true); err != nil {
+	if _, _, err := op.parse(params, true); err != nil {
 		return nil, err
 	}
 	return param.Copy(params), nil
-}
-
-func (op *RedirectOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "clerk")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "clerk", BaseURL: withVersion(base), Token: tok, TokenVar: TokenVar}, nil
-}
-
-// withVersion appends /v1 unless the base URL already ends with it: Clerk's
-// SDKs read CLERK_API_URL as the host and add the version themselves.
-func withVersion(base string) string {
-	if strings.HasSuffix(base, version) {
-		return base
-	}
-	return base + version
 }
 
 // redirectURL is a redirect URL as the API answers it.
@@ -182,11 +156,11 @@ func (op *RedirectOp) find(ctx context.Context, a httpclient.API, u string) (*re
 
 // Read returns the URL's object when it is allowed.
 func (op *RedirectOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	u, _, err := parse(req.Params, false)
+	u, _, err := op.parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +178,7 @@ func (op *RedirectOp) Read(ctx context.Context, req adapter.Request) (*adapter.L
 
 // Diff: create when the URL is not allowed, unchanged when it is.
 func (op *RedirectOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	u, _, err := parse(req.Params, false)
+	u, _, err := op.parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
@@ -219,11 +193,11 @@ func (op *RedirectOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 // Apply allows the URL: nothing when it already is (taken over), else
 // intend and create. A refused or lost create is resolved by re-reading.
 func (op *RedirectOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	u, _, err := parse(req.Params, false)
+	u, _, err := op.parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +250,7 @@ func (op *RedirectOp) Lookup(ctx context.Context, _ adapter.Provider, _ adapter.
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +270,7 @@ func (op *RedirectOp) Destroy(ctx context.Context, _ adapter.Provider, _ adapter
 	if err != nil {
 		return err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return err
 	}
@@ -319,11 +293,11 @@ func (op *RedirectOp) Destroy(ctx context.Context, _ adapter.Provider, _ adapter
 // (adapter.OtherScope: the scope in the URL replaced by another scope's
 // name); the instance's other URLs are never listed. One listing.
 func (op *RedirectOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	u, _, err := parse(req.Params, false)
+	u, _, err := op.parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}

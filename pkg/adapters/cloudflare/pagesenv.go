@@ -9,6 +9,8 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
+	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -35,8 +37,7 @@ const (
 
 // PagesEnvOp is cloudflare.pages_env.
 type PagesEnvOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -50,12 +51,7 @@ var (
 // NewPagesEnv returns cloudflare.pages_env reading its credential and base
 // URL from env at each call.
 func NewPagesEnv(env httpclient.Env, client *httpclient.Client) *PagesEnvOp {
-	return &PagesEnvOp{env: env, client: client}
-}
-
-// Spec declares cloudflare.pages_env.
-func (op *PagesEnvOp) Spec() adapter.Spec {
-	return pagesEnvSpec
+	return &PagesEnvOp{Op: base.New(pagesEnvSpec, env, client, base.Endpoint{Root: base.Version("/client/v4")})}
 }
 
 // Key is the ledger key of one variable of a deployment config.
@@ -127,10 +123,10 @@ func values(params map[string]any, name string) (map[string]any, error) {
 	return param.EnvValues(opName, params, name)
 }
 
-func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
+func (op *PagesEnvOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, pagesEnvSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -165,7 +161,7 @@ func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envRe
 
 // Defaults fills target and validates every parameter.
 func (op *PagesEnvOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
-	r, err := parse(params, p, run)
+	r, err := op.parse(params, p, run)
 	if err != nil {
 		return nil, err
 	}
@@ -194,18 +190,6 @@ func (op *PagesEnvOp) LockOn(params map[string]any, p adapter.Provider) string {
 		t = Preview
 	}
 	return "cloudflare:" + b.account + ":pages:" + b.project + ":" + t
-}
-
-func (op *PagesEnvOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "cloudflare")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "cloudflare", BaseURL: httpclient.VersionPath(base, "/client/v4"), Token: tok, TokenVar: TokenVar}, nil
 }
 
 type envVar struct {
@@ -255,11 +239,11 @@ func resourceOf(t, name string, v envVar) adapter.Resource {
 
 // Read returns the line's variables that exist in the target.
 func (op *PagesEnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -289,85 +273,75 @@ func (r envReq) want(name string) (secret bool, v any) {
 // that exists is unchanged unless rewrite_secrets). Values are never
 // shown.
 func (op *PagesEnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
 	var out []adapter.ResourceDiff
 	for _, name := range r.names() {
 		secret, want := r.want(name)
-		group := "vars."
-		if secret {
-			group = "secrets."
-		}
 		key := Key(r.target, name)
 		lr := live.Resource(key)
-		d := adapter.ResourceDiff{Key: key}
-		m, isMarker := adapter.MarkerOf(want)
-		desired := want
-		if secret {
-			desired = map[string]any{"secret": true}
+		if m, isMarker := adapter.MarkerOf(want); secret && (!isMarker || m.Kind != adapter.Keep) {
+			// A secret is compared by presence; {keep: true} on one is
+			// the shared rule's.
+			out = append(out, r.secretDiff(key, name, want, lr))
+			continue
 		}
-		switch {
-		case isMarker && m.Kind == adapter.Keep:
-			if lr == nil {
-				return nil, param.Invalid(opName, group+name, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
-			}
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case lr == nil:
-			d.Action = adapter.Create
-			if !isMarker {
-				d.Desired = desired
-			}
-		case secret && adapter.Equal(lr.Value, desired) && !r.rewrite:
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case secret:
-			d.Action, d.Desired = adapter.Update, desired
-		case isMarker:
-			d.Action = adapter.Update
-		case adapter.Equal(lr.Value, want):
-			d.Action, d.Desired = adapter.Unchanged, want
-		default:
-			d.Action, d.Desired = adapter.Update, want
-		}
-		if d.Action != adapter.Unchanged {
-			f := adapter.FieldDiff{Path: group + name}
-			if !secret && !isMarker {
-				// A plain variable's known value is shown on both sides
-				// (the engine hides both when it comes from a sensitive
-				// output); a secret_text one never.
-				f.After = want
-				if lr != nil {
-					if before, ok := lr.Value.(string); ok {
-						f.Before = before
-					}
-				}
-			}
-			d.Fields = []adapter.FieldDiff{f}
+		path := r.group(secret) + name
+		d, err := envdiff.Value(key, path, want, lr, func() error { return r.keepMissing(path, name) })
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, d)
 	}
 	return out, nil
 }
 
+func (r envReq) group(secret bool) string {
+	if secret {
+		return "secrets."
+	}
+	return "vars."
+}
+
+// keepMissing refuses {keep: true} on a variable that does not exist.
+func (r envReq) keepMissing(path, name string) error {
+	return param.Invalid(opName, path, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
+}
+
+// secretDiff compares a secret by presence: one that exists is unchanged
+// unless rewrite_secrets. Its value is never shown.
+func (r envReq) secretDiff(key, name string, want any, lr *adapter.Resource) adapter.ResourceDiff {
+	d := adapter.ResourceDiff{Key: key}
+	desired := map[string]any{"secret": true}
+	_, isMarker := adapter.MarkerOf(want)
+	switch {
+	case lr == nil:
+		d.Action = adapter.Create
+		if !isMarker {
+			d.Desired = desired
+		}
+	case adapter.Equal(lr.Value, desired) && !r.rewrite:
+		return adapter.ResourceDiff{Key: key, Action: adapter.Unchanged, Desired: lr.Value}
+	default:
+		d.Action, d.Desired = adapter.Update, desired
+	}
+	d.Fields = []adapter.FieldDiff{{Path: "secrets." + name}}
+	return d
+}
+
 // Apply writes every missing or changed variable of the line in one merge
 // patch (intend first for the new ones).
 func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
-	for n, v := range r.vars {
-		if err := param.Concrete(opName, "vars."+n, v); err != nil {
-			return nil, err
-		}
+	if err := r.concrete(); err != nil {
+		return nil, err
 	}
-	for n, v := range r.secrets {
-		if err := param.Concrete(opName, "secrets."+n, v); err != nil {
-			return nil, err
-		}
-	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -375,30 +349,9 @@ func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 	if err != nil {
 		return nil, err
 	}
-	patch := map[string]any{}
-	var created []string
-	for _, name := range r.names() {
-		secret, want := r.want(name)
-		cur, exists := vars[name]
-		if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep {
-			if !exists {
-				return nil, param.Invalid(opName, name, "is {keep: true}, but the %s config has no %s to keep", r.target, name)
-			}
-			continue
-		}
-		typ := plainText
-		if secret {
-			typ = secretText
-		}
-		switch {
-		case !exists:
-			created = append(created, Key(r.target, name))
-		case secret && cur.Type == secretText && !r.rewrite:
-			continue
-		case !secret && cur.Type == plainText && cur.Value != nil && *cur.Value == want.(string):
-			continue
-		}
-		patch[name] = map[string]any{"type": typ, "value": want}
+	patch, created, err := r.plan(vars)
+	if err != nil {
+		return nil, err
 	}
 	if len(created) > 0 {
 		if err := intend(created...); err != nil {
@@ -429,6 +382,57 @@ func (op *PagesEnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 	return res, nil
 }
 
+// concrete refuses a value not known yet: Apply must never receive one.
+func (r envReq) concrete() error {
+	for n, v := range r.vars {
+		if err := param.Concrete(opName, "vars."+n, v); err != nil {
+			return err
+		}
+	}
+	for n, v := range r.secrets {
+		if err := param.Concrete(opName, "secrets."+n, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plan is the merge patch of every missing or changed variable (plain ones
+// by the env-value rule, secrets by presence unless rewrite_secrets) and
+// the keys it creates.
+func (r envReq) plan(vars map[string]envVar) (map[string]any, []string, error) {
+	patch := map[string]any{}
+	var created []string
+	for _, name := range r.names() {
+		secret, want := r.want(name)
+		cur, exists := vars[name]
+		var live any
+		if cur.Type == plainText && cur.Value != nil {
+			live = *cur.Value
+		}
+		verdict, err := envdiff.Write(want, exists, live, func() error { return r.keepMissing(name, name) })
+		if err != nil {
+			return nil, nil, err
+		}
+		typ := plainText
+		if secret {
+			typ = secretText
+		}
+		switch {
+		case verdict == envdiff.Keep:
+			continue
+		case verdict == envdiff.Create:
+			created = append(created, Key(r.target, name))
+		case secret && cur.Type == secretText && !r.rewrite:
+			continue
+		case !secret && verdict == envdiff.Unchanged:
+			continue
+		}
+		patch[name] = map[string]any{"type": typ, "value": want}
+	}
+	return patch, created, nil
+}
+
 // Lookup finds one variable by key; nil, nil when it does not exist.
 func (op *PagesEnvOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.RunCtx, key string) (*adapter.Resource, error) {
 	t, name, err := parseKey(key)
@@ -439,7 +443,7 @@ func (op *PagesEnvOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +473,7 @@ func (op *PagesEnvOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter
 	if err != nil {
 		return err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return err
 	}
@@ -502,7 +506,7 @@ func (op *PagesEnvOp) ListScope(ctx context.Context, req adapter.Request) ([]ada
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}

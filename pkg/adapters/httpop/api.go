@@ -72,13 +72,25 @@ func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase
 	if name == "" {
 		where = "providers.http"
 	}
+	if err := a.readBase(b, where, env, resolveBase); err != nil {
+		return a, err
+	}
+	if err := a.readConventions(b, where); err != nil {
+		return a, err
+	}
+	return a, a.readAuth(b, where)
+}
+
+// readBase reads base_url and base_url_env.
+func (a *api) readBase(b map[string]any, where string, env httpclient.Env, resolveBase bool) error {
+	var err error
 	// base_url_env, when set, overrides base_url (a recipe's default
 	// endpoint, pointed at the fake cloud in tests).
 	envBase := false
 	if raw, ok := b["base_url_env"]; ok {
 		v, isS := raw.(string)
 		if !isS || v == "" {
-			return a, errs.New(errs.PARAM_INVALID, "%s.base_url_env must name an environment variable", where).With("param", where+".base_url_env")
+			return errs.New(errs.PARAM_INVALID, "%s.base_url_env must name an environment variable", where).With("param", where+".base_url_env")
 		}
 		a.baseFrom = v
 		s, set := "", false
@@ -89,30 +101,35 @@ func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase
 		switch {
 		case set && strings.TrimSpace(s) != "":
 			if a.base, err = httpclient.BaseURL(env, v, ""); err != nil {
-				return a, err
+				return err
 			}
 			envBase = true
 		case hasBase:
 		case resolveBase:
-			return a, errs.New(errs.USAGE, "%s.base_url_env names %s, which is not set", where, v).With("variable", v).
+			return errs.New(errs.USAGE, "%s.base_url_env names %s, which is not set", where, v).With("variable", v).
 				WithHint("Set %s to the API's base URL.", v)
 		}
 	}
 	if raw, ok := b["base_url"]; ok && !envBase {
 		s, isS := raw.(string)
 		if !isS {
-			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be a string", where).With("param", where+".base_url")
+			return errs.New(errs.PARAM_INVALID, "%s.base_url must be a string", where).With("param", where+".base_url")
 		}
 		if a.base, err = httpclient.CheckBaseURL(strings.TrimSpace(s), where+".base_url"); err != nil {
-			return a, errs.New(errs.PARAM_INVALID, "%s.base_url must be an absolute http(s) URL without user information, query or fragment", where).With("param", where+".base_url")
+			return errs.New(errs.PARAM_INVALID, "%s.base_url must be an absolute http(s) URL without user information, query or fragment", where).With("param", where+".base_url")
 		}
 		a.baseFrom = where + ".base_url"
 	}
 	if _, hasBase := b["base_url"]; !hasBase {
 		if _, hasEnv := b["base_url_env"]; !hasEnv {
-			return a, errs.New(errs.PARAM_INVALID, "%s needs base_url or base_url_env", where).With("param", where)
+			return errs.New(errs.PARAM_INVALID, "%s needs base_url or base_url_env", where).With("param", where)
 		}
 	}
+	return nil
+}
+
+// readConventions reads object_path, id_path and list_patch.
+func (a *api) readConventions(b map[string]any, where string) error {
 	for _, pp := range []struct {
 		name string
 		dst  *pointer
@@ -124,7 +141,7 @@ func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase
 		s, isS := raw.(string)
 		ptr, okP := parsePointer(s)
 		if !isS || !okP || (pp.name == "id_path" && len(ptr) == 0) {
-			return a, errs.New(errs.PARAM_INVALID, "%s.%s must be a JSON pointer such as /result", where, pp.name).With("param", where+"."+pp.name)
+			return errs.New(errs.PARAM_INVALID, "%s.%s must be a JSON pointer such as /result", where, pp.name).With("param", where+"."+pp.name)
 		}
 		*pp.dst = ptr
 	}
@@ -133,26 +150,31 @@ func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase
 		if v, _ := raw.(string); v == PatchMerge || v == PatchField {
 			a.listPatch = v
 		} else {
-			return a, errs.New(errs.PARAM_INVALID, "%s.list_patch must be merge or field", where).With("param", where+".list_patch")
+			return errs.New(errs.PARAM_INVALID, "%s.list_patch must be merge or field", where).With("param", where+".list_patch")
 		}
 	}
+	return nil
+}
+
+// readAuth reads auth: bearer_env or authorization_env.
+func (a *api) readAuth(b map[string]any, where string) error {
 	if raw, ok := b["auth"]; ok {
 		m, isM := raw.(map[string]any)
 		if !isM || len(m) != 1 {
-			return a, errs.New(errs.PARAM_INVALID, "%s.auth must be a map with one of bearer_env, authorization_env", where).With("param", where+".auth")
+			return errs.New(errs.PARAM_INVALID, "%s.auth must be a map with one of bearer_env, authorization_env", where).With("param", where+".auth")
 		}
 		for k, x := range m {
 			if k != "bearer_env" && k != "authorization_env" {
-				return a, errs.New(errs.PARAM_INVALID, "%s.auth.%s is not supported (bearer_env: a bearer token; authorization_env: the whole Authorization value)", where, k).With("param", where+".auth."+k)
+				return errs.New(errs.PARAM_INVALID, "%s.auth.%s is not supported (bearer_env: a bearer token; authorization_env: the whole Authorization value)", where, k).With("param", where+".auth."+k)
 			}
 			v, isS := x.(string)
 			if !isS || v == "" {
-				return a, errs.New(errs.PARAM_INVALID, "%s.auth.%s must name an environment variable", where, k).With("param", where+".auth."+k)
+				return errs.New(errs.PARAM_INVALID, "%s.auth.%s must name an environment variable", where, k).With("param", where+".auth."+k)
 			}
 			a.tokenEnv, a.rawAuth = v, k == "authorization_env"
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // client returns the endpoint with its credential (PROVIDER_AUTH naming the

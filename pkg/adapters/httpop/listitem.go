@@ -11,6 +11,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapter/listentry"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -33,8 +34,7 @@ const (
 // ListItemOp is http.list_item: one entry in a collection on a parent object
 // of a generic REST API.
 type ListItemOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -47,12 +47,7 @@ var (
 // NewListItem returns http.list_item reading credentials and base URLs from
 // env at each call.
 func NewListItem(env httpclient.Env, client *httpclient.Client) *ListItemOp {
-	return &ListItemOp{env: env, client: client}
-}
-
-// Spec declares http.list_item (spec.go).
-func (op *ListItemOp) Spec() adapter.Spec {
-	return listItemSpec
+	return &ListItemOp{Op: base.New(listItemSpec, env, client, base.Endpoint{})}
 }
 
 type listReq struct {
@@ -94,66 +89,83 @@ func ParseListKey(key string) (apiName, parentPath, listPath, item string, ok bo
 func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (listReq, error) {
 	var r listReq
 	var err error
-	if err = param.Known(listOp, params, listItemSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	name, _, err := param.Required(listOp, params, "api", false)
 	if err != nil {
 		return r, err
 	}
-	if r.api, err = resolveAPI(p, name, op.env, resolveBase); err != nil {
+	if r.api, err = resolveAPI(p, name, op.Env, resolveBase); err != nil {
 		return r, err
 	}
+	if err = r.parseParent(params); err != nil {
+		return r, err
+	}
+	if err = r.parseShape(params); err != nil {
+		return r, err
+	}
+	return r, r.parseItem(params, allowPending)
+}
+
+// parseParent reads parent: the object the list is on, and how it is
+// written.
+func (r *listReq) parseParent(params map[string]any) error {
 	parent, err := param.Map(listOp, params, "parent")
 	if err != nil {
-		return r, err
+		return err
 	}
 	if parent == nil {
-		return r, param.Invalid(listOp, "parent", "is required: {path: /the/parent/object}")
+		return param.Invalid(listOp, "parent", "is required: {path: /the/parent/object}")
 	}
 	r.updateMethod = http.MethodPatch
 	r.patch = r.api.listPatch
 	for k, v := range parent {
 		s, isS := v.(string)
 		if !isS {
-			return r, param.Invalid(listOp, "parent."+k, "must be a string, got %s", param.Describe(v))
+			return param.Invalid(listOp, "parent."+k, "must be a string, got %s", param.Describe(v))
 		}
 		switch k {
 		case "path":
 			if err := checkPath(listOp, "parent.path", s); err != nil {
-				return r, err
+				return err
 			}
 			r.parentPath = s
 		case "patch":
 			if s != PatchMerge && s != PatchField {
-				return r, param.Invalid(listOp, "parent.patch", "must be merge (a merge patch of the list alone, default) or field (the list's top-level field whole)")
+				return param.Invalid(listOp, "parent.patch", "must be merge (a merge patch of the list alone, default) or field (the list's top-level field whole)")
 			}
 			r.patch = s
 		case "update_method":
 			s = strings.ToUpper(s)
 			if s != http.MethodPatch && s != http.MethodPut {
-				return r, param.Invalid(listOp, "parent.update_method", "must be PATCH (a JSON merge patch of the list) or PUT (the whole object)")
+				return param.Invalid(listOp, "parent.update_method", "must be PATCH (a JSON merge patch of the list) or PUT (the whole object)")
 			}
 			r.updateMethod = s
 		default:
-			return r, param.Invalid(listOp, "parent."+k, "is not a parent setting (path, update_method, patch)")
+			return param.Invalid(listOp, "parent."+k, "is not a parent setting (path, update_method, patch)")
 		}
 	}
 	if r.parentPath == "" {
-		return r, param.Invalid(listOp, "parent.path", "is required")
+		return param.Invalid(listOp, "parent.path", "is required")
 	}
+	return nil
+}
+
+// parseShape reads list_path, shape and delimiter.
+func (r *listReq) parseShape(params map[string]any) error {
 	lp, _, err := param.Required(listOp, params, "list_path", false)
 	if err != nil {
-		return r, err
+		return err
 	}
 	var ok bool
 	if r.ptr, ok = parsePointer(lp); !ok || len(r.ptr) == 0 || strings.Contains(lp, "=") {
-		return r, param.Invalid(listOp, "list_path", "must be a JSON pointer to the list in the parent, such as /redirect_uris (without '=')")
+		return param.Invalid(listOp, "list_path", "must be a JSON pointer to the list in the parent, such as /redirect_uris (without '=')")
 	}
 	r.listPath = lp
 	shape, present, _, err := param.Str(listOp, params, "shape", false)
 	if err != nil {
-		return r, err
+		return err
 	}
 	if !present {
 		shape = ShapeArray
@@ -161,59 +173,66 @@ func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPend
 	switch shape {
 	case ShapeArray, ShapeDelimited, ShapeMap:
 	default:
-		return r, param.Invalid(listOp, "shape", "must be array, delimited or map, got %q", shape)
+		return param.Invalid(listOp, "shape", "must be array, delimited or map, got %q", shape)
 	}
 	r.shape = shape
 	delim, present, _, err := param.Str(listOp, params, "delimiter", false)
 	if err != nil {
-		return r, err
+		return err
 	}
 	switch {
 	case present && shape != ShapeDelimited:
-		return r, param.Invalid(listOp, "delimiter", "is only for shape delimited")
+		return param.Invalid(listOp, "delimiter", "is only for shape delimited")
 	case present && delim == "":
-		return r, param.Invalid(listOp, "delimiter", "must not be empty")
+		return param.Invalid(listOp, "delimiter", "must not be empty")
 	case !present:
 		delim = ","
 	}
 	r.delimiter = delim
+	return nil
+}
+
+// parseItem reads item (a string, or an object entry identified by its
+// canonical JSON) and value (shape map).
+func (r *listReq) parseItem(params map[string]any, allowPending bool) error {
+	var err error
 	var item string
 	var known bool
-	if obj, isObj := params["item"].(map[string]any); isObj && shape == ShapeArray {
+	if obj, isObj := params["item"].(map[string]any); isObj && r.shape == ShapeArray {
 		// An object entry (a condition group, a rule): identified by its
 		// canonical JSON, so it must be known whole.
 		if adapter.HasMarker(obj) {
 			if !allowPending {
-				return r, param.Invalid(listOp, "item", "must be known: an object entry is identified by all of its fields")
+				return param.Invalid(listOp, "item", "must be known: an object entry is identified by all of its fields")
 			}
 		} else {
 			b, cerr := adapter.Canonical(obj)
 			if cerr != nil {
-				return r, param.Invalid(listOp, "item", "cannot be written as JSON: %v", cerr)
+				return param.Invalid(listOp, "item", "cannot be written as JSON: %v", cerr)
 			}
 			item, known = string(b), true
 		}
 	} else {
 		if item, known, err = param.Required(listOp, params, "item", allowPending); err != nil {
-			return r, err
+			return err
 		}
-		if known && shape == ShapeArray && strings.HasPrefix(item, "{") {
-			return r, param.Invalid(listOp, "item", "must not start with '{' (that is the key form of an object entry); give an object instead")
+		if known && r.shape == ShapeArray && strings.HasPrefix(item, "{") {
+			return param.Invalid(listOp, "item", "must not start with '{' (that is the key form of an object entry); give an object instead")
 		}
 	}
-	if known && shape == ShapeDelimited && strings.Contains(item, delim) {
-		return r, param.Invalid(listOp, "item", "must not contain the delimiter %q: it would become two entries", delim)
+	if known && r.shape == ShapeDelimited && strings.Contains(item, r.delimiter) {
+		return param.Invalid(listOp, "item", "must not contain the delimiter %q: it would become two entries", r.delimiter)
 	}
 	r.item, r.known = item, known
 	v, present := params["value"]
 	switch {
-	case present && shape != ShapeMap:
-		return r, param.Invalid(listOp, "value", "is only for shape map")
+	case present && r.shape != ShapeMap:
+		return param.Invalid(listOp, "value", "is only for shape map")
 	case !present:
 		v = true
 	}
 	r.value = v
-	return r, nil
+	return nil
 }
 
 func (r listReq) key() string { return ListKey(r.api.name, r.parentPath, r.listPath, r.item) }
@@ -527,7 +546,7 @@ func (op *ListItemOp) connect(req adapter.Request) (listReq, parent, error) {
 	if err != nil {
 		return r, parent{}, err
 	}
-	a, err := r.api.client(op.env, op.client)
+	a, err := r.api.client(op.Env, op.Client)
 	return r, parent{a: a, path: r.parentPath, ptr: r.ptr, shape: r.shape, delim: r.delimiter, item: r.item, method: r.updateMethod, patch: r.patch}, err
 }
 
@@ -587,11 +606,11 @@ func (op *ListItemOp) fromKey(p adapter.Provider, key string) (parent, listentry
 	if !ok || !pok {
 		return parent{}, listentry.Entry{}, errs.New(errs.PARAM_INVALID, "%s: %q is not an http.list_item key (<api>:<parent path>#<list_path>=<item>)", listOp, key)
 	}
-	ap, err := resolveAPI(p, apiName, op.env, true)
+	ap, err := resolveAPI(p, apiName, op.Env, true)
 	if err != nil {
 		return parent{}, listentry.Entry{}, err
 	}
-	a, err := ap.client(op.env, op.client)
+	a, err := ap.client(op.Env, op.Client)
 	return parent{a: a, path: parentPath, ptr: ptr, item: item, method: http.MethodPatch, patch: ap.listPatch},
 		listentry.Entry{Op: listOp, Key: key, Item: item, Field: listPath}, err
 }

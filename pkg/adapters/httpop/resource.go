@@ -11,6 +11,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -19,8 +20,7 @@ const resourceOp = "http.resource"
 
 // ResourceOp is http.resource: one object of a generic REST API.
 type ResourceOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -31,13 +31,7 @@ var (
 // NewResource returns http.resource reading credentials and base URLs from
 // env at each call.
 func NewResource(env httpclient.Env, client *httpclient.Client) *ResourceOp {
-	return &ResourceOp{env: env, client: client}
-}
-
-// Spec declares http.resource (spec.go) (id; the
-// outputs a line declares come on top).
-func (op *ResourceOp) Spec() adapter.Spec {
-	return resourceSpec
+	return &ResourceOp{Op: base.New(resourceSpec, env, client, base.Endpoint{})}
 }
 
 // resourceReq is a parsed http.resource line.
@@ -61,29 +55,17 @@ type resourceReq struct {
 func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (resourceReq, error) {
 	var r resourceReq
 	var err error
-	if err = param.Known(resourceOp, params, resourceSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	name, _, err := param.Required(resourceOp, params, "api", false)
 	if err != nil {
 		return r, err
 	}
-	if r.api, err = resolveAPI(p, name, op.env, resolveBase); err != nil {
+	if r.api, err = resolveAPI(p, name, op.Env, resolveBase); err != nil {
 		return r, err
 	}
-	if r.create, err = readRequest(resourceOp, params, "create", http.MethodPost, "", http.MethodPost, http.MethodPut); err != nil {
-		return r, err
-	}
-	if strings.Contains(r.create.path, "{id}") {
-		return r, param.Invalid(resourceOp, "create.path", "must not hold {id}: the id is not known before the create")
-	}
-	if r.read, err = readRequest(resourceOp, params, "read", http.MethodGet, strings.TrimRight(r.create.path, "/")+"/{id}", http.MethodGet); err != nil {
-		return r, err
-	}
-	if r.update, err = readRequest(resourceOp, params, "update", http.MethodPatch, r.read.path, http.MethodPatch, http.MethodPut, http.MethodPost); err != nil {
-		return r, err
-	}
-	if r.del, err = readRequest(resourceOp, params, "delete", http.MethodDelete, r.read.path, http.MethodDelete); err != nil {
+	if err = r.parseRequests(params); err != nil {
 		return r, err
 	}
 	if err = op.parseList(params, &r); err != nil {
@@ -112,24 +94,53 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 	if err = op.parseOutputs(params, &r); err != nil {
 		return r, err
 	}
+	return r, r.parseIdentity(params, allowPending)
+}
+
+// parseRequests reads create, read, update and delete: each defaults from
+// the one before.
+func (r *resourceReq) parseRequests(params map[string]any) error {
+	var err error
+	if r.create, err = readRequest(resourceOp, params, "create", http.MethodPost, "", http.MethodPost, http.MethodPut); err != nil {
+		return err
+	}
+	if strings.Contains(r.create.path, "{id}") {
+		return param.Invalid(resourceOp, "create.path", "must not hold {id}: the id is not known before the create")
+	}
+	if r.read, err = readRequest(resourceOp, params, "read", http.MethodGet, strings.TrimRight(r.create.path, "/")+"/{id}", http.MethodGet); err != nil {
+		return err
+	}
+	if r.update, err = readRequest(resourceOp, params, "update", http.MethodPatch, r.read.path, http.MethodPatch, http.MethodPut, http.MethodPost); err != nil {
+		return err
+	}
+	if r.del, err = readRequest(resourceOp, params, "delete", http.MethodDelete, r.read.path, http.MethodDelete); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseIdentity makes the key: the read path when it names the object,
+// else the collection and the match that finds the object in it (not
+// known while a match value is pending).
+func (r *resourceReq) parseIdentity(params map[string]any, allowPending bool) error {
 	r.known = true
 	if !strings.Contains(r.read.path, "{id}") {
 		r.key = r.api.name + ":" + r.read.path
-		return r, nil
+		return nil
 	}
 	match, err := param.Map(resourceOp, params, "match")
 	if err != nil {
-		return r, err
+		return err
 	}
 	if match == nil {
 		if n, ok := r.fields["name"]; ok {
 			match = map[string]any{"name": n}
 		} else {
-			return r, param.Invalid(resourceOp, "match", "is required: the read path holds {id}, so the object is found in the collection %s by the fields that identify it (match: {name: ...}), or give a read path without {id}", r.listPath)
+			return param.Invalid(resourceOp, "match", "is required: the read path holds {id}, so the object is found in the collection %s by the fields that identify it (match: {name: ...}), or give a read path without {id}", r.listPath)
 		}
 	}
 	if len(match) == 0 {
-		return r, param.Invalid(resourceOp, "match", "must name at least one field")
+		return param.Invalid(resourceOp, "match", "must name at least one field")
 	}
 	r.match = map[string]string{}
 	for k, v := range match {
@@ -138,18 +149,18 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 				r.known = false
 				continue
 			}
-			return r, param.Invalid(resourceOp, "match."+k, "must be a known value (it identifies the object), it is %s", param.Describe(v))
+			return param.Invalid(resourceOp, "match."+k, "must be a known value (it identifies the object), it is %s", param.Describe(v))
 		}
 		s, ok := scalar(v)
 		if !ok {
-			return r, param.Invalid(resourceOp, "match."+k, "must be a string, number or bool, got %s", param.Describe(v))
+			return param.Invalid(resourceOp, "match."+k, "must be a string, number or bool, got %s", param.Describe(v))
 		}
 		r.match[k] = s
 	}
 	if r.known {
 		r.key = r.api.name + ":" + r.listPath + "?" + keyQuery(r.match).Encode()
 	}
-	return r, nil
+	return nil
 }
 
 func (op *ResourceOp) parseList(params map[string]any, r *resourceReq) error {
@@ -464,7 +475,7 @@ func (op *ResourceOp) connect(req adapter.Request) (resourceReq, httpclient.API,
 	if err != nil {
 		return r, httpclient.API{}, err
 	}
-	a, err := r.api.client(op.env, op.client)
+	a, err := r.api.client(op.Env, op.Client)
 	return r, a, err
 }
 
@@ -583,69 +594,87 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, live *adap
 		if err := intend(r.key); err != nil {
 			return nil, err
 		}
-		body := r.create.body
-		if body == nil {
-			body = desired(r.fields, nil, false)
-		}
-		var resp map[string]any
-		err := a.Send(ctx, r.create.method, r.create.path, nil, body, r.create.method == http.MethodPut, &resp)
-		if err != nil && !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
+		if o, err = op.create(ctx, a, r); err != nil {
 			return nil, err
 		}
-		// The answer is the object when it has an id and everything the
-		// line controls and matches by; else read back: the answer may be
-		// lost (the intent says what to look for) or partial.
-		if err == nil {
-			if doc := unwrap(resp, r.api.objectPath); doc != nil && complete(doc, r) {
-				o = &object{id: idOf(doc, r.idPath), doc: doc}
-				created = []string{r.key}
-				break
-			}
-		}
-		found, ferr := op.find(ctx, a, r)
-		if ferr != nil {
-			return nil, ferr
-		}
-		if found == nil && err == nil && r.match == nil {
-			return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: %s answers 404 right after the create", a.Provider, r.read.path)
-		}
-		if found == nil && err == nil {
-			if id := idOf(unwrap(resp, r.api.objectPath), r.idPath); id != "" {
-				found, ferr = get(ctx, a, fill(r.read.path, id), r.api.objectPath, r.idPath)
-				if ferr != nil {
-					return nil, ferr
-				}
-			}
-		}
-		if found == nil {
-			if err != nil {
-				return nil, err
-			}
-			return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object created in %s cannot be found by match %v", a.Provider, r.create.path, r.match).
-				WithHint("Check that match names fields the API returns exactly as sent, or set read.path and id_path.")
-		}
-		o = found
 		created = []string{r.key}
 	default:
-		want := desired(r.fields, o.doc, true)
-		if !adapter.Equal(want, value(o.doc, r.fields)) {
-			body := r.update.body
-			if body == nil {
-				body = want
-			}
-			if err := a.Send(ctx, r.update.method, fill(r.update.path, o.id), nil, body, r.update.method != http.MethodPost, nil); err != nil {
-				return nil, err
-			}
-			if o, err = op.findByID(ctx, a, r, o.id); err != nil {
-				return nil, err
-			}
-			if o == nil {
-				return nil, errs.New(errs.PROVIDER_NOT_FOUND, "%s: the object %s vanished during its update", a.Provider, r.key)
-			}
+		if o, err = op.update(ctx, a, r, o); err != nil {
+			return nil, err
 		}
 	}
 	res := op.resource(r, o)
 	return &adapter.Result{Resources: []adapter.Resource{res}, Created: created, Outputs: res.Outputs}, nil
+}
+
+// create sends the create and answers the object: from the answer when it
+// holds the id and everything the line controls and matches by, else read
+// back (the answer may be lost, the intent says what to look for, or
+// partial).
+func (op *ResourceOp) create(ctx context.Context, a httpclient.API, r resourceReq) (*object, error) {
+	body := r.create.body
+	if body == nil {
+		body = desired(r.fields, nil, false)
+	}
+	var resp map[string]any
+	err := a.Send(ctx, r.create.method, r.create.path, nil, body, r.create.method == http.MethodPut, &resp)
+	if err != nil && !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
+		return nil, err
+	}
+	// The answer is the object when it has an id and everything the
+	// line controls and matches by; else read back: the answer may be
+	// lost (the intent says what to look for) or partial.
+	if err == nil {
+		if doc := unwrap(resp, r.api.objectPath); doc != nil && complete(doc, r) {
+			return &object{id: idOf(doc, r.idPath), doc: doc}, nil
+		}
+	}
+	found, ferr := op.find(ctx, a, r)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if found == nil && err == nil && r.match == nil {
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: %s answers 404 right after the create", a.Provider, r.read.path)
+	}
+	if found == nil && err == nil {
+		if id := idOf(unwrap(resp, r.api.objectPath), r.idPath); id != "" {
+			found, ferr = get(ctx, a, fill(r.read.path, id), r.api.objectPath, r.idPath)
+			if ferr != nil {
+				return nil, ferr
+			}
+		}
+	}
+	if found == nil {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object created in %s cannot be found by match %v", a.Provider, r.create.path, r.match).
+			WithHint("Check that match names fields the API returns exactly as sent, or set read.path and id_path.")
+	}
+	return found, nil
+}
+
+// update writes the object when what the line controls differs, and
+// answers it as it now is.
+func (op *ResourceOp) update(ctx context.Context, a httpclient.API, r resourceReq, o *object) (*object, error) {
+	var err error
+	want := desired(r.fields, o.doc, true)
+	if !adapter.Equal(want, value(o.doc, r.fields)) {
+		body := r.update.body
+		if body == nil {
+			body = want
+		}
+		if err := a.Send(ctx, r.update.method, fill(r.update.path, o.id), nil, body, r.update.method != http.MethodPost, nil); err != nil {
+			return nil, err
+		}
+		if o, err = op.findByID(ctx, a, r, o.id); err != nil {
+			return nil, err
+		}
+		if o == nil {
+			return nil, errs.New(errs.PROVIDER_NOT_FOUND, "%s: the object %s vanished during its update", a.Provider, r.key)
+		}
+	}
+	return o, nil
 }
 
 // complete reports whether a create's answer is the whole object as a
@@ -693,11 +722,11 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 	if !ok {
 		return httpclient.API{}, "", nil, errs.New(errs.PARAM_INVALID, "%s: %q is not an http.resource key (<api>:<path> or <api>:<collection>?<match>)", resourceOp, key)
 	}
-	ap, err := resolveAPI(p, apiName, op.env, true)
+	ap, err := resolveAPI(p, apiName, op.Env, true)
 	if err != nil {
 		return httpclient.API{}, "", nil, err
 	}
-	a, err := ap.client(op.env, op.client)
+	a, err := ap.client(op.Env, op.Client)
 	if err != nil {
 		return a, "", nil, err
 	}

@@ -35,6 +35,8 @@ var (
 	bodyField = adapter.ParamSpec{Name: "body", Type: adapter.TypeAny, Doc: "the request body; default fields"}
 )
 
+// resourceSpec declares http.resource (id; the outputs a line declares
+// come on top).
 var resourceSpec = adapter.Spec{
 	Adapter: "http", Op: "resource",
 	Summary: "a generic REST object",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -31,8 +32,7 @@ const DefaultContextKind = "user"
 
 // TargetOp is launchdarkly.flag_target.
 type TargetOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -45,12 +45,7 @@ var (
 // NewTarget returns launchdarkly.flag_target reading its credential and base
 // URL from env at each call.
 func NewTarget(env httpclient.Env, client *httpclient.Client) *TargetOp {
-	return &TargetOp{env: env, client: client}
-}
-
-// Spec declares launchdarkly.flag_target.
-func (op *TargetOp) Spec() adapter.Spec {
-	return targetSpec
+	return &TargetOp{Op: base.New(targetSpec, env, client, base.Endpoint{Root: base.Suffix(apiPath), RawToken: true})}
 }
 
 // Key is the ledger key of one target.
@@ -105,10 +100,10 @@ type targetReq struct {
 
 func (r targetReq) ledgerKey() string { return Key(r.environment, r.flag, r.kind, r.key) }
 
-func parse(params map[string]any, p adapter.Provider, allowPending bool) (targetReq, error) {
+func (op *TargetOp) parse(params map[string]any, p adapter.Provider, allowPending bool) (targetReq, error) {
 	var r targetReq
 	var err error
-	if err = param.Known(opName, params, targetSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -168,7 +163,7 @@ func (op *TargetOp) Defaults(params map[string]any, p adapter.Provider, run adap
 	if _, ok := out["variation"]; !ok {
 		out["variation"] = true
 	}
-	if _, err := parse(out, p, true); err != nil {
+	if _, err := op.parse(out, p, true); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -181,21 +176,6 @@ func (op *TargetOp) WritesEnvironment(_ map[string]any, p adapter.Provider, _ ad
 		return "production"
 	}
 	return ""
-}
-
-func (op *TargetOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "launchdarkly")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	if !strings.HasSuffix(base, apiPath) {
-		base += apiPath
-	}
-	return httpclient.API{Client: op.client, Provider: "launchdarkly", BaseURL: base, Token: tok, RawToken: true, TokenVar: TokenVar}, nil
 }
 
 // flag is the part of a flag the op reads.
@@ -331,11 +311,11 @@ func (r targetReq) wantIndex(f *flag) (int, error) {
 // line's own terms: the name or value the line wrote when it is that one,
 // else the targeted variation's name (or value, when it has none).
 func (op *TargetOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parse(req.Params, req.Provider, false)
+	r, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +344,7 @@ func (op *TargetOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 // Diff: create when the key is not targeted, update when it is targeted
 // on another variation, unchanged otherwise.
 func (op *TargetOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parse(req.Params, req.Provider, false)
+	r, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
@@ -436,11 +416,11 @@ func (fr *flagRead) from(r targetReq) *flag {
 // to one variation leaves the others), so the patch is right against the
 // flag as it is when LaunchDarkly applies it.
 func (op *TargetOp) Apply(ctx context.Context, req adapter.Request, live *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parse(req.Params, req.Provider, false)
+	r, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -509,7 +489,7 @@ func (op *TargetOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.Ru
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -533,7 +513,7 @@ func (op *TargetOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.R
 	if err != nil {
 		return err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return err
 	}

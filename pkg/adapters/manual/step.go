@@ -22,6 +22,7 @@
 package manual
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -66,8 +68,8 @@ var stepSpec = adapter.Spec{
 
 // StepOp is manual.step.
 type StepOp struct {
-	client *httpclient.Client
-	now    func() time.Time
+	base.Op
+	now func() time.Time
 }
 
 var (
@@ -82,11 +84,8 @@ func NewStep(client *httpclient.Client, now func() time.Time) *StepOp {
 	if now == nil {
 		now = time.Now
 	}
-	return &StepOp{client: client, now: now}
+	return &StepOp{Op: base.New(stepSpec, nil, client, base.Endpoint{}), now: now}
 }
-
-// Spec declares manual.step.
-func (op *StepOp) Spec() adapter.Spec { return stepSpec }
 
 // Key is the ledger key of a line's step.
 func Key(line string) string { return "step:" + line }
@@ -102,9 +101,9 @@ type step struct {
 	verify                    *verify
 }
 
-func parse(params map[string]any, allowPending bool) (step, error) {
+func (op *StepOp) parse(params map[string]any, allowPending bool) (step, error) {
 	var s step
-	if err := param.Known(opName, params, stepSpec.ParamNames()...); err != nil {
+	if err := op.Known(params); err != nil {
 		return s, err
 	}
 	var err error
@@ -128,46 +127,60 @@ func parse(params map[string]any, allowPending bool) (step, error) {
 	if err != nil || vm == nil {
 		return s, err
 	}
+	s.verify, err = parseVerify(vm, allowPending)
+	return s, err
+}
+
+// parseVerify reads the verify block: a GET (or HEAD) that answers the
+// status, and holds the text, once the step is done.
+func parseVerify(vm map[string]any, allowPending bool) (*verify, error) {
 	v := &verify{method: http.MethodGet, status: http.StatusOK}
 	for k, x := range vm {
-		switch k {
-		case "url":
-			u, isS := x.(string)
-			if m, isM := adapter.MarkerOf(x); isM && m.Kind == adapter.Pending && allowPending {
-				continue
-			}
-			pu, perr := url.Parse(u)
-			if !isS || perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-				return s, param.Invalid(opName, "verify.url", "must be an absolute http(s) URL")
-			}
-			v.url = u
-		case "method":
-			m, _ := x.(string)
-			if m = strings.ToUpper(m); m != http.MethodGet && m != http.MethodHead {
-				return s, param.Invalid(opName, "verify.method", "must be GET or HEAD: the check never writes")
-			}
-			v.method = m
-		case "status":
-			n, ok := asInt(x)
-			if !ok || n < 100 || n > 599 {
-				return s, param.Invalid(opName, "verify.status", "must be an HTTP status such as 200")
-			}
-			v.status = n
-		case "contains":
-			c, isS := x.(string)
-			if !isS {
-				return s, param.Invalid(opName, "verify.contains", "must be a string")
-			}
-			v.contains = c
-		default:
-			return s, param.Invalid(opName, "verify."+k, "is not a verify setting (url, method, status, contains)")
+		if err := v.set(k, x, allowPending); err != nil {
+			return nil, err
 		}
 	}
 	if _, ok := vm["url"]; !ok {
-		return s, param.Invalid(opName, "verify.url", "is required")
+		return nil, param.Invalid(opName, "verify.url", "is required")
 	}
-	s.verify = v
-	return s, nil
+	return v, nil
+}
+
+// set reads one setting of the verify block.
+func (v *verify) set(k string, x any, allowPending bool) error {
+	switch k {
+	case "url":
+		u, isS := x.(string)
+		if m, isM := adapter.MarkerOf(x); isM && m.Kind == adapter.Pending && allowPending {
+			return nil
+		}
+		pu, perr := url.Parse(u)
+		if !isS || perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return param.Invalid(opName, "verify.url", "must be an absolute http(s) URL")
+		}
+		v.url = u
+	case "method":
+		m, _ := x.(string)
+		if m = strings.ToUpper(m); m != http.MethodGet && m != http.MethodHead {
+			return param.Invalid(opName, "verify.method", "must be GET or HEAD: the check never writes")
+		}
+		v.method = m
+	case "status":
+		n, ok := asInt(x)
+		if !ok || n < 100 || n > 599 {
+			return param.Invalid(opName, "verify.status", "must be an HTTP status such as 200")
+		}
+		v.status = n
+	case "contains":
+		c, isS := x.(string)
+		if !isS {
+			return param.Invalid(opName, "verify.contains", "must be a string")
+		}
+		v.contains = c
+	default:
+		return param.Invalid(opName, "verify."+k, "is not a verify setting (url, method, status, contains)")
+	}
+	return nil
 }
 
 func asInt(x any) (int, bool) {
@@ -184,7 +197,7 @@ func asInt(x any) (int, bool) {
 
 // Defaults validates the parameters.
 func (op *StepOp) Defaults(params map[string]any, _ adapter.Provider, _ adapter.RunCtx) (map[string]any, error) {
-	if _, err := parse(params, true); err != nil {
+	if _, err := op.parse(params, true); err != nil {
 		return nil, err
 	}
 	return param.Copy(params), nil
@@ -205,7 +218,7 @@ func value(params map[string]any) map[string]any {
 // Read makes no request: a step leaves nothing at a provider, and whether
 // it was done is the ledger's to say.
 func (op *StepOp) Read(_ context.Context, req adapter.Request) (*adapter.Live, error) {
-	if _, err := parse(req.Params, true); err != nil {
+	if _, err := op.parse(req.Params, true); err != nil {
 		return nil, err
 	}
 	return &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}, nil
@@ -213,7 +226,7 @@ func (op *StepOp) Read(_ context.Context, req adapter.Request) (*adapter.Live, e
 
 // Diff is a create of the step (the engine compares it with the ledger).
 func (op *StepOp) Diff(_ *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	if _, err := parse(req.Params, true); err != nil {
+	if _, err := op.parse(req.Params, true); err != nil {
 		return nil, err
 	}
 	v := value(req.Params)
@@ -226,7 +239,7 @@ func (op *StepOp) Diff(_ *adapter.Live, req adapter.Request) ([]adapter.Resource
 
 // Todo is the line's step, its values for display (markers are null).
 func (op *StepOp) Todo(req adapter.Request) adapter.Todo {
-	s, _ := parse(req.Params, true)
+	s, _ := op.parse(req.Params, true)
 	t := adapter.Todo{Line: req.Line, Title: s.title, Instructions: s.instructions, Undo: s.undo}
 	if len(s.vars) > 0 {
 		t.Vars = map[string]any{}
@@ -250,11 +263,11 @@ func (op *StepOp) Todo(req adapter.Request) adapter.Todo {
 // be the step's. STEP_NOT_DONE when they are not; PROVIDER_* when the URL
 // cannot be reached.
 func (op *StepOp) Verify(ctx context.Context, req adapter.Request) error {
-	s, err := parse(req.Params, false)
+	s, err := op.parse(req.Params, false)
 	if err != nil || s.verify == nil {
 		return err
 	}
-	resp, err := op.client.Do(ctx, &httpclient.Request{Provider: "manual verify", Method: s.verify.method, BaseURL: s.verify.url})
+	resp, err := op.Client.Do(ctx, &httpclient.Request{Provider: "manual verify", Method: s.verify.method, BaseURL: s.verify.url})
 	status, body := 0, ""
 	var se *httpclient.StatusError
 	switch {
@@ -275,11 +288,11 @@ func (op *StepOp) Verify(ctx context.Context, req adapter.Request) error {
 // Apply records the confirmed step: who (the run's actor) and when. It
 // sends nothing.
 func (op *StepOp) Apply(_ context.Context, req adapter.Request, _ *adapter.Live, _ adapter.Intend) (*adapter.Result, error) {
-	s, err := parse(req.Params, false)
+	s, err := op.parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
-	outs := map[string]any{"confirmed_by": firstOf(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339), "title": s.title}
+	outs := map[string]any{"confirmed_by": cmp.Or(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339), "title": s.title}
 	if s.undo != "" {
 		outs["undo"] = s.undo
 	}
@@ -296,13 +309,4 @@ func (op *StepOp) Lookup(context.Context, adapter.Provider, adapter.RunCtx, stri
 // undo.
 func (op *StepOp) Destroy(context.Context, adapter.Provider, adapter.RunCtx, adapter.Resource) error {
 	return nil
-}
-
-func firstOf(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -2,6 +2,7 @@ package neon
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -33,8 +35,7 @@ const opName = "neon.branch"
 
 // BranchOp is neon.branch.
 type BranchOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -46,12 +47,7 @@ var (
 // NewBranch returns neon.branch reading its credential and base URL from env
 // at each call.
 func NewBranch(env httpclient.Env, client *httpclient.Client) *BranchOp {
-	return &BranchOp{env: env, client: client}
-}
-
-// Spec declares neon.branch (spec.go).
-func (op *BranchOp) Spec() adapter.Spec {
-	return branchSpec
+	return &BranchOp{Op: base.New(branchSpec, env, client, base.Endpoint{})}
 }
 
 // Key is the ledger key of a branch.
@@ -89,10 +85,10 @@ type branchReq struct {
 	keepParent bool
 }
 
-func parse(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, bool, error) {
+func (op *BranchOp) parse(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, bool, error) {
 	var r branchReq
 	var err error
-	if err = param.Known(opName, params, branchSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, false, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -151,22 +147,10 @@ func (op *BranchOp) Defaults(params map[string]any, p adapter.Provider, run adap
 	if _, ok := out["parent"]; !ok {
 		out["parent"] = DefaultParent
 	}
-	if _, _, err := parse(out, p, true); err != nil {
+	if _, _, err := op.parse(out, p, true); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-func (op *BranchOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "neon")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "neon", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 // branch is a branch as the API answers it.
@@ -267,15 +251,7 @@ func (s *state) value() any {
 }
 
 func (s *state) resource() adapter.Resource {
-	return adapter.Resource{Key: Key(s.b.Name), ID: s.b.ID, Value: s.value(), Outputs: copyOutputs(s.outputs)}
-}
-
-func copyOutputs(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return adapter.Resource{Key: Key(s.b.Name), ID: s.b.ID, Value: s.value(), Outputs: maps.Clone(s.outputs)}
 }
 
 // describe reads a branch's parent name and outputs.
@@ -321,11 +297,11 @@ func (op *BranchOp) read(ctx context.Context, a httpclient.API, bl block, name s
 
 // Read returns the branch, when it exists, with its outputs.
 func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +312,7 @@ func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
 	if s != nil {
 		live.Resources = append(live.Resources, s.resource())
-		live.Outputs = copyOutputs(s.outputs)
+		live.Outputs = maps.Clone(s.outputs)
 	}
 	return live, nil
 }
@@ -345,7 +321,7 @@ func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 // re-parent a branch); unchanged otherwise. A parent the live branch does
 // not name (unknown) is not a change.
 func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
@@ -378,11 +354,11 @@ func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Res
 // replaces it when the parent changed (intend, delete, create); does
 // nothing when it is as planned.
 func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +368,7 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 	}
 	key := Key(r.name)
 	if cur != nil && (r.keepParent || cur.parentName == "" || cur.parentName == r.parent) {
-		return &adapter.Result{Resources: []adapter.Resource{cur.resource()}, Outputs: copyOutputs(cur.outputs)}, nil
+		return &adapter.Result{Resources: []adapter.Resource{cur.resource()}, Outputs: maps.Clone(cur.outputs)}, nil
 	}
 	parentID := ""
 	if !r.keepParent {
@@ -414,7 +390,7 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 	if err != nil {
 		return nil, err
 	}
-	return &adapter.Result{Resources: []adapter.Resource{s.resource()}, Created: []string{key}, Outputs: copyOutputs(s.outputs)}, nil
+	return &adapter.Result{Resources: []adapter.Resource{s.resource()}, Created: []string{key}, Outputs: maps.Clone(s.outputs)}, nil
 }
 
 // create sends the create, resolves a lost answer by re-reading the name,
@@ -458,13 +434,13 @@ func (op *BranchOp) create(ctx context.Context, a httpclient.API, r branchReq, p
 // wait polls the operations of a create until each is done, then the
 // branch until it is ready.
 func (op *BranchOp) wait(ctx context.Context, a httpclient.API, project, branchID string, ops []operation) error {
-	limit := op.client.Config().Budget
+	limit := op.Client.Config().Budget
 	for _, o := range ops {
 		if terminal(o.Status) || o.ID == "" {
 			continue
 		}
 		id := o.ID
-		err := op.client.Poll(ctx, "neon operation "+o.Action+" of branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
+		err := op.Client.Poll(ctx, "neon operation "+o.Action+" of branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
 			var got struct {
 				Operation operation `json:"operation"`
 			}
@@ -480,7 +456,7 @@ func (op *BranchOp) wait(ctx context.Context, a httpclient.API, project, branchI
 	if branchID == "" {
 		return nil
 	}
-	return op.client.Poll(ctx, "neon branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
+	return op.Client.Poll(ctx, "neon branch "+branchID, limit, pollEvery, func(ctx context.Context) (bool, error) {
 		b, err := op.byID(ctx, a, project, branchID)
 		if err != nil {
 			return false, err
@@ -519,7 +495,7 @@ func (op *BranchOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +518,7 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, run adapter
 	if err != nil {
 		return err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return err
 	}
@@ -567,11 +543,11 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, run adapter
 // by Neon's search to the name's text before the scope; the resources
 // carry key and id only (nothing is described).
 func (op *BranchOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	r, _, err := parse(req.Params, req.Provider, false)
+	r, _, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,12 @@
 package netlify
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
+	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -35,8 +40,7 @@ const (
 
 // EnvOp is netlify.env.
 type EnvOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -51,12 +55,7 @@ var (
 // NewEnv returns netlify.env reading its credential and base URL from env at
 // each call.
 func NewEnv(env httpclient.Env, client *httpclient.Client) *EnvOp {
-	return &EnvOp{env: env, client: client}
-}
-
-// Spec declares netlify.env.
-func (op *EnvOp) Spec() adapter.Spec {
-	return envSpec
+	return &EnvOp{Op: base.New(envSpec, env, client, base.Endpoint{Root: base.Version("/api/v1")})}
 }
 
 // Key is the ledger key of one variable's value in one context.
@@ -148,10 +147,10 @@ func contextBranch(params map[string]any, run adapter.RunCtx) (string, string, e
 	return ctx, br, nil
 }
 
-func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
+func (op *EnvOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, envSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -171,7 +170,7 @@ func parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envRe
 
 // Defaults fills context (and branch) and validates every parameter.
 func (op *EnvOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
-	r, err := parse(params, p, run)
+	r, err := op.parse(params, p, run)
 	if err != nil {
 		return nil, err
 	}
@@ -200,18 +199,6 @@ func (op *EnvOp) LockOn(_ map[string]any, p adapter.Provider) string {
 		return ""
 	}
 	return "netlify:" + b.site + ":env"
-}
-
-func (op *EnvOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "netlify")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "netlify", BaseURL: httpclient.VersionPath(base, "/api/v1"), Token: tok, TokenVar: TokenVar}, nil
 }
 
 // account is the block's account, else the site's (GET /sites/{id}).
@@ -289,7 +276,7 @@ func (s *session) envPath(rest ...string) string {
 }
 
 func (op *EnvOp) open(ctx context.Context, b block) (*session, error) {
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -313,27 +300,23 @@ func (s *session) reload(ctx context.Context) error {
 	return nil
 }
 
-func resourceOf(key string, v *envVar, x *envValue) adapter.Resource {
-	var val any
-	if x.Value != nil && !v.IsSecret {
-		val = *x.Value
+// known is the value as the provider answers it: nil for a secret, or
+// when there is none.
+func known(v *envVar, x *envValue) any {
+	if x == nil || x.Value == nil || v.IsSecret {
+		return nil
 	}
-	return adapter.Resource{Key: key, ID: x.ID, Value: val, Outputs: map[string]any{}}
+	return *x.Value
 }
 
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+func resourceOf(key string, v *envVar, x *envValue) adapter.Resource {
+	return adapter.Resource{Key: key, ID: x.ID, Value: known(v, x), Outputs: map[string]any{}}
 }
 
 // Read returns the line's values that exist. External outputs are
 // AwaitExternal's.
 func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +325,7 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 		return nil, err
 	}
 	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		if v := s.vars[name]; v != nil {
 			if x := v.value(r.context, r.branch); x != nil {
 				live.Resources = append(live.Resources, resourceOf(r.key(name), v, x))
@@ -356,43 +339,16 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 // field diff, before and after (the engine hides both when it comes from a
 // secret or a sensitive output); a pending or secret one is not.
 func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
-	var out []adapter.ResourceDiff
-	for _, name := range sortedNames(r.values) {
-		key := r.key(name)
-		lr := live.Resource(key)
-		d := adapter.ResourceDiff{Key: key}
-		want := r.values[name]
-		m, isMarker := adapter.MarkerOf(want)
-		switch {
-		case isMarker && m.Kind == adapter.Keep:
-			if lr == nil {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but %s has no %s value to keep", name, r.context)
-			}
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case isMarker:
-			d.Action = adapter.Update
-			if lr == nil {
-				d.Action = adapter.Create
-			}
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
-		case lr == nil:
-			d.Action, d.Desired = adapter.Create, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, After: want}}
-		case adapter.Equal(lr.Value, want):
-			d.Action, d.Desired = adapter.Unchanged, want
-		default:
-			// A known value is shown on both sides; the engine hides both
-			// when it comes from a secret or a sensitive output.
-			d.Action, d.Desired = adapter.Update, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, Before: lr.Value, After: want}}
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return envdiff.Values("values", r.values, live, r.key, r.keepMissing)
+}
+
+// keepMissing refuses {keep: true} on a value that does not exist.
+func (r envReq) keepMissing(name string) error {
+	return param.Invalid(opName, "values."+name, "is {keep: true}, but %s has no %s value to keep", name, r.context)
 }
 
 func (r envReq) valueBody(v string) map[string]any {
@@ -406,7 +362,7 @@ func (r envReq) valueBody(v string) map[string]any {
 // Apply creates missing values (intend first: new variables in one POST,
 // values on existing variables by PATCH) and updates changed ones.
 func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -419,67 +375,21 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 	if err != nil {
 		return nil, err
 	}
-	var newVars, newValues, updates []string
-	for _, name := range sortedNames(r.values) {
-		want := r.values[name]
-		v := s.vars[name]
-		var x *envValue
-		if v != nil {
-			x = v.value(r.context, r.branch)
-		}
-		if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep {
-			if x == nil {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but %s has no %s value to keep", name, r.context)
-			}
-			continue
-		}
-		switch {
-		case v == nil:
-			newVars = append(newVars, name)
-		case v.hasAll():
-			return nil, errs.New(errs.PROVIDER_CONFLICT, "netlify: variable %s of site %s has one value for all deploy contexts; setting the %s value would change how it is stored for every context", name, r.site, r.context).
-				WithHint("Give the variable per-context values in the Netlify UI, or adopt it unchanged with {keep: true}.")
-		case x == nil:
-			newValues = append(newValues, name)
-		case v.IsSecret || x.Value == nil || *x.Value != want.(string):
-			updates = append(updates, name)
-		}
+	w, err := r.plan(s)
+	if err != nil {
+		return nil, err
 	}
-	created := append(append([]string{}, newVars...), newValues...)
-	sort.Strings(created)
+	created := slices.Sorted(slices.Values(append(slices.Clone(w.newVars), w.newValues...)))
 	if len(created) > 0 {
-		keys := make([]string, len(created))
-		for i, n := range created {
-			keys[i] = r.key(n)
-		}
-		if err := intend(keys...); err != nil {
+		if err := intend(r.keys(created)...); err != nil {
 			return nil, err
 		}
 	}
-	// Setting one context's value is absolute: safe to repeat.
-	for _, name := range append(append([]string{}, newValues...), updates...) {
-		if err := s.a.Send(ctx, http.MethodPatch, s.envPath(name), s.query(), r.valueBody(r.values[name].(string)), true, nil); err != nil {
-			return nil, err
-		}
-	}
-	if len(newVars) > 0 {
-		body := make([]any, len(newVars))
-		for i, name := range newVars {
-			body[i] = map[string]any{"key": name, "values": []any{r.valueBody(r.values[name].(string))}}
-		}
-		if err := s.a.Send(ctx, http.MethodPost, s.envPath(), s.query(), body, false, nil); err != nil {
-			if !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
-				keys := make([]string, len(newVars))
-				for i, n := range newVars {
-					keys[i] = r.key(n)
-				}
-				return nil, adapter.NotCreated(err, keys...)
-			}
-			return nil, err // the intents are resolved by lookup
-		}
+	if err := r.write(ctx, s, w); err != nil {
+		return nil, err
 	}
 	var redeployed map[string]any
-	if len(created)+len(updates) > 0 {
+	if len(created)+len(w.updates) > 0 {
 		if err := s.reload(ctx); err != nil {
 			return nil, err
 		}
@@ -487,8 +397,83 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
+	res, err := r.result(s, redeployed)
+	if err != nil {
+		return nil, err
+	}
+	res.Created = r.keys(created)
+	return res, nil
+}
+
+// writes are what Apply sends: variables to create with their value,
+// values to add to existing variables, values to change.
+type writes struct{ newVars, newValues, updates []string }
+
+// plan sorts the line's values into writes by the env-value rule.
+func (r envReq) plan(s *session) (writes, error) {
+	var w writes
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
+		v := s.vars[name]
+		var x *envValue
+		if v != nil {
+			x = v.value(r.context, r.branch)
+		}
+		verdict, err := envdiff.Write(r.values[name], x != nil, known(v, x), func() error { return r.keepMissing(name) })
+		if err != nil {
+			return w, err
+		}
+		switch {
+		case verdict == envdiff.Keep:
+		case v == nil:
+			w.newVars = append(w.newVars, name)
+		case v.hasAll():
+			return w, errs.New(errs.PROVIDER_CONFLICT, "netlify: variable %s of site %s has one value for all deploy contexts; setting the %s value would change how it is stored for every context", name, r.site, r.context).
+				WithHint("Give the variable per-context values in the Netlify UI, or adopt it unchanged with {keep: true}.")
+		case verdict == envdiff.Create:
+			w.newValues = append(w.newValues, name)
+		case verdict == envdiff.Update:
+			w.updates = append(w.updates, name)
+		}
+	}
+	return w, nil
+}
+
+func (r envReq) keys(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, r.key(n))
+	}
+	return out
+}
+
+// write sends the values (setting one context's value is absolute: safe to
+// repeat), then the new variables in one POST.
+func (r envReq) write(ctx context.Context, s *session, w writes) error {
+	for _, name := range append(slices.Clone(w.newValues), w.updates...) {
+		if err := s.a.Send(ctx, http.MethodPatch, s.envPath(name), s.query(), r.valueBody(r.values[name].(string)), true, nil); err != nil {
+			return err
+		}
+	}
+	if len(w.newVars) == 0 {
+		return nil
+	}
+	body := make([]any, len(w.newVars))
+	for i, name := range w.newVars {
+		body[i] = map[string]any{"key": name, "values": []any{r.valueBody(r.values[name].(string))}}
+	}
+	if err := s.a.Send(ctx, http.MethodPost, s.envPath(), s.query(), body, false, nil); err != nil {
+		if !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
+			return adapter.NotCreated(err, r.keys(w.newVars)...)
+		}
+		return err // the intents are resolved by lookup
+	}
+	return nil
+}
+
+// result is every value of the line as the site now has it.
+func (r envReq) result(s *session, redeployed map[string]any) (*adapter.Result, error) {
 	res := &adapter.Result{Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		v := s.vars[name]
 		var x *envValue
 		if v != nil {
@@ -505,9 +490,6 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			rs.Outputs[RedeployOutput] = redeployed
 		}
 		res.Resources = append(res.Resources, rs)
-	}
-	for _, n := range created {
-		res.Created = append(res.Created, r.key(n))
 	}
 	return res, nil
 }
@@ -625,7 +607,7 @@ const deployPage = 100
 // in error, or when none started since and the commit's deploy from before
 // the change failed. Read-only.
 func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adapter.Live) (map[string]any, error) {
-	r, err := parse(req.Params, req.Provider, req.Run)
+	r, err := op.parse(req.Params, req.Provider, req.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -640,7 +622,7 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	if err != nil {
 		return nil, err
 	}
-	since := s.written(sortedNames(r.values))
+	since := s.written(slices.Sorted(maps.Keys(r.values)))
 	var best, before *deploy
 	err = httpclient.Numbered(ctx, "netlify", 1, deployPage, func(ctx context.Context, page int) (int, error) {
 		var list []deploy
@@ -683,8 +665,8 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	}
 	switch best.State {
 	case "ready":
-		preview := firstOf(best.DeploySSLURL, best.Links.Permalink, best.DeployURL)
-		return map[string]any{"preview_url": preview, "deploy_id": best.ID, "deploy_preview_url": firstOf(best.Links.Alias, preview)}, nil
+		preview := cmp.Or(best.DeploySSLURL, best.Links.Permalink, best.DeployURL)
+		return map[string]any{"preview_url": preview, "deploy_id": best.ID, "deploy_preview_url": cmp.Or(best.Links.Alias, preview)}, nil
 	case "error", "rejected":
 		return nil, errs.New(errs.EXTERNAL_FAILED, "netlify: deploy %s of commit %s (%s) ended %s", best.ID, short(req.Run.SHA), r.context, best.State).
 			With("deploy_id", best.ID)
@@ -700,15 +682,6 @@ func (r envReq) matches(d deploy) bool {
 	default:
 		return d.Context == r.context
 	}
-}
-
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 func short(sha string) string {

@@ -1,9 +1,12 @@
 package netlify
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -71,7 +74,7 @@ func (op *EnvOp) redeploy(ctx context.Context, s *session, r envReq, run adapter
 	if r.context == Dev || run.SHA == "" {
 		return nil, nil
 	}
-	at := s.written(sortedNames(r.values))
+	at := s.written(slices.Sorted(maps.Keys(r.values)))
 	newest, err := s.newestOf(ctx, r, run.SHA)
 	if err != nil || newest == nil || !parseTime(newest.CreatedAt).Before(at) || newest.failed() {
 		return nil, err
@@ -84,7 +87,7 @@ func (op *EnvOp) redeploy(ctx context.Context, s *session, r envReq, run adapter
 	case Branch:
 		q.Set("branch", r.branch)
 	default:
-		q.Set("branch", firstOf(newest.Branch, run.Branch))
+		q.Set("branch", cmp.Or(newest.Branch, run.Branch))
 	}
 	var build struct {
 		ID       string `json:"id"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -46,25 +47,6 @@ func (b block) branches(rest ...string) string {
 		p += "/" + url.PathEscape(r)
 	}
 	return p
-}
-
-// endpoint builds the API with the service token: PlanetScale wants
-// "Authorization: <id>:<token>", without a scheme.
-func endpoint(env httpclient.Env, client *httpclient.Client) (httpclient.API, error) {
-	id, err := httpclient.Token(env, TokenIDVar, "planetscale")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	tok, err := httpclient.Token(env, TokenVar, "planetscale")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: client, Provider: "planetscale", BaseURL: httpclient.VersionPath(base, "/v1"),
-		Token: id + ":" + tok, RawToken: true, TokenVar: TokenIDVar + " and " + TokenVar}, nil
 }
 
 // branch is a branch as the API answers it.
@@ -149,3 +131,8 @@ func sanitize(s string) string {
 	}
 	return b.String()
 }
+
+// endpoint is how both ops reach the API: under /v1, with the service
+// token as PlanetScale wants it, "Authorization: <id>:<token>" without a
+// scheme.
+var endpoint = base.Endpoint{Root: base.Version("/v1"), RawToken: true}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -18,8 +19,7 @@ const DefaultParent = "main"
 
 // BranchOp is planetscale.branch.
 type BranchOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -31,12 +31,7 @@ var (
 // NewBranch returns planetscale.branch reading its credentials and base URL
 // from env at each call.
 func NewBranch(env httpclient.Env, client *httpclient.Client) *BranchOp {
-	return &BranchOp{env: env, client: client}
-}
-
-// Spec declares planetscale.branch.
-func (op *BranchOp) Spec() adapter.Spec {
-	return branchSpec
+	return &BranchOp{Op: base.New(branchSpec, env, client, endpoint)}
 }
 
 // BranchKey is the ledger key of a branch.
@@ -47,10 +42,10 @@ type branchReq struct {
 	name, parent string
 }
 
-func parseBranch(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, error) {
+func (op *BranchOp) parseBranch(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, error) {
 	var r branchReq
 	var err error
-	if err = param.Known(branchOp, params, branchSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -86,7 +81,7 @@ func (op *BranchOp) Defaults(params map[string]any, p adapter.Provider, run adap
 	if _, ok := out["parent"]; !ok {
 		out["parent"] = DefaultParent
 	}
-	if _, err := parseBranch(out, p, true); err != nil {
+	if _, err := op.parseBranch(out, p, true); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -99,11 +94,11 @@ func branchResource(b branch) adapter.Resource {
 
 // Read returns the branch when it exists. It does not wait for it.
 func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parseBranch(req.Params, req.Provider, false)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +118,7 @@ func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 // Diff: create when absent; replace when the parent changed (a branch
 // cannot be re-parented); unchanged otherwise.
 func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parseBranch(req.Params, req.Provider, false)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
@@ -151,11 +146,11 @@ func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Res
 // replaces it when the parent changed; waits for an existing branch that
 // is not ready yet (no write).
 func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parseBranch(req.Params, req.Provider, false)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +220,7 @@ func (op *BranchOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.Ru
 	if err != nil {
 		return nil, err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +243,7 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.R
 	if err != nil {
 		return err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -23,8 +24,7 @@ var roles = map[string]bool{"reader": true, "writer": true, "readwriter": true, 
 
 // PasswordOp is planetscale.password.
 type PasswordOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -36,12 +36,7 @@ var (
 // NewPassword returns planetscale.password reading its credentials and base
 // URL from env at each call.
 func NewPassword(env httpclient.Env, client *httpclient.Client) *PasswordOp {
-	return &PasswordOp{env: env, client: client}
-}
-
-// Spec declares planetscale.password.
-func (op *PasswordOp) Spec() adapter.Spec {
-	return passwordSpec
+	return &PasswordOp{Op: base.New(passwordSpec, env, client, endpoint)}
 }
 
 // PasswordKey is the ledger key of a password.
@@ -64,10 +59,10 @@ type passwordReq struct {
 
 func (r passwordReq) key() string { return PasswordKey(r.branch, r.name) }
 
-func parsePassword(params map[string]any, p adapter.Provider, allowPending bool) (passwordReq, error) {
+func (op *PasswordOp) parsePassword(params map[string]any, p adapter.Provider, allowPending bool) (passwordReq, error) {
 	var r passwordReq
 	var err error
-	if err = param.Known(passwordOp, params, passwordSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.block, err = readBlock(p); err != nil {
@@ -130,7 +125,7 @@ func (op *PasswordOp) Defaults(params map[string]any, p adapter.Provider, run ad
 	if _, ok := out["role"]; !ok {
 		out["role"] = DefaultRole
 	}
-	if _, err := parsePassword(out, p, true); err != nil {
+	if _, err := op.parsePassword(out, p, true); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -191,11 +186,11 @@ func find(ctx context.Context, a httpclient.API, b block, branchName, name strin
 // Read returns the password when it exists, without its secret (answered
 // only once, at creation).
 func (op *PasswordOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parsePassword(req.Params, req.Provider, false)
+	r, err := op.parsePassword(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +217,7 @@ func roleChange(r passwordReq, live string) error {
 // Diff: create when absent, unchanged when present with the role; a role
 // change is PARAM_INVALID (a new name is needed).
 func (op *PasswordOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parsePassword(req.Params, req.Provider, false)
+	r, err := op.parsePassword(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
@@ -247,11 +242,11 @@ func (op *PasswordOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.R
 // recovered (the secret is only in that answer): the password found is
 // deleted and created again.
 func (op *PasswordOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parsePassword(req.Params, req.Provider, false)
+	r, err := op.parsePassword(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +331,7 @@ func (op *PasswordOp) Lookup(ctx context.Context, prov adapter.Provider, _ adapt
 	if err != nil {
 		return nil, err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +350,7 @@ func (op *PasswordOp) Destroy(ctx context.Context, prov adapter.Provider, _ adap
 	if err != nil {
 		return err
 	}
-	a, err := endpoint(op.env, op.client)
+	a, err := op.API()
 	if err != nil {
 		return err
 	}

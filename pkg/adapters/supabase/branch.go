@@ -10,6 +10,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -27,8 +28,7 @@ const (
 // BranchOp is supabase.branch: a Supabase preview branch of the provider
 // block's project, waited for until healthy.
 type BranchOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -40,33 +40,18 @@ var (
 // NewBranch returns supabase.branch reading its credential and base URL
 // from env at each call.
 func NewBranch(env httpclient.Env, client *httpclient.Client) *BranchOp {
-	return &BranchOp{env: env, client: client}
+	return &BranchOp{Op: base.New(branchSpec, env, client, base.Endpoint{})}
 }
-
-// Spec declares supabase.branch.
-func (op *BranchOp) Spec() adapter.Spec { return branchSpec }
 
 // BranchKey is the ledger key of a branch.
 func BranchKey(name string) string { return "branch:" + name }
 
-func (op *BranchOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "supabase")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "supabase", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
-}
-
 type branchReq struct{ project, name string }
 
-func parseBranch(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, error) {
+func (op *BranchOp) parseBranch(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, error) {
 	var r branchReq
 	var err error
-	if err = param.Known(branchOp, params, branchSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.project, err = param.RequiredSetting("supabase", p, "project"); err != nil {
@@ -85,7 +70,7 @@ func (op *BranchOp) Defaults(params map[string]any, p adapter.Provider, run adap
 		}
 		out["name"] = "sponson-" + run.Env + "-" + run.Scope
 	}
-	if _, err := parseBranch(out, p, true); err != nil {
+	if _, err := op.parseBranch(out, p, true); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -178,11 +163,11 @@ func resourceOf(b branch, d *detail) adapter.Resource {
 // Read returns the branch when it exists, with its database's outputs as
 // far as they are known. It does not wait.
 func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, error) {
-	r, err := parseBranch(req.Params, req.Provider, false)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +192,7 @@ func (op *BranchOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 // Diff: create when absent, unchanged when present (the name is the whole
 // canonical value).
 func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parseBranch(req.Params, req.Provider, false)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
@@ -223,11 +208,11 @@ func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Res
 // client's clock, until its project is ACTIVE_HEALTHY; an existing branch
 // still coming up is waited for without a write.
 func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live, intend adapter.Intend) (*adapter.Result, error) {
-	r, err := parseBranch(req.Params, req.Provider, false)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +251,7 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 
 func (op *BranchOp) waitHealthy(ctx context.Context, a httpclient.API, b branch) (*detail, error) {
 	var last *detail
-	err := op.client.Poll(ctx, "supabase branch "+b.Name, branchHealthyLimit, branchPollEvery, func(ctx context.Context) (bool, error) {
+	err := op.Client.Poll(ctx, "supabase branch "+b.Name, branchHealthyLimit, branchPollEvery, func(ctx context.Context) (bool, error) {
 		d, err := op.detail(ctx, a, b.ID)
 		if httpclient.IsNotFound(err) {
 			return false, nil // not visible yet
@@ -302,7 +287,7 @@ func (op *BranchOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.Ru
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +317,7 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.R
 	if err != nil {
 		return err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapter/listentry"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -24,8 +25,7 @@ const opName = "supabase.auth_redirect"
 
 // RedirectOp is supabase.auth_redirect.
 type RedirectOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -38,12 +38,7 @@ var (
 // NewRedirect returns supabase.auth_redirect reading its credential and base
 // URL from env at each call.
 func NewRedirect(env httpclient.Env, client *httpclient.Client) *RedirectOp {
-	return &RedirectOp{env: env, client: client}
-}
-
-// Spec declares supabase.auth_redirect (spec.go).
-func (op *RedirectOp) Spec() adapter.Spec {
-	return redirectSpec
+	return &RedirectOp{Op: base.New(redirectSpec, env, client, base.Endpoint{})}
 }
 
 // Key is the ledger key of one allow-list entry.
@@ -67,9 +62,9 @@ type redirectReq struct {
 	known        bool // url is concrete
 }
 
-func parse(params map[string]any, p adapter.Provider, allowPending bool) (redirectReq, error) {
+func (op *RedirectOp) parse(params map[string]any, p adapter.Provider, allowPending bool) (redirectReq, error) {
 	var r redirectReq
-	if err := param.Known(opName, params, redirectSpec.ParamNames()...); err != nil {
+	if err := op.Known(params); err != nil {
 		return r, err
 	}
 	u, known, err := param.Required(opName, params, "url", allowPending)
@@ -114,7 +109,7 @@ func checkURL(u string) error {
 
 // Defaults fills project from the provider block and validates url.
 func (op *RedirectOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
-	r, err := parse(params, p, true)
+	r, err := op.parse(params, p, true)
 	if err != nil {
 		return nil, err
 	}
@@ -125,23 +120,11 @@ func (op *RedirectOp) Defaults(params map[string]any, p adapter.Provider, run ad
 
 // LockOn names the project's allow-list.
 func (op *RedirectOp) LockOn(params map[string]any, p adapter.Provider) string {
-	r, err := parse(params, p, true)
+	r, err := op.parse(params, p, true)
 	if err != nil {
 		return ""
 	}
 	return LockID(r.project)
-}
-
-func (op *RedirectOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "supabase")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "supabase", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 func configPath(project string) string {
@@ -197,11 +180,11 @@ func entry(project, u string) listentry.Entry {
 }
 
 func (op *RedirectOp) connect(params map[string]any, p adapter.Provider) (redirectReq, parent, error) {
-	r, err := parse(params, p, false)
+	r, err := op.parse(params, p, false)
 	if err != nil {
 		return r, parent{}, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	return r, parent{a: a, project: r.project}, err
 }
 
@@ -229,7 +212,7 @@ func (op *RedirectOp) ListScope(ctx context.Context, req adapter.Request) ([]ada
 
 // Diff: create when the entry is missing, unchanged when present.
 func (op *RedirectOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.ResourceDiff, error) {
-	r, err := parse(req.Params, req.Provider, false)
+	r, err := op.parse(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +234,7 @@ func (op *RedirectOp) fromKey(key string) (parent, listentry.Entry, error) {
 	if !ok {
 		return parent{}, listentry.Entry{}, errs.New(errs.PARAM_INVALID, "%s: %q is not a supabase.auth_redirect key (redirect:<project>:<url>)", opName, key)
 	}
-	a, err := op.api()
+	a, err := op.API()
 	return parent{a: a, project: project}, entry(project, u), err
 }
 

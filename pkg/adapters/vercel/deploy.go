@@ -3,7 +3,9 @@ package vercel
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/sponson/apply/pkg/adapter"
@@ -82,7 +84,7 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 		return nil, errs.New(errs.PARAM_INVALID, "%s: the run has no git commit, so the deployment of line %s cannot be identified", opName, req.Line).
 			WithHint("Run inside a git checkout or pass the commit (SPONSON_CTX_SHA).")
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +100,7 @@ func (op *EnvOp) AwaitExternal(ctx context.Context, req adapter.Request, _ *adap
 	if err != nil {
 		return nil, err
 	}
-	if newest.created() <= written(vars, sortedNames(r.values)) {
+	if newest.created() <= written(vars, slices.Sorted(maps.Keys(r.values))) {
 		return nil, nil // built before the variables: not the preview
 	}
 	if newest.state() != "READY" {

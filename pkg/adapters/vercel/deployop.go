@@ -10,6 +10,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -26,8 +27,7 @@ const (
 // DeployOp is vercel.deploy: a deployment of the run's commit through the
 // project's git connection, waited for until READY.
 type DeployOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -39,11 +39,8 @@ var (
 // NewDeploy returns vercel.deploy reading its credential and base URL from
 // env at each call.
 func NewDeploy(env httpclient.Env, client *httpclient.Client) *DeployOp {
-	return &DeployOp{env: env, client: client}
+	return &DeployOp{Op: base.New(deploySpec, env, client, base.Endpoint{})}
 }
-
-// Spec declares vercel.deploy.
-func (op *DeployOp) Spec() adapter.Spec { return deploySpec }
 
 // DeployKey is the ledger key of the deployment of a commit for a target.
 func DeployKey(target, sha string) string { return "deployment:" + target + ":" + sha }
@@ -74,7 +71,7 @@ type deployReq struct {
 func (op *DeployOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (deployReq, error) {
 	var r deployReq
 	var err error
-	if err = param.Known(deployOpName, params, deploySpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.project, err = param.RequiredSetting("vercel", p, "project"); err != nil {
@@ -93,7 +90,7 @@ func (op *DeployOp) parse(params map[string]any, p adapter.Provider, run adapter
 
 // Defaults validates the line (it takes no parameters).
 func (op *DeployOp) Defaults(params map[string]any, p adapter.Provider, run adapter.RunCtx) (map[string]any, error) {
-	if err := param.Known(deployOpName, params, deploySpec.ParamNames()...); err != nil {
+	if err := op.Known(params); err != nil {
 		return nil, err
 	}
 	if _, err := param.RequiredSetting("vercel", p, "project"); err != nil {
@@ -108,10 +105,6 @@ func (op *DeployOp) WritesEnvironment(_ map[string]any, _ adapter.Provider, run 
 		return Production
 	}
 	return ""
-}
-
-func (op *DeployOp) api() (httpclient.API, error) {
-	return (&EnvOp{env: op.env, client: op.client}).api()
 }
 
 // current is the newest deployment of the commit for the target that has
@@ -158,7 +151,7 @@ func (op *DeployOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +249,7 @@ func (o one) state() string {
 // and within its budget; ERROR or CANCELED is EXTERNAL_FAILED.
 func (op *DeployOp) wait(ctx context.Context, a httpclient.API, r deployReq, id string) (*one, error) {
 	var got one
-	err := op.client.Poll(ctx, "vercel deployment "+id, deployReadyLimit, deployPollEvery, func(ctx context.Context) (bool, error) {
+	err := op.Client.Poll(ctx, "vercel deployment "+id, deployReadyLimit, deployPollEvery, func(ctx context.Context) (bool, error) {
 		if err := a.Get(ctx, "/v13/deployments/"+url.PathEscape(id), teamQuery(r.team), &got); err != nil {
 			return false, err
 		}
@@ -284,7 +277,7 @@ func (op *DeployOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +347,7 @@ func (op *DeployOp) Lookup(ctx context.Context, p adapter.Provider, _ adapter.Ru
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}

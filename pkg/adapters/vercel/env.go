@@ -3,6 +3,7 @@ package vercel
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/internal/base"
+	"github.com/sponson/apply/pkg/adapters/internal/envdiff"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"github.com/sponson/apply/pkg/errs"
 )
@@ -36,8 +39,7 @@ const AllBranches = "*"
 
 // EnvOp is vercel.env.
 type EnvOp struct {
-	env    httpclient.Env
-	client *httpclient.Client
+	base.Op
 }
 
 var (
@@ -51,12 +53,7 @@ var (
 // NewEnv returns vercel.env reading its credential and base URL from env at
 // each call.
 func NewEnv(env httpclient.Env, client *httpclient.Client) *EnvOp {
-	return &EnvOp{env: env, client: client}
-}
-
-// Spec declares vercel.env (spec.go).
-func (op *EnvOp) Spec() adapter.Spec {
-	return envSpec
+	return &EnvOp{Op: base.New(envSpec, env, client, base.Endpoint{})}
 }
 
 // envReq is a parsed line.
@@ -100,7 +97,7 @@ func (op *EnvOp) block(p adapter.Provider) (project, team string, err error) {
 func (op *EnvOp) parse(params map[string]any, p adapter.Provider, run adapter.RunCtx) (envReq, error) {
 	var r envReq
 	var err error
-	if err = param.Known(opName, params, envSpec.ParamNames()...); err != nil {
+	if err = op.Known(params); err != nil {
 		return r, err
 	}
 	if r.project, r.team, err = op.block(p); err != nil {
@@ -173,20 +170,6 @@ func (op *EnvOp) WritesEnvironment(params map[string]any, p adapter.Provider, ru
 		return Production
 	}
 	return ""
-}
-
-// api is the endpoint with the credential, or PROVIDER_AUTH naming the
-// variable.
-func (op *EnvOp) api() (httpclient.API, error) {
-	tok, err := httpclient.Token(op.env, TokenVar, "vercel")
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	base, err := httpclient.BaseURL(op.env, URLVar, DefaultURL)
-	if err != nil {
-		return httpclient.API{}, err
-	}
-	return httpclient.API{Client: op.client, Provider: "vercel", BaseURL: base, Token: tok, TokenVar: TokenVar}, nil
 }
 
 // envVar is a variable as the API answers it.
@@ -320,7 +303,7 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -329,21 +312,12 @@ func (op *EnvOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live, 
 		return nil, err
 	}
 	live := &adapter.Live{Resources: []adapter.Resource{}, Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		if v, ok := vars[name]; ok {
 			live.Resources = append(live.Resources, resourceOf(r.key(name), v))
 		}
 	}
 	return live, nil
-}
-
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Diff compares each declared variable with live. A pending or secret value
@@ -356,39 +330,12 @@ func (op *EnvOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Resour
 	if err != nil {
 		return nil, err
 	}
-	var out []adapter.ResourceDiff
-	for _, name := range sortedNames(r.values) {
-		key := r.key(name)
-		lr := live.Resource(key)
-		d := adapter.ResourceDiff{Key: key}
-		want := r.values[name]
-		m, isMarker := adapter.MarkerOf(want)
-		switch {
-		case isMarker && m.Kind == adapter.Keep:
-			if lr == nil {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but no variable %s exists for %s/%s to keep", name, r.target, r.branch)
-			}
-			d.Action, d.Desired = adapter.Unchanged, lr.Value
-		case isMarker:
-			d.Action = adapter.Update
-			if lr == nil {
-				d.Action = adapter.Create
-			}
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name}}
-		case lr == nil:
-			d.Action, d.Desired = adapter.Create, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, After: want}}
-		case adapter.Equal(lr.Value, want):
-			d.Action, d.Desired = adapter.Unchanged, want
-		default:
-			// A known value is shown on both sides; the engine hides both
-			// when it comes from a secret or a sensitive output.
-			d.Action, d.Desired = adapter.Update, want
-			d.Fields = []adapter.FieldDiff{{Path: "values." + name, Before: lr.Value, After: want}}
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return envdiff.Values("values", r.values, live, r.key, r.keepMissing)
+}
+
+// keepMissing refuses {keep: true} on a variable that does not exist.
+func (r envReq) keepMissing(name string) error {
+	return param.Invalid(opName, "values."+name, "is {keep: true}, but no variable %s exists for %s/%s to keep", name, r.target, r.branch)
 }
 
 // Apply creates missing variables (intend first, all at once) and updates
@@ -404,7 +351,7 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}
@@ -412,58 +359,17 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 	if err != nil {
 		return nil, err
 	}
-	var creates, updates []string
-	for _, name := range sortedNames(r.values) {
-		want := r.values[name]
-		v, exists := vars[name]
-		if m, ok := adapter.MarkerOf(want); ok && m.Kind == adapter.Keep {
-			if !exists {
-				return nil, param.Invalid(opName, "values."+name, "is {keep: true}, but no variable %s exists for %s/%s to keep", name, r.target, r.branch)
-			}
-			continue
-		}
-		switch {
-		case !exists:
-			creates = append(creates, name)
-		case !adapter.Equal(v.value(), want):
-			if v.shared() {
-				return nil, errs.New(errs.PROVIDER_CONFLICT, "vercel: variable %s of project %s applies to %s, not only %s: changing it would change the others", name, r.project, strings.Join(v.Target, ", "), r.target).
-					WithHint("Split the variable per target in the Vercel dashboard, or adopt it unchanged with {keep: true}.")
-			}
-			updates = append(updates, name)
-		}
+	creates, updates, err := r.plan(vars)
+	if err != nil {
+		return nil, err
 	}
 	if len(creates) > 0 {
-		keys := make([]string, len(creates))
-		for i, n := range creates {
-			keys[i] = r.key(n)
-		}
-		if err := intend(keys...); err != nil {
+		if err := intend(r.keys(creates)...); err != nil {
 			return nil, err
 		}
 	}
-	mark := Mark(req.Run)
-	for _, name := range updates {
-		body := map[string]any{"value": r.values[name], "type": "encrypted"}
-		if c := vars[name].Comment; c == "" || c == mark {
-			// A person's comment stays: the variable is theirs to
-			// describe (and an adopted one is never destroyed).
-			body["comment"] = mark
-		}
-		if err := a.Send(ctx, http.MethodPatch, "/v9"+projectPath(r.project, vars[name].ID), teamQuery(r.team), body, true, nil); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range creates {
-		body := map[string]any{"key": name, "value": r.values[name], "type": "encrypted", "target": []string{r.target}, "comment": mark}
-		if r.target == Preview && r.branch != AllBranches {
-			body["gitBranch"] = r.branch
-		}
-		q := teamQuery(r.team)
-		q.Set("upsert", "true")
-		if err := a.Send(ctx, http.MethodPost, "/v10"+projectPath(r.project), q, body, true, nil); err != nil {
-			return nil, err
-		}
+	if err := r.write(ctx, a, vars, creates, updates, Mark(req.Run)); err != nil {
+		return nil, err
 	}
 	var redeployed map[string]any
 	if len(creates)+len(updates) > 0 {
@@ -474,8 +380,78 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			return nil, err
 		}
 	}
+	res, err := r.result(vars, redeployed)
+	if err != nil {
+		return nil, err
+	}
+	res.Created = r.keys(creates)
+	return res, nil
+}
+
+// plan sorts the line's variables into creates and updates by the
+// env-value rule; a variable shared with other targets is not changed
+// (PROVIDER_CONFLICT).
+func (r envReq) plan(vars map[string]envVar) (creates, updates []string, err error) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
+		want := r.values[name]
+		v, exists := vars[name]
+		verdict, err := envdiff.Write(want, exists, v.value(), func() error { return r.keepMissing(name) })
+		if err != nil {
+			return nil, nil, err
+		}
+		switch verdict {
+		case envdiff.Create:
+			creates = append(creates, name)
+		case envdiff.Update:
+			if v.shared() {
+				return nil, nil, errs.New(errs.PROVIDER_CONFLICT, "vercel: variable %s of project %s applies to %s, not only %s: changing it would change the others", name, r.project, strings.Join(v.Target, ", "), r.target).
+					WithHint("Split the variable per target in the Vercel dashboard, or adopt it unchanged with {keep: true}.")
+			}
+			updates = append(updates, name)
+		}
+	}
+	return creates, updates, nil
+}
+
+func (r envReq) keys(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, r.key(n))
+	}
+	return out
+}
+
+// write sends the updates, then the creates (upserts: safe to repeat).
+func (r envReq) write(ctx context.Context, a httpclient.API, vars map[string]envVar, creates, updates []string, mark string) error {
+	for _, name := range updates {
+		body := map[string]any{"value": r.values[name], "type": "encrypted"}
+		if c := vars[name].Comment; c == "" || c == mark {
+			// A person's comment stays: the variable is theirs to
+			// describe (and an adopted one is never destroyed).
+			body["comment"] = mark
+		}
+		if err := a.Send(ctx, http.MethodPatch, "/v9"+projectPath(r.project, vars[name].ID), teamQuery(r.team), body, true, nil); err != nil {
+			return err
+		}
+	}
+	for _, name := range creates {
+		body := map[string]any{"key": name, "value": r.values[name], "type": "encrypted", "target": []string{r.target}, "comment": mark}
+		if r.target == Preview && r.branch != AllBranches {
+			body["gitBranch"] = r.branch
+		}
+		q := teamQuery(r.team)
+		q.Set("upsert", "true")
+		if err := a.Send(ctx, http.MethodPost, "/v10"+projectPath(r.project), q, body, true, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result is every variable of the line as the project now has it.
+func (r envReq) result(vars map[string]envVar, redeployed map[string]any) (*adapter.Result, error) {
 	res := &adapter.Result{Outputs: map[string]any{}}
-	for _, name := range sortedNames(r.values) {
+	for _, name := range slices.Sorted(maps.Keys(r.values)) {
 		v, ok := vars[name]
 		if !ok {
 			return nil, errs.New(errs.PROVIDER_RESPONSE, "vercel: variable %s of project %s is missing right after it was written", name, r.project)
@@ -485,9 +461,6 @@ func (op *EnvOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.Live
 			rs.Outputs[RedeployOutput] = redeployed
 		}
 		res.Resources = append(res.Resources, rs)
-	}
-	for _, n := range creates {
-		res.Created = append(res.Created, r.key(n))
 	}
 	return res, nil
 }
@@ -502,7 +475,7 @@ func (op *EnvOp) lookup(ctx context.Context, p adapter.Provider, key string) (ht
 	if err != nil {
 		return httpclient.API{}, "", "", nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return httpclient.API{}, "", "", nil, err
 	}
@@ -560,7 +533,7 @@ func (op *EnvOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.
 	if err != nil {
 		return nil, err
 	}
-	a, err := op.api()
+	a, err := op.API()
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 package vercel
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapter/httpclient"
@@ -66,7 +69,7 @@ func (op *EnvOp) redeploy(ctx context.Context, a httpclient.API, r envReq, run a
 	if r.target == Development || run.SHA == "" {
 		return nil, nil
 	}
-	at := written(vars, sortedNames(r.values))
+	at := written(vars, slices.Sorted(maps.Keys(r.values)))
 	q := deploymentsQuery(r.project, r.team, r.target, run.SHA)
 	newest, err := op.newest(ctx, a, q, r.target, run.SHA)
 	if err != nil || newest == nil || newest.created() > at || failed(newest) {
@@ -80,7 +83,7 @@ func (op *EnvOp) redeploy(ctx context.Context, a httpclient.API, r envReq, run a
 	if r.target == Production {
 		body["target"] = Production
 	}
-	if ref := firstOf(run.Branch, newest.Meta["githubCommitRef"], newest.Meta["gitlabCommitRef"], newest.Meta["bitbucketCommitRef"]); ref != "" && p.Link != nil && p.Link.Type != "" {
+	if ref := cmp.Or(run.Branch, newest.Meta["githubCommitRef"], newest.Meta["gitlabCommitRef"], newest.Meta["bitbucketCommitRef"]); ref != "" && p.Link != nil && p.Link.Type != "" {
 		if src, err := p.gitSource(ref, run.SHA); err == nil {
 			body["gitSource"] = src
 		}
@@ -108,13 +111,4 @@ func rebuildErr(err error, uid, sha string) error {
 		e.Hint = inner.Hint
 	}
 	return e
-}
-
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
