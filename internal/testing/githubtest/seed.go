@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -447,18 +448,8 @@ func (f *Fake) Apply(s Seed) error {
 	for _, t := range s.Tokens {
 		f.AddToken(t)
 	}
-	for _, r := range s.Repos {
-		if f.repo(r.FullName) != nil {
-			for b, msg := range r.Branches {
-				if _, err := f.commit(r.FullName, b, msg); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if err := f.AddRepo(r); err != nil {
-			return err
-		}
+	if err := f.applyRepos(s.Repos); err != nil {
+		return err
 	}
 	for _, a := range s.Apps {
 		if _, err := f.AddApp(a); err != nil {
@@ -479,25 +470,8 @@ func (f *Fake) Apply(s Seed) error {
 			return err
 		}
 	}
-	for _, p := range s.Pulls {
-		if old, ok := f.Pull(p.Repo, p.Number); ok && p.Number != 0 && p.Head.Ref == "" {
-			// Only the state changes: {"repo":..., "number": 2, "state": "closed"}.
-			if p.State == "" {
-				p.State = old.State
-			}
-			if err := f.SetPullState(p.Repo, p.Number, p.State, p.Merged); err != nil {
-				return err
-			}
-			if p.Head.SHA != "" {
-				if err := f.SetPullHead(p.Repo, p.Number, p.Head.SHA); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if _, err := f.AddPull(p); err != nil {
-			return err
-		}
+	if err := f.applyPulls(s.Pulls); err != nil {
+		return err
 	}
 	for _, r := range s.Runs {
 		f.AddRun(r)
@@ -505,12 +479,61 @@ func (f *Fake) Apply(s Seed) error {
 	for _, d := range s.Deployments {
 		f.AddDeployment(d)
 	}
-	for _, cl := range s.Collaborators {
+	return f.applyAccess(s.Collaborators, s.TeamMembers)
+}
+
+// applyRepos adds the repositories the fake does not hold yet and, to
+// the others, the branches the seed names.
+func (f *Fake) applyRepos(repos []Repo) error {
+	for _, r := range repos {
+		if f.repo(r.FullName) == nil {
+			if err := f.AddRepo(r); err != nil {
+				return err
+			}
+			continue
+		}
+		for b, msg := range r.Branches {
+			if _, err := f.commit(r.FullName, b, msg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// applyPulls adds pull requests; one given by number with no head ref
+// only changes the state (and head commit) of the one the fake holds:
+// {"repo":..., "number": 2, "state": "closed"}.
+func (f *Fake) applyPulls(pulls []PullRequest) error {
+	for _, p := range pulls {
+		old, ok := f.Pull(p.Repo, p.Number)
+		if !ok || p.Number == 0 || p.Head.Ref != "" {
+			if _, err := f.AddPull(p); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f.SetPullState(p.Repo, p.Number, cmp.Or(p.State, old.State), p.Merged); err != nil {
+			return err
+		}
+		if p.Head.SHA != "" {
+			if err := f.SetPullHead(p.Repo, p.Number, p.Head.SHA); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// applyAccess gives the seed's collaborators their roles and puts its
+// team members on their teams.
+func (f *Fake) applyAccess(collabs []Collaborator, members []Member) error {
+	for _, cl := range collabs {
 		if err := f.SetCollaborator(cl.Repo, cl.Login, cl.Role); err != nil {
 			return err
 		}
 	}
-	for _, m := range s.TeamMembers {
+	for _, m := range members {
 		if err := f.AddTeamMember(m); err != nil {
 			return err
 		}
