@@ -159,7 +159,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func (w *procWorld) closeBody(n int) []byte {
-	pr, _ := w.gh.Pull(repoFull, n)
+	pr, _ := w.gh.Issues.Pull(repoFull, n)
 	return prPayloadSHA(w.t, "closed", n, fmt.Sprintf("feat/%d", n), pr.Head.SHA, time.Now().UTC())
 }
 
