@@ -2,6 +2,7 @@ package optest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -265,11 +266,7 @@ func (c *Cloud) ResetWrites() {
 func (c *Cloud) Calls() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.calls))
-	for k, v := range c.calls {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.calls)
 }
 
 // ResetCalls zeroes the call counts.
