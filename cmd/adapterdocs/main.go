@@ -1,5 +1,8 @@
 // Command adapterdocs writes docs/adapters.md and the op rules of the plan's
-// JSON schema from the registry of ops (go generate ./pkg/adapters).
+// JSON schema from the registry of ops (`go generate ./pkg/adapters` runs
+// it):
+//
+//	go run ./cmd/adapterdocs -docs docs/adapters.md -schema schema/release.plan.schema.json
 package main
 
 import (
@@ -11,6 +14,10 @@ import (
 )
 
 func main() {
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/adapterdocs [-docs docs/adapters.md] [-schema schema/release.plan.schema.json]")
+		flag.PrintDefaults()
+	}
 	docs := flag.String("docs", "docs/adapters.md", "the Markdown file to write")
 	schema := flag.String("schema", "schema/release.plan.schema.json", "the JSON schema to update")
 	flag.Parse()

@@ -1,4 +1,7 @@
-// Command errdocs writes docs/errors.md from the code table in pkg/errs.
+// Command errdocs writes docs/errors.md from the code table in pkg/errs
+// (`go generate ./pkg/errs` runs it):
+//
+//	go run ./cmd/errdocs -o docs/errors.md
 package main
 
 import (
@@ -10,6 +13,10 @@ import (
 )
 
 func main() {
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: go run ./cmd/errdocs [-o docs/errors.md]")
+		flag.PrintDefaults()
+	}
 	out := flag.String("o", "docs/errors.md", "the file to write")
 	flag.Parse()
 	if err := os.WriteFile(*out, errs.Markdown(), 0o644); err != nil {

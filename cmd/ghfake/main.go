@@ -52,6 +52,10 @@ func (r stderrReport) Errorf(format string, args ...any) { fmt.Fprintf(r.w, form
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ghfake", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./cmd/ghfake [-addr 127.0.0.1:0] [-seed seed.json] [-git DIR] [-spec openapi.json] [-url URL]")
+		fs.PrintDefaults()
+	}
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	seed := fs.String("seed", "", "JSON seed file (repos, tokens, pulls, runs, deployments, apps, installations, collaborators, team_members)")
 	gitRoot := fs.String("git", "", "folder for the bare repositories (default: a new temporary folder)")

@@ -12,6 +12,7 @@ import (
 // and a plan cost at the git server and at the providers, and what a
 // create costs at the provider.
 func TestSteadyApplyCosts(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, plan20)
 	first := w.measure("apply", "--pr", "1")
 	steady := w.measure("apply", "--pr", "1")
@@ -48,6 +49,7 @@ func TestSteadyApplyCosts(t *testing.T) {
 // answer is the object; reading it back by the ledger's id afterwards is
 // one request.
 func TestCreateCosts(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, func(string) string {
 		return "version: 1\nproviders:\n  http:\n    sim:\n      base_url_env: " + sim.HTTPURLVar + "\n      auth: { bearer_env: " + sim.HTTPTokenVar + " }\n" +
 			"changes:\n  - { id: flag, adapter: http, op: resource, api: sim, create: { path: /flags }, fields: { name: \"flag-${ctx.scope}\", on: true } }\n"
@@ -81,6 +83,7 @@ func independentPlan(n int) func(string) string {
 // packfile of the environment (for the owners of what it creates) and two
 // pushes; and two provider requests a line.
 func TestIndependentCreatesCosts(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, independentPlan(12))
 	w.run("apply", "--pr", "1") // another scope in the environment
 	c := w.measure("apply", "--pr", "2", "--parallelism", "12")

@@ -14,6 +14,7 @@ import (
 // reads of the resources are held at the fake cloud until four are
 // waiting together, which a plan reading one line at a time never does.
 func TestPlanReadsInWaves(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, plan20)
 	w.run("apply", "--pr", "1")
 	want := w.run("plan", "--pr", "1", "--parallelism", "1")

@@ -61,6 +61,7 @@ func BenchmarkPlanAtBranches(b *testing.B) {
 // another scope's resource reads the whole environment instead, in one
 // request (the ref listing is the first read's).
 func TestPlanAtManyBranches(t *testing.T) {
+	t.Parallel()
 	w, parent := planWorld(t)
 	wants := w.countWants()
 	w.run("apply", "--pr", "1")

@@ -58,6 +58,7 @@ func (w *world) measureGit(args ...string) (gitCost, string) {
 // listing once and no receipt: at 2,001 scopes (and 2,000 lock branches)
 // at most 5 git requests and under 2 MB from the git server.
 func TestSweepAtManyScopes(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	w := newWorld(t, plan20)
 	w.run("apply", "--pr", "1")
@@ -79,6 +80,7 @@ func TestSweepAtManyScopes(t *testing.T) {
 // grow with the scopes it acts on (3 each time, applied for real), not
 // with the scopes the store holds.
 func TestSweepClosedGrowsWithClosed(t *testing.T) {
+	t.Parallel()
 	const closed = 3
 	w := newWorld(t, plan20)
 	for i := 1; i <= 2*closed+1; i++ {

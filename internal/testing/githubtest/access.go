@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,28 +27,28 @@ type Member struct {
 }
 
 // SetCollaborator gives login role on full ("" removes it).
-func (f *Fake) SetCollaborator(full, login, role string) error {
-	if f.repo(full) == nil {
+func (rp *Repos) SetCollaborator(full, login, role string) error {
+	if rp.repo(full) == nil {
 		return fmt.Errorf("githubtest: no repository %s", full)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	rp.f.mu.Lock()
+	defer rp.f.mu.Unlock()
 	key := strings.ToLower(full)
-	if f.collabs[key] == nil {
-		f.collabs[key] = map[string]string{}
+	if rp.f.collabs[key] == nil {
+		rp.f.collabs[key] = map[string]string{}
 	}
-	f.users[strings.ToLower(login)] = true
+	rp.f.users[strings.ToLower(login)] = true
 	if role == "" {
-		delete(f.collabs[key], strings.ToLower(login))
+		delete(rp.f.collabs[key], strings.ToLower(login))
 		return nil
 	}
-	f.collabs[key][strings.ToLower(login)] = role
+	rp.f.collabs[key][strings.ToLower(login)] = role
 	return nil
 }
 
 // AddTeamMember puts a user on a team (role member and state active by
 // default).
-func (f *Fake) AddTeamMember(m Member) error {
+func (rp *Repos) AddTeamMember(m Member) error {
 	if m.Org == "" || m.Team == "" || m.Login == "" {
 		return fmt.Errorf("githubtest: a team member needs org, team and login: %+v", m)
 	}
@@ -60,36 +61,36 @@ func (f *Fake) AddTeamMember(m Member) error {
 	if m.Role != "member" && m.Role != "maintainer" || m.State != "active" && m.State != "pending" {
 		return fmt.Errorf("githubtest: team role %q (member or maintainer), state %q (active or pending)", m.Role, m.State)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	rp.f.mu.Lock()
+	defer rp.f.mu.Unlock()
 	key := strings.ToLower(m.Org + "/" + m.Team)
-	if f.teams[key] == nil {
-		f.teams[key] = map[string]*Member{}
+	if rp.f.teams[key] == nil {
+		rp.f.teams[key] = map[string]*Member{}
 	}
 	c := m
-	f.teams[key][strings.ToLower(m.Login)] = &c
-	f.users[strings.ToLower(m.Login)] = true
+	rp.f.teams[key][strings.ToLower(m.Login)] = &c
+	rp.f.users[strings.ToLower(m.Login)] = true
 	return nil
 }
 
 // knownUserLocked: a login the fake has met (a token's identity, the
 // author of a comment or pull request, a collaborator or team member now
 // or before, an owner of a repository). f.mu is held.
-func (f *Fake) knownUserLocked(login string) bool {
-	if f.users[strings.ToLower(login)] {
+func (rp *Repos) knownUserLocked(login string) bool {
+	if rp.f.users[strings.ToLower(login)] {
 		return true
 	}
-	for _, t := range f.tokens {
+	for _, t := range rp.f.tokens {
 		if strings.EqualFold(t.Identity.Login, login) {
 			return true
 		}
 	}
-	for _, c := range f.comments {
+	for _, c := range rp.f.comments {
 		if strings.EqualFold(c.Author.Login, login) {
 			return true
 		}
 	}
-	for _, rs := range f.repos {
+	for _, rs := range rp.f.repos {
 		if owner, _, _ := strings.Cut(rs.FullName, "/"); strings.EqualFold(owner, login) {
 			return true
 		}
@@ -116,7 +117,7 @@ func getCollaboratorPermission(c *call) {
 	}
 	c.f.mu.Lock()
 	role, isCollab := c.f.collabs[strings.ToLower(rs.FullName)][strings.ToLower(login)]
-	known := c.f.knownUserLocked(login)
+	known := c.f.Repos.knownUserLocked(login)
 	c.f.mu.Unlock()
 	owner, _, _ := strings.Cut(rs.FullName, "/")
 	switch {
@@ -146,9 +147,7 @@ func getCollaboratorPermission(c *call) {
 	}
 	m := c.f.spec.Synth("repository-collaborator-permission")
 	u := c.f.spec.Synth("nullable-collaborator")
-	for k, v := range c.f.user(Identity{Login: login, Type: "User"}) {
-		u[k] = v
-	}
+	maps.Copy(u, c.f.Repos.user(Identity{Login: login, Type: "User"}))
 	u["role_name"] = role
 	u["permissions"] = map[string]any{"pull": lv >= 1, "triage": lv >= 2, "push": lv >= 3, "maintain": lv >= 4, "admin": lv >= 5}
 	if !isCollab {
@@ -166,19 +165,14 @@ func getTeamMembership(c *call) {
 	if err != nil {
 		login = c.params["username"]
 	}
-	c.f.mu.Lock()
-	mem := c.f.teams[strings.ToLower(org+"/"+slug)][strings.ToLower(login)]
 	var snap Member
-	if mem != nil {
+	if !found(c, func() *Member { return c.f.teams[strings.ToLower(org+"/"+slug)][strings.ToLower(login)] }, func(mem *Member) {
 		snap = *mem
-	}
-	c.f.mu.Unlock()
-	if mem == nil {
-		c.error(http.StatusNotFound, "Not Found")
+	}) {
 		return
 	}
 	m := c.f.spec.Synth("team-membership")
-	m["url"] = c.f.api("/orgs/" + url.PathEscape(org) + "/teams/" + url.PathEscape(slug) + "/memberships/" + url.PathEscape(snap.Login))
+	m["url"] = c.f.opts.api("/orgs/" + url.PathEscape(org) + "/teams/" + url.PathEscape(slug) + "/memberships/" + url.PathEscape(snap.Login))
 	m["role"], m["state"] = snap.Role, snap.State
 	c.json(http.StatusOK, m)
 }

@@ -18,11 +18,11 @@ import (
 //	                     "method": "POST", "path": "/repos/o/r/issues",
 //	                     "message": "...", "lost": true (the call
 //	                     takes effect, its answer is replaced)}
-func (f *Fake) serveAdmin(w http.ResponseWriter, r *http.Request) {
+func (rs *rest) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/_ghfake/state":
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(f.dumpJSON()) //nolint:errcheck
+		w.Write(rs.dumpJSON()) //nolint:errcheck
 	case r.Method == http.MethodPost && r.URL.Path == "/_ghfake/seed":
 		var s Seed
 		b, _ := io.ReadAll(r.Body)
@@ -30,7 +30,7 @@ func (f *Fake) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "seed: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if err := f.Apply(s); err != nil {
+		if err := rs.f.Apply(s); err != nil {
 			http.Error(w, "seed: "+err.Error(), http.StatusUnprocessableEntity)
 			return
 		}
@@ -54,7 +54,7 @@ func (f *Fake) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		if in.Reset > 0 {
 			fl.Reset = time.Unix(in.Reset, 0)
 		}
-		f.Inject(fl)
+		rs.f.Log.Inject(fl)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		http.Error(w, "unknown ghfake endpoint", http.StatusNotFound)

@@ -19,7 +19,7 @@ import (
 // checkJWT verifies an App's JWT as GitHub does: RS256 signed by the
 // App's key, iss the App's id, iat not in the future (60 s of clock drift
 // allowed), exp in the future and at most ten minutes ahead.
-func (f *Fake) checkJWT(tok string) (*App, error) {
+func (ap *Apps) checkJWT(tok string) (*App, error) {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		return nil, errors.New("A JSON web token could not be decoded")
@@ -46,9 +46,9 @@ func (f *Fake) checkJWT(tok string) (*App, error) {
 	if err != nil {
 		return nil, errors.New("'Issuer' claim ('iss') must be an Integer")
 	}
-	f.mu.Lock()
-	app := f.apps[appID]
-	f.mu.Unlock()
+	ap.f.mu.Lock()
+	app := ap.f.apps[appID]
+	ap.f.mu.Unlock()
 	if app == nil {
 		return nil, fmt.Errorf("Integration not found")
 	}
@@ -64,7 +64,7 @@ func (f *Fake) checkJWT(tok string) (*App, error) {
 	if err1 != nil || err2 != nil {
 		return nil, errors.New("'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued")
 	}
-	now := f.now().Unix()
+	now := ap.f.opts.now().Unix()
 	switch {
 	case iat > now+60:
 		return nil, errors.New("'Issued at' claim ('iat') must be an Integer representing a time in the past")
@@ -73,9 +73,9 @@ func (f *Fake) checkJWT(tok string) (*App, error) {
 	case exp > now+600:
 		return nil, errors.New("'Expiration time' claim ('exp') is too far in the future")
 	}
-	f.mu.Lock()
-	f.jwtSeen++
-	f.mu.Unlock()
+	ap.f.mu.Lock()
+	ap.f.jwtSeen++
+	ap.f.mu.Unlock()
 	return app, nil
 }
 
@@ -87,43 +87,43 @@ func getApp(c *call) {
 	a := c.app
 	m := c.f.spec.Synth("integration")
 	m["id"], m["slug"], m["node_id"], m["name"] = a.ID, a.Slug, fmt.Sprintf("A_%d", a.ID), a.Name
-	m["owner"] = c.f.user(Identity{Login: a.Owner, Type: "Organization"})
+	m["owner"] = c.f.Repos.user(Identity{Login: a.Owner, Type: "Organization"})
 	m["description"] = nil
-	m["external_url"], m["html_url"] = c.f.web("/apps/"+a.Slug), c.f.web("/apps/"+a.Slug)
-	now := ts(c.f.now())
+	m["external_url"], m["html_url"] = c.f.opts.web("/apps/"+a.Slug), c.f.opts.web("/apps/"+a.Slug)
+	now := ts(c.f.opts.now())
 	m["created_at"], m["updated_at"] = now, now
 	m["permissions"] = map[string]any{"contents": "write", "pull_requests": "write", "actions": "read", "metadata": "read"}
 	m["events"] = []any{"pull_request", "push", "installation", "installation_repositories"}
 	c.json(http.StatusOK, m)
 }
 
-func (f *Fake) installation(a *App, in *Installation) map[string]any {
-	m := f.spec.Synth("installation")
+func (ap *Apps) installation(a *App, in *Installation) map[string]any {
+	m := ap.f.spec.Synth("installation")
 	m["id"], m["app_id"], m["app_slug"] = in.ID, a.ID, a.Slug
 	acct := Identity{Login: in.Account, ID: int64(len(in.Account)) + 100, Type: "User"}
-	m["account"] = f.user(acct)
+	m["account"] = ap.f.Repos.user(acct)
 	m["target_id"], m["target_type"] = acct.ID, "User"
 	m["single_file_name"], m["suspended_by"], m["suspended_at"] = nil, nil, nil
 	m["repository_selection"] = "selected"
-	m["access_tokens_url"] = f.api(fmt.Sprintf("/app/installations/%d/access_tokens", in.ID))
-	m["repositories_url"] = f.api("/installation/repositories")
-	m["html_url"] = f.web(fmt.Sprintf("/settings/installations/%d", in.ID))
+	m["access_tokens_url"] = ap.f.opts.api(fmt.Sprintf("/app/installations/%d/access_tokens", in.ID))
+	m["repositories_url"] = ap.f.opts.api("/installation/repositories")
+	m["html_url"] = ap.f.opts.web(fmt.Sprintf("/settings/installations/%d", in.ID))
 	m["events"] = []any{"pull_request", "push"}
 	perms := map[string]any{}
 	for k, v := range in.Permissions {
 		perms[k] = v
 	}
 	m["permissions"] = perms
-	now := ts(f.now())
+	now := ts(ap.f.opts.now())
 	m["created_at"], m["updated_at"] = now, now
 	return m
 }
 
-func (f *Fake) installationsOf(appID int64) []*Installation {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (ap *Apps) installationsOf(appID int64) []*Installation {
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
 	var out []*Installation
-	for _, in := range f.insts {
+	for _, in := range ap.f.insts {
 		if in.App == appID {
 			c := *in
 			out = append(out, &c)
@@ -135,18 +135,18 @@ func (f *Fake) installationsOf(appID int64) []*Installation {
 
 func listInstallations(c *call) {
 	out := []any{}
-	for _, in := range paginate(c, c.f.installationsOf(c.app.ID)) {
-		out = append(out, c.f.installation(c.app, in))
+	for _, in := range paginate(c, c.f.Apps.installationsOf(c.app.ID)) {
+		out = append(out, c.f.Apps.installation(c.app, in))
 	}
 	c.json(http.StatusOK, out)
 }
 
 func getRepoInstallation(c *call) {
 	full := c.full()
-	for _, in := range c.f.installationsOf(c.app.ID) {
+	for _, in := range c.f.Apps.installationsOf(c.app.ID) {
 		for _, r := range in.Repos {
-			if strings.EqualFold(r, full) && c.f.repo(full) != nil {
-				c.json(http.StatusOK, c.f.installation(c.app, in))
+			if strings.EqualFold(r, full) && c.f.Repos.repo(full) != nil {
+				c.json(http.StatusOK, c.f.Apps.installation(c.app, in))
 				return
 			}
 		}
@@ -156,15 +156,15 @@ func getRepoInstallation(c *call) {
 
 func createInstallationToken(c *call) {
 	id, _ := strconv.ParseInt(c.params["installation_id"], 10, 64)
-	c.f.mu.Lock()
-	in := c.f.insts[id]
 	var inst Installation
-	if in != nil {
+	if !found(c, func() *Installation {
+		if in := c.f.insts[id]; in != nil && in.App == c.app.ID {
+			return in
+		}
+		return nil
+	}, func(in *Installation) {
 		inst = *in
-	}
-	c.f.mu.Unlock()
-	if in == nil || inst.App != c.app.ID {
-		c.error(http.StatusNotFound, "Not Found")
+	}) {
 		return
 	}
 	var req struct {
@@ -191,7 +191,7 @@ func createInstallationToken(c *call) {
 	}
 	buf := make([]byte, 18)
 	rand.Read(buf) //nolint:errcheck
-	now := c.f.now()
+	now := c.f.opts.now()
 	t := Token{
 		Value: "ghs_" + hex.EncodeToString(buf), Identity: botIdentity(c.app), Permissions: perms,
 		Repos: repos, ExpiresAt: now.Add(c.app.TokenTTL), Installation: id,
@@ -199,7 +199,7 @@ func createInstallationToken(c *call) {
 	if repos == nil {
 		t.Repos = []string{}
 	}
-	c.f.AddToken(t)
+	c.f.Apps.AddToken(t)
 	out := map[string]any{
 		"token": t.Value, "expires_at": ts(t.ExpiresAt), "repository_selection": "selected",
 	}
@@ -220,31 +220,31 @@ func listInstallationRepos(c *call) {
 	sort.Strings(names)
 	var known []*repoState
 	for _, n := range names {
-		if rs := c.f.repo(n); rs != nil {
+		if rs := c.f.Repos.repo(n); rs != nil {
 			known = append(known, rs)
 		}
 	}
 	repos := []any{}
 	for _, rs := range paginate(c, known) {
-		repos = append(repos, c.f.repository(rs))
+		repos = append(repos, c.f.Repos.repository(rs))
 	}
 	c.json(http.StatusOK, map[string]any{"total_count": len(known), "repositories": repos, "repository_selection": "selected"})
 }
 
 // JWTs is how many App JWTs the fake has accepted.
-func (f *Fake) JWTs() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.jwtSeen
+func (ap *Apps) JWTs() int {
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
+	return ap.f.jwtSeen
 }
 
 // ExpireTokens makes every installation token of installation expire now
 // (a token revoked or expired early: the next call answers 401).
-func (f *Fake) ExpireTokens(installation int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	now := f.now()
-	for _, t := range f.tokens {
+func (ap *Apps) ExpireTokens(installation int64) {
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
+	now := ap.f.opts.now()
+	for _, t := range ap.f.tokens {
 		if t.Installation == installation {
 			t.ExpiresAt = now
 		}

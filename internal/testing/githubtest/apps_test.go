@@ -59,6 +59,7 @@ func get(t *testing.T, url, auth string) int {
 }
 
 func TestAppJWTIsChecked(t *testing.T) {
+	t.Parallel()
 	s, clock := withApp(t)
 	now := clock.Now
 	other, _ := rsa.GenerateKey(rand.Reader, 1024)
@@ -94,6 +95,7 @@ func TestAppJWTIsChecked(t *testing.T) {
 }
 
 func TestInstallationTokensExpire(t *testing.T) {
+	t.Parallel()
 	s, clock := withApp(t)
 	now := clock.Now
 	jwtc := func() *github.Client {

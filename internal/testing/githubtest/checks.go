@@ -36,11 +36,11 @@ type CommitStatus struct {
 }
 
 // CheckRuns returns the check runs of full, oldest first.
-func (f *Fake) CheckRuns(full string) []CheckRun {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (dp *Deploys) CheckRuns(full string) []CheckRun {
+	dp.f.mu.Lock()
+	defer dp.f.mu.Unlock()
 	var out []CheckRun
-	for _, c := range f.checks {
+	for _, c := range dp.f.checks {
 		if strings.EqualFold(c.Repo, full) {
 			out = append(out, *c)
 		}
@@ -50,11 +50,11 @@ func (f *Fake) CheckRuns(full string) []CheckRun {
 }
 
 // Statuses returns the commit statuses of full, oldest first.
-func (f *Fake) Statuses(full string) []CommitStatus {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (dp *Deploys) Statuses(full string) []CommitStatus {
+	dp.f.mu.Lock()
+	defer dp.f.mu.Unlock()
 	var out []CommitStatus
-	for _, s := range f.statuses {
+	for _, s := range dp.f.statuses {
 		if strings.EqualFold(s.Repo, full) {
 			out = append(out, *s)
 		}
@@ -92,16 +92,16 @@ func (b checkBody) apply(c *CheckRun) {
 	}
 }
 
-func (f *Fake) checkRun(c *CheckRun) map[string]any {
-	m := f.spec.Synth("check-run")
+func (dp *Deploys) checkRun(c *CheckRun) map[string]any {
+	m := dp.f.spec.Synth("check-run")
 	m["id"], m["node_id"], m["head_sha"], m["name"] = c.ID, fmt.Sprintf("CR_%d", c.ID), c.HeadSHA, c.Name
-	m["url"] = f.api("/repos/" + c.Repo + "/check-runs/" + strconv.FormatInt(c.ID, 10))
-	m["html_url"] = f.web("/" + c.Repo + "/runs/" + strconv.FormatInt(c.ID, 10))
+	m["url"] = dp.f.opts.api("/repos/" + c.Repo + "/check-runs/" + strconv.FormatInt(c.ID, 10))
+	m["html_url"] = dp.f.opts.web("/" + c.Repo + "/runs/" + strconv.FormatInt(c.ID, 10))
 	m["status"], m["conclusion"] = c.Status, nil
 	if c.Conclusion != "" {
 		m["conclusion"] = c.Conclusion
 	}
-	m["details_url"], m["external_id"], m["started_at"], m["completed_at"] = nil, nil, ts(f.now()), nil
+	m["details_url"], m["external_id"], m["started_at"], m["completed_at"] = nil, nil, ts(dp.f.opts.now()), nil
 	m["check_suite"], m["app"] = nil, nil
 	m["pull_requests"] = []any{}
 	if out, ok := m["output"].(map[string]any); ok {
@@ -112,7 +112,7 @@ func (f *Fake) checkRun(c *CheckRun) map[string]any {
 		if c.Summary != "" {
 			out["summary"] = c.Summary
 		}
-		out["annotations_count"], out["annotations_url"] = 0, f.api("/repos/"+c.Repo+"/check-runs/"+strconv.FormatInt(c.ID, 10)+"/annotations")
+		out["annotations_count"], out["annotations_url"] = 0, dp.f.opts.api("/repos/"+c.Repo+"/check-runs/"+strconv.FormatInt(c.ID, 10)+"/annotations")
 	}
 	return m
 }
@@ -130,7 +130,7 @@ func createCheckRun(c *call) {
 	c.f.checks = append(c.f.checks, run)
 	snap := *run
 	c.f.mu.Unlock()
-	c.json(http.StatusCreated, c.f.checkRun(&snap))
+	c.json(http.StatusCreated, c.f.Deploys.checkRun(&snap))
 }
 
 func updateCheckRun(c *call) {
@@ -153,7 +153,7 @@ func updateCheckRun(c *call) {
 	run.Updates++
 	snap := *run
 	c.f.mu.Unlock()
-	c.json(http.StatusOK, c.f.checkRun(&snap))
+	c.json(http.StatusOK, c.f.Deploys.checkRun(&snap))
 }
 
 func createStatus(c *call) {
@@ -180,7 +180,7 @@ func createStatus(c *call) {
 	c.f.mu.Unlock()
 	m := c.f.spec.Synth("status")
 	m["id"], m["node_id"], m["state"], m["context"] = st.ID, fmt.Sprintf("SC_%d", st.ID), st.State, st.Context
-	m["url"] = c.f.api("/repos/" + st.Repo + "/statuses/" + st.SHA)
+	m["url"] = c.f.opts.api("/repos/" + st.Repo + "/statuses/" + st.SHA)
 	m["avatar_url"] = nil
 	m["description"], m["target_url"] = nil, nil
 	if st.Description != "" {
@@ -189,8 +189,8 @@ func createStatus(c *call) {
 	if st.TargetURL != "" {
 		m["target_url"] = st.TargetURL
 	}
-	m["creator"] = c.f.user(c.token.Identity)
-	now := ts(c.f.now())
+	m["creator"] = c.f.Repos.user(c.token.Identity)
+	now := ts(c.f.opts.now())
 	m["created_at"], m["updated_at"] = now, now
 	c.json(http.StatusCreated, m)
 }

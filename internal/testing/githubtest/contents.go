@@ -3,12 +3,13 @@ package githubtest
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,15 +19,15 @@ import (
 // CommitFiles commits files (path → content) on top of branch of full (created from the default
 // branch when missing) and returns the commit's id: what a push of those
 // files does, so the contents API and a clone see them.
-func (f *Fake) CommitFiles(full, branch, message string, files map[string]string) (string, error) {
-	if f.repo(full) == nil {
+func (gt *Git) CommitFiles(full, branch, message string, files map[string]string) (string, error) {
+	if gt.f.Repos.repo(full) == nil {
 		return "", fmt.Errorf("githubtest: no repository %s", full)
 	}
-	dir := f.gitDir(full)
-	parent, _ := f.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch+"^{commit}")
+	dir := gt.gitDir(full)
+	parent, _ := gt.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch+"^{commit}")
 	if parent == "" {
-		def := f.repo(full).DefaultBranch
-		parent, _ = f.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+def+"^{commit}")
+		def := gt.f.Repos.repo(full).DefaultBranch
+		parent, _ = gt.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+def+"^{commit}")
 	}
 	idx, err := os.CreateTemp("", "ghfake-index-*")
 	if err != nil {
@@ -38,8 +39,8 @@ func (f *Fake) CommitFiles(full, branch, message string, files map[string]string
 	run := func(stdin []byte, args ...string) (string, error) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
-		stamp := strconv.FormatInt(f.now().Unix(), 10) + " +0000"
-		cmd.Env = append(gittest.Env(f.homeDir()), "GIT_INDEX_FILE="+idx.Name(), "GIT_AUTHOR_DATE="+stamp, "GIT_COMMITTER_DATE="+stamp)
+		stamp := strconv.FormatInt(gt.f.opts.now().Unix(), 10) + " +0000"
+		cmd.Env = append(gittest.Env(gt.homeDir()), "GIT_INDEX_FILE="+idx.Name(), "GIT_AUTHOR_DATE="+stamp, "GIT_COMMITTER_DATE="+stamp)
 		if stdin != nil {
 			cmd.Stdin = strings.NewReader(string(stdin))
 		}
@@ -57,11 +58,7 @@ func (f *Fake) CommitFiles(full, branch, message string, files map[string]string
 			return "", err
 		}
 	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
+	paths := slices.Sorted(maps.Keys(files))
 	for _, p := range paths {
 		blob, err := run([]byte(files[p]), "hash-object", "-w", "--stdin")
 		if err != nil {
@@ -84,10 +81,10 @@ func (f *Fake) CommitFiles(full, branch, message string, files map[string]string
 		return "", err
 	}
 	old := parent
-	if cur, _ := f.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch); cur == "" {
+	if cur, _ := gt.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch); cur == "" {
 		old = strings.Repeat("0", 40)
 	}
-	if _, err := f.git(dir, nil, "update-ref", "refs/heads/"+branch, sha, old); err != nil {
+	if _, err := gt.git(dir, nil, "update-ref", "refs/heads/"+branch, sha, old); err != nil {
 		return "", err
 	}
 	return sha, nil
@@ -101,14 +98,14 @@ type contentEntry struct {
 
 // lsTree lists the entries of the tree at rev:dir ("" the root), or with
 // self the entry of path itself.
-func (f *Fake) lsTree(full, rev, path string, self bool) ([]contentEntry, error) {
+func (gt *Git) lsTree(full, rev, path string, self bool) ([]contentEntry, error) {
 	args := []string{"ls-tree", "-l", "-z", rev}
 	if self {
 		args = append(args, "--", path)
 	} else if path != "" {
 		args = append(args, "--", path+"/")
 	}
-	out, err := f.git(f.gitDir(full), nil, args...)
+	out, err := gt.git(gt.gitDir(full), nil, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -144,18 +141,18 @@ func (e contentEntry) kind() string {
 func (c *call) contentItem(m map[string]any, e contentEntry, ref string) map[string]any {
 	full := c.full()
 	esc := (&url.URL{Path: e.path}).EscapedPath()
-	self := c.f.api("/repos/"+full+"/contents/"+esc) + "?ref=" + url.QueryEscape(ref)
+	self := c.f.opts.api("/repos/"+full+"/contents/"+esc) + "?ref=" + url.QueryEscape(ref)
 	kind := e.kind()
-	git := c.f.api("/repos/" + full + "/git/blobs/" + e.sha)
-	html := c.f.web("/" + full + "/blob/" + ref + "/" + esc)
-	download := any(c.f.web("/" + full + "/raw/" + ref + "/" + esc))
+	git := c.f.opts.api("/repos/" + full + "/git/blobs/" + e.sha)
+	html := c.f.opts.web("/" + full + "/blob/" + ref + "/" + esc)
+	download := any(c.f.opts.web("/" + full + "/raw/" + ref + "/" + esc))
 	switch kind {
 	case "dir":
-		git = c.f.api("/repos/" + full + "/git/trees/" + e.sha)
-		html = c.f.web("/" + full + "/tree/" + ref + "/" + esc)
+		git = c.f.opts.api("/repos/" + full + "/git/trees/" + e.sha)
+		html = c.f.opts.web("/" + full + "/tree/" + ref + "/" + esc)
 		download = nil
 	case "submodule":
-		git = c.f.api("/repos/" + full + "/git/trees/" + e.sha)
+		git = c.f.opts.api("/repos/" + full + "/git/trees/" + e.sha)
 		download = nil
 	}
 	m["type"], m["name"], m["path"], m["sha"], m["size"] = kind, filepath.Base(e.path), e.path, e.sha, e.size
@@ -182,7 +179,7 @@ func getContent(c *call) {
 	if ref == "" {
 		ref = rs.DefaultBranch
 	}
-	sha := c.f.resolve(full, ref)
+	sha := c.f.Git.resolve(full, ref)
 	if sha == "" {
 		c.error(http.StatusNotFound, "No commit found for the ref "+ref)
 		return
@@ -191,7 +188,7 @@ func getContent(c *call) {
 	if p, err := url.PathUnescape(path); err == nil {
 		path = p
 	}
-	es, err := c.f.lsTree(full, sha, path, true)
+	es, err := c.f.Git.lsTree(full, sha, path, true)
 	if err != nil || len(es) != 1 || es[0].path != path {
 		c.error(http.StatusNotFound, "Not Found")
 		return
@@ -199,7 +196,7 @@ func getContent(c *call) {
 	e := es[0]
 	switch e.kind() {
 	case "dir":
-		kids, err := c.f.lsTree(full, sha, path, false)
+		kids, err := c.f.Git.lsTree(full, sha, path, false)
 		if err != nil {
 			c.error(http.StatusInternalServerError, err.Error())
 			return
@@ -216,7 +213,7 @@ func getContent(c *call) {
 		if e.size > maxContentSize {
 			m["encoding"] = "none"
 		} else {
-			raw, err := c.f.catBlob(full, e.sha)
+			raw, err := c.f.Git.catBlob(full, e.sha)
 			if err != nil {
 				c.error(http.StatusInternalServerError, err.Error())
 				return
@@ -226,7 +223,7 @@ func getContent(c *call) {
 		c.json(http.StatusOK, m)
 	case "symlink":
 		m := c.contentItem(c.f.spec.Synth("content-symlink"), e, ref)
-		target, _ := c.f.git(c.f.gitDir(full), nil, "cat-file", "blob", e.sha)
+		target, _ := c.f.Git.git(c.f.Git.gitDir(full), nil, "cat-file", "blob", e.sha)
 		m["target"] = target
 		c.json(http.StatusOK, m)
 	default:
@@ -237,10 +234,10 @@ func getContent(c *call) {
 }
 
 // catBlob returns a blob's exact bytes (f.git trims its output).
-func (f *Fake) catBlob(full, sha string) ([]byte, error) {
+func (gt *Git) catBlob(full, sha string) ([]byte, error) {
 	cmd := exec.Command("git", "cat-file", "blob", sha)
-	cmd.Dir = f.gitDir(full)
-	cmd.Env = gittest.Env(f.homeDir())
+	cmd.Dir = gt.gitDir(full)
+	cmd.Env = gittest.Env(gt.homeDir())
 	return cmd.Output()
 }
 
@@ -266,12 +263,12 @@ func wrap60(s string) string {
 func listCheckRunsForRef(c *call) {
 	full := c.repo().FullName
 	ref := c.params["ref"]
-	sha := c.f.resolve(full, ref)
+	sha := c.f.Git.resolve(full, ref)
 	if sha == "" {
 		c.validationFailed("CheckRun", "ref", "invalid", "No commit found for SHA: "+ref)
 		return
 	}
-	runs := c.f.CheckRuns(full)
+	runs := c.f.Deploys.CheckRuns(full)
 	name, status := c.query("check_name"), c.query("status")
 	latest := c.query("filter") != "all"
 	var sel []CheckRun
@@ -291,7 +288,7 @@ func listCheckRunsForRef(c *call) {
 	}
 	out := []any{}
 	for _, r := range paginate(c, sel) {
-		out = append(out, c.f.checkRun(&r))
+		out = append(out, c.f.Deploys.checkRun(&r))
 	}
 	c.json(http.StatusOK, map[string]any{"total_count": len(sel), "check_runs": out})
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-func (f *Fake) deployment(rs *repoState, d *Deployment) map[string]any {
-	m := f.spec.Synth("deployment")
+func (dp *Deploys) deployment(rs *repoState, d *Deployment) map[string]any {
+	m := dp.f.spec.Synth("deployment")
 	base := "/repos/" + rs.FullName + "/deployments/" + strconv.FormatInt(d.ID, 10)
 	m["id"], m["node_id"], m["sha"], m["ref"], m["task"], m["environment"] = d.ID, fmt.Sprintf("DE_%d", d.ID), d.SHA, d.Ref, d.Task, d.Environment
 	m["original_environment"] = d.Environment
@@ -17,7 +17,7 @@ func (f *Fake) deployment(rs *repoState, d *Deployment) map[string]any {
 	if creator.Login == "" {
 		creator = ActionsBot
 	}
-	m["creator"] = f.user(creator)
+	m["creator"] = dp.f.Repos.user(creator)
 	var payload any = map[string]any{}
 	if len(d.Payload) > 0 {
 		json.Unmarshal(d.Payload, &payload) //nolint:errcheck // stored from a validated body
@@ -28,8 +28,8 @@ func (f *Fake) deployment(rs *repoState, d *Deployment) map[string]any {
 		m["description"] = d.Description
 	}
 	m["transient_environment"], m["production_environment"] = d.Transient, d.Production
-	m["url"], m["statuses_url"], m["repository_url"] = f.api(base), f.api(base+"/statuses"), f.api("/repos/"+rs.FullName)
-	created := ts(f.now())
+	m["url"], m["statuses_url"], m["repository_url"] = dp.f.opts.api(base), dp.f.opts.api(base+"/statuses"), dp.f.opts.api("/repos/"+rs.FullName)
+	created := ts(dp.f.opts.now())
 	if !d.Created.IsZero() {
 		created = ts(d.Created)
 	}
@@ -37,17 +37,17 @@ func (f *Fake) deployment(rs *repoState, d *Deployment) map[string]any {
 	return m
 }
 
-func (f *Fake) deploymentStatus(rs *repoState, d *Deployment, st DeploymentStatus) map[string]any {
-	m := f.spec.Synth("deployment-status")
+func (dp *Deploys) deploymentStatus(rs *repoState, d *Deployment, st DeploymentStatus) map[string]any {
+	m := dp.f.spec.Synth("deployment-status")
 	m["id"], m["node_id"], m["state"], m["description"] = st.ID, fmt.Sprintf("DES_%d", st.ID), st.State, st.Description
 	creator := st.Creator
 	if creator.Login == "" {
 		creator = ActionsBot
 	}
-	m["creator"] = f.user(creator)
-	m["deployment_url"] = f.api("/repos/" + rs.FullName + "/deployments/" + strconv.FormatInt(d.ID, 10))
+	m["creator"] = dp.f.Repos.user(creator)
+	m["deployment_url"] = dp.f.opts.api("/repos/" + rs.FullName + "/deployments/" + strconv.FormatInt(d.ID, 10))
 	m["url"] = m["deployment_url"].(string) + "/statuses/" + strconv.FormatInt(st.ID, 10)
-	m["repository_url"] = f.api("/repos/" + rs.FullName)
+	m["repository_url"] = dp.f.opts.api("/repos/" + rs.FullName)
 	m["target_url"], m["log_url"], m["environment_url"] = st.TargetURL, st.LogURL, st.URL
 	if st.LogURL == "" {
 		m["log_url"] = st.TargetURL
@@ -56,7 +56,7 @@ func (f *Fake) deploymentStatus(rs *repoState, d *Deployment, st DeploymentStatu
 	if st.Environment == "" {
 		m["environment"] = d.Environment
 	}
-	created := ts(f.now())
+	created := ts(dp.f.opts.now())
 	if !st.Created.IsZero() {
 		created = ts(st.Created)
 	}
@@ -66,9 +66,9 @@ func (f *Fake) deploymentStatus(rs *repoState, d *Deployment, st DeploymentStatu
 
 // findDeploymentLocked returns the deployment of full with id idStr, or
 // nil. f.mu is held.
-func (f *Fake) findDeploymentLocked(full, idStr string) *Deployment {
+func (dp *Deploys) findDeploymentLocked(full, idStr string) *Deployment {
 	id, _ := strconv.ParseInt(idStr, 10, 64)
-	for _, d := range f.deployments[strings.ToLower(full)] {
+	for _, d := range dp.f.deployments[strings.ToLower(full)] {
 		if d.ID == id {
 			return d
 		}
@@ -105,22 +105,22 @@ func createDeployment(c *call) {
 	}
 	json.Unmarshal(c.body, &in) //nolint:errcheck // validated against the description
 	full := rs.FullName
-	sha := c.f.resolve(full, in.Ref)
+	sha := c.f.Git.resolve(full, in.Ref)
 	if sha == "" {
 		c.validationFailed("Deployment", "ref", "invalid", "No ref found for: "+in.Ref)
 		return
 	}
-	isBranch := c.f.resolve(full, "refs/heads/"+in.Ref) != ""
+	isBranch := c.f.Git.resolve(full, "refs/heads/"+in.Ref) != ""
 	if (in.AutoMerge == nil || *in.AutoMerge) && isBranch && in.Ref != rs.DefaultBranch {
-		def := c.f.resolve(full, "refs/heads/"+rs.DefaultBranch)
+		def := c.f.Git.resolve(full, "refs/heads/"+rs.DefaultBranch)
 		if def != "" {
-			if _, err := c.f.git(c.f.gitDir(full), nil, "merge-base", "--is-ancestor", def, sha); err != nil {
+			if _, err := c.f.Git.git(c.f.Git.gitDir(full), nil, "merge-base", "--is-ancestor", def, sha); err != nil {
 				c.autoMerge(rs, in.Ref, sha, def)
 				return
 			}
 		}
 	}
-	if failed := c.f.failedContexts(full, sha, in.RequiredContexts); failed != "" {
+	if failed := c.f.Deploys.failedContexts(full, sha, in.RequiredContexts); failed != "" {
 		c.error(http.StatusConflict, "Conflict: Commit status checks failed for "+in.Ref+". "+failed)
 		return
 	}
@@ -143,27 +143,27 @@ func createDeployment(c *call) {
 	if in.Production != nil {
 		d.Production = *in.Production
 	}
-	d.ID = c.f.AddDeployment(d)
+	d.ID = c.f.Deploys.AddDeployment(d)
 	c.f.mu.Lock()
-	snap := *c.f.findDeploymentLocked(full, strconv.FormatInt(d.ID, 10))
+	snap := *c.f.Deploys.findDeploymentLocked(full, strconv.FormatInt(d.ID, 10))
 	c.f.mu.Unlock()
-	c.json(http.StatusCreated, c.f.deployment(rs, &snap))
+	c.json(http.StatusCreated, c.f.Deploys.deployment(rs, &snap))
 }
 
 // autoMerge merges the default branch (def) into branch (at sha) with a
 // real merge commit and answers 202, or 409 on a conflict.
 func (c *call) autoMerge(rs *repoState, branch, sha, def string) {
-	dir := c.f.gitDir(rs.FullName)
-	tree, err := c.f.git(dir, nil, "merge-tree", "--write-tree", sha, def)
+	dir := c.f.Git.gitDir(rs.FullName)
+	tree, err := c.f.Git.git(dir, nil, "merge-tree", "--write-tree", sha, def)
 	if err != nil {
 		c.error(http.StatusConflict, "Merge conflict attempting to merge "+rs.DefaultBranch+" into "+branch+".")
 		return
 	}
 	tree = strings.Fields(tree)[0]
 	msg := "Merge " + rs.DefaultBranch + " into " + branch
-	merge, err := c.f.git(dir, nil, "commit-tree", tree, "-p", sha, "-p", def, "-m", msg)
+	merge, err := c.f.Git.git(dir, nil, "commit-tree", tree, "-p", sha, "-p", def, "-m", msg)
 	if err == nil {
-		_, err = c.f.git(dir, nil, "update-ref", "refs/heads/"+branch, merge, sha)
+		_, err = c.f.Git.git(dir, nil, "update-ref", "refs/heads/"+branch, merge, sha)
 	}
 	if err != nil {
 		c.error(http.StatusConflict, "Merge conflict attempting to merge "+rs.DefaultBranch+" into "+branch+": "+err.Error())
@@ -175,12 +175,12 @@ func (c *call) autoMerge(rs *repoState, branch, sha, def string) {
 // failedContexts names the required contexts on sha that did not
 // succeed ("" when all did): required nil means every commit status
 // context and check run on the commit, an empty list none.
-func (f *Fake) failedContexts(full, sha string, required *[]string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (dp *Deploys) failedContexts(full, sha string, required *[]string) string {
+	dp.f.mu.Lock()
+	defer dp.f.mu.Unlock()
 	latest := map[string]string{} // context → state, latest last
 	var order []string
-	for _, s := range f.statuses {
+	for _, s := range dp.f.statuses {
 		if strings.EqualFold(s.Repo, full) && s.SHA == sha {
 			if _, seen := latest[s.Context]; !seen {
 				order = append(order, s.Context)
@@ -188,7 +188,7 @@ func (f *Fake) failedContexts(full, sha string, required *[]string) string {
 			latest[s.Context] = s.State
 		}
 	}
-	for _, r := range f.checks {
+	for _, r := range dp.f.checks {
 		if strings.EqualFold(r.Repo, full) && r.HeadSHA == sha {
 			if _, seen := latest[r.Name]; !seen {
 				order = append(order, r.Name)
@@ -225,18 +225,13 @@ func (f *Fake) failedContexts(full, sha string, required *[]string) string {
 
 func getDeployment(c *call) {
 	rs := c.repo()
-	c.f.mu.Lock()
-	d := c.f.findDeploymentLocked(rs.FullName, c.params["deployment_id"])
 	var snap Deployment
-	if d != nil {
+	if !found(c, func() *Deployment { return c.f.Deploys.findDeploymentLocked(rs.FullName, c.params["deployment_id"]) }, func(d *Deployment) {
 		snap = *d
-	}
-	c.f.mu.Unlock()
-	if d == nil {
-		c.error(http.StatusNotFound, "Not Found")
+	}) {
 		return
 	}
-	c.json(http.StatusOK, c.f.deployment(rs, &snap))
+	c.json(http.StatusOK, c.f.Deploys.deployment(rs, &snap))
 }
 
 // deleteDeployment deletes a deployment as GitHub does: the only one of
@@ -247,7 +242,7 @@ func deleteDeployment(c *call) {
 	rs := c.repo()
 	key := strings.ToLower(rs.FullName)
 	c.f.mu.Lock()
-	d := c.f.findDeploymentLocked(rs.FullName, c.params["deployment_id"])
+	d := c.f.Deploys.findDeploymentLocked(rs.FullName, c.params["deployment_id"])
 	if d == nil {
 		c.f.mu.Unlock()
 		c.error(http.StatusNotFound, "Not Found")
@@ -276,16 +271,11 @@ func deleteDeployment(c *call) {
 
 func listDeploymentStatuses(c *call) {
 	rs := c.repo()
-	c.f.mu.Lock()
-	d := c.f.findDeploymentLocked(rs.FullName, c.params["deployment_id"])
 	var snap Deployment
-	if d != nil {
+	if !found(c, func() *Deployment { return c.f.Deploys.findDeploymentLocked(rs.FullName, c.params["deployment_id"]) }, func(d *Deployment) {
 		snap = *d
 		snap.Statuses = append([]DeploymentStatus(nil), d.Statuses...)
-	}
-	c.f.mu.Unlock()
-	if d == nil {
-		c.error(http.StatusNotFound, "Not Found")
+	}) {
 		return
 	}
 	// Newest first, as GitHub lists them.
@@ -295,7 +285,7 @@ func listDeploymentStatuses(c *call) {
 	}
 	out := []any{}
 	for _, st := range paginate(c, sts) {
-		out = append(out, c.f.deploymentStatus(rs, &snap, st))
+		out = append(out, c.f.Deploys.deploymentStatus(rs, &snap, st))
 	}
 	c.json(http.StatusOK, out)
 }
@@ -316,30 +306,28 @@ func createDeploymentStatus(c *call) {
 		AutoInactive   *bool  `json:"auto_inactive"`
 	}
 	json.Unmarshal(c.body, &in) //nolint:errcheck // validated against the description
-	c.f.mu.Lock()
-	d := c.f.findDeploymentLocked(rs.FullName, c.params["deployment_id"])
-	if d == nil {
-		c.f.mu.Unlock()
-		c.error(http.StatusNotFound, "Not Found")
-		return
-	}
-	now := c.f.now()
-	st := DeploymentStatus{ID: c.f.id(), State: in.State, Environment: in.Environment, URL: in.EnvironmentURL, Description: in.Description,
-		TargetURL: in.TargetURL, LogURL: in.LogURL, Creator: c.token.Identity, Created: now}
-	if in.Environment != "" {
-		d.Environment = in.Environment
-	}
-	d.Statuses = append(d.Statuses, st)
-	if in.State == "success" && (in.AutoInactive == nil || *in.AutoInactive) {
-		for _, x := range c.f.deployments[strings.ToLower(rs.FullName)] {
-			if x != d && x.ID < d.ID && x.Environment == d.Environment && !x.Transient && !x.Production && x.lastState() == "success" {
-				x.Statuses = append(x.Statuses, DeploymentStatus{ID: c.f.id(), State: "inactive", Environment: x.Environment, Creator: c.token.Identity, Created: now})
+	var snap Deployment
+	var st DeploymentStatus
+	if !found(c, func() *Deployment { return c.f.Deploys.findDeploymentLocked(rs.FullName, c.params["deployment_id"]) }, func(d *Deployment) {
+		now := c.f.opts.now()
+		st = DeploymentStatus{ID: c.f.id(), State: in.State, Environment: in.Environment, URL: in.EnvironmentURL, Description: in.Description,
+			TargetURL: in.TargetURL, LogURL: in.LogURL, Creator: c.token.Identity, Created: now}
+		if in.Environment != "" {
+			d.Environment = in.Environment
+		}
+		d.Statuses = append(d.Statuses, st)
+		if in.State == "success" && (in.AutoInactive == nil || *in.AutoInactive) {
+			for _, x := range c.f.deployments[strings.ToLower(rs.FullName)] {
+				if x != d && x.ID < d.ID && x.Environment == d.Environment && !x.Transient && !x.Production && x.lastState() == "success" {
+					x.Statuses = append(x.Statuses, DeploymentStatus{ID: c.f.id(), State: "inactive", Environment: x.Environment, Creator: c.token.Identity, Created: now})
+				}
 			}
 		}
+		snap = *d
+	}) {
+		return
 	}
-	snap := *d
-	c.f.mu.Unlock()
-	c.json(http.StatusCreated, c.f.deploymentStatus(rs, &snap, st))
+	c.json(http.StatusCreated, c.f.Deploys.deploymentStatus(rs, &snap, st))
 }
 
 // validationFailed answers GitHub's 422 validation-error.

@@ -88,6 +88,19 @@
 // shell script can drive a workflow run and assert on comments, branches
 // and calls.
 //
+// # Parts
+//
+// A Fake is made of parts, one per area of GitHub, held as fields: Log
+// (requests, violations, faults, the primary rate limit), Git (the bare
+// repositories and git smart HTTP, refs, branches, contents), Repos
+// (repositories, webhooks, collaborators and teams), Issues (pull
+// requests, comments, labels, reactions, workflow runs), Deploys (check
+// runs, statuses, deployments) and Apps (Apps, installations, tokens).
+// Each part lists the operations it serves (routes); every handler finds
+// what its path names through one helper (found: lock, find, snapshot,
+// 404). The seeding and reading tests do most (AddRepo, AddPull,
+// Comments, Requests, ...) are also the Fake's own methods.
+//
 // # Concurrency
 //
 // A Fake is safe for concurrent use; git serialises its own ref updates

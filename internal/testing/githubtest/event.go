@@ -79,8 +79,8 @@ func (f *Fake) SeedFromEvent(event string, payload []byte) error {
 	full := ""
 	if b.Repository != nil && b.Repository.FullName != "" {
 		full = b.Repository.FullName
-		if f.repo(full) == nil {
-			if err := f.AddRepo(Repo{FullName: full, DefaultBranch: b.Repository.DefaultBranch, Private: b.Repository.Private}); err != nil {
+		if f.Repos.repo(full) == nil {
+			if err := f.Repos.AddRepo(Repo{FullName: full, DefaultBranch: b.Repository.DefaultBranch, Private: b.Repository.Private}); err != nil {
 				return err
 			}
 		}
@@ -95,7 +95,7 @@ func (f *Fake) SeedFromEvent(event string, payload []byte) error {
 		} else {
 			pr.Head.Repo = "deleted/fork" // a fork deleted since: GitHub sends repo null
 		}
-		if _, err := f.AddPull(pr); err != nil {
+		if _, err := f.Issues.AddPull(pr); err != nil {
 			return err
 		}
 	}
@@ -107,7 +107,7 @@ func (f *Fake) SeedFromEvent(event string, payload []byte) error {
 		}
 		f.mu.Unlock()
 		if !known {
-			f.AddDeployment(Deployment{Repo: full, ID: d.ID, SHA: d.SHA, Ref: d.Ref, Environment: d.Environment, Task: d.Task})
+			f.Deploys.AddDeployment(Deployment{Repo: full, ID: d.ID, SHA: d.SHA, Ref: d.Ref, Environment: d.Environment, Task: d.Task})
 		}
 	}
 	if in := b.Installation; in != nil && in.AppID != 0 && strings.HasPrefix(event, "installation") {
@@ -118,8 +118,8 @@ func (f *Fake) SeedFromEvent(event string, payload []byte) error {
 			var repos []string
 			for _, r := range append(b.Repositories, b.RepositoriesAdded...) {
 				repos = append(repos, r.FullName)
-				if f.repo(r.FullName) == nil {
-					if err := f.AddRepo(Repo{FullName: r.FullName}); err != nil {
+				if f.Repos.repo(r.FullName) == nil {
+					if err := f.Repos.AddRepo(Repo{FullName: r.FullName}); err != nil {
 						return err
 					}
 				}
@@ -128,7 +128,7 @@ func (f *Fake) SeedFromEvent(event string, payload []byte) error {
 			if in.Account != nil {
 				acct = in.Account.Login
 			}
-			if err := f.AddInstallation(Installation{ID: in.ID, App: in.AppID, Account: acct, Repos: repos}); err != nil {
+			if err := f.Apps.AddInstallation(Installation{ID: in.ID, App: in.AppID, Account: acct, Repos: repos}); err != nil {
 				return err
 			}
 		}

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSeedFromRealPayloads(t *testing.T) {
+	t.Parallel()
 	s := githubtest.Start(t, nil)
 	s.AddToken(githubtest.Token{Value: "wf", Identity: githubtest.ActionsBot})
 	if _, err := s.AddApp(githubtest.App{ID: 29310, Slug: "octoapp", Key: testKey}); err != nil {
@@ -42,7 +43,7 @@ func TestSeedFromRealPayloads(t *testing.T) {
 	if err != nil || len(prs) != 1 {
 		t.Errorf("pull requests of the head commit: %d %v", len(prs), err)
 	}
-	if ds := s.Deployments("Codertocat/Hello-World"); len(ds) != 1 {
+	if ds := s.Deploys.Deployments("Codertocat/Hello-World"); len(ds) != 1 {
 		t.Errorf("deployments: %+v", ds)
 	}
 	now := time.Now()

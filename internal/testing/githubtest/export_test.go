@@ -8,7 +8,7 @@ import (
 // ValidateResponse checks a response to method path (after /api/v3)
 // against the description, as every answer of the fake is checked.
 func (f *Fake) ValidateResponse(method, path string, status int, h http.Header, body []byte) error {
-	rt, params, _ := f.match(method, path)
+	rt, params, _ := f.rest.match(method, path)
 	r := httptest.NewRequest(method, "/api/v3"+path, nil)
 	return f.spec.validateResponse(r, rt, params, status, h, body)
 }
@@ -16,7 +16,7 @@ func (f *Fake) ValidateResponse(method, path string, status int, h http.Header, 
 // Served lists "METHOD /template" of every operation the fake serves.
 func (f *Fake) Served() map[string]bool {
 	m := map[string]bool{}
-	for _, h := range f.handlers() {
+	for _, h := range f.rest.handlers() {
 		m[h.method+" "+h.tmpl] = true
 	}
 	return m

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -49,6 +50,15 @@ type Options struct {
 type Fake struct {
 	opts Options
 	spec *Spec
+
+	// The parts, one per area of GitHub (parts.go).
+	Log     *Log
+	Git     *Git
+	Repos   *Repos
+	Issues  *Issues
+	Deploys *Deploys
+	Apps    *Apps
+	rest    *rest
 
 	mu          sync.Mutex
 	nextID      int64
@@ -109,14 +119,16 @@ func New(opts Options) (*Fake, error) {
 	if err := os.MkdirAll(opts.GitRoot, 0o755); err != nil {
 		return nil, err
 	}
-	return &Fake{
+	f := &Fake{
 		opts: opts, spec: opts.Spec, nextID: 1000,
 		tokens: map[string]*Token{}, repos: map[string]*repoState{}, comments: map[int64]*Comment{},
 		runs: map[string]*WorkflowRun{}, deployments: map[string][]*Deployment{},
 		apps: map[int64]*App{}, insts: map[int64]*Installation{}, usage: map[string]*usage{},
 		hooks: map[string][]*Hook{}, reactions: map[int64][]*Reaction{}, collabs: map[string]map[string]string{},
 		teams: map[string]map[string]*Member{}, users: map[string]bool{},
-	}, nil
+	}
+	makeParts(f)
+	return f, nil
 }
 
 // TB is what Start needs of a test.
@@ -190,50 +202,50 @@ func (f *Fake) SetBaseURL(u string) { f.opts.BaseURL = strings.TrimRight(u, "/")
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/api/v3/") || r.URL.Path == "/api/v3":
-		f.serveREST(w, r)
+		f.rest.serveREST(w, r)
 	case strings.HasPrefix(r.URL.Path, "/_ghfake/"):
-		f.serveAdmin(w, r)
+		f.rest.serveAdmin(w, r)
 	case isGitPath(r.URL.Path):
-		f.serveGit(w, r)
+		f.Git.serveGit(w, r)
 	default:
-		f.violation("%s %s: not a GitHub URL (REST is under /api/v3, git at /{owner}/{repo}.git)", r.Method, r.URL.Path)
+		f.Log.violation("%s %s: not a GitHub URL (REST is under /api/v3, git at /{owner}/{repo}.git)", r.Method, r.URL.Path)
 		writeError(w, http.StatusNotFound, "Not Found")
 	}
 }
 
 // violation records (and reports) a call or answer GitHub's description
 // does not allow.
-func (f *Fake) violation(format string, args ...any) {
+func (lg *Log) violation(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	f.mu.Lock()
-	f.violations = append(f.violations, msg)
-	f.mu.Unlock()
-	if f.opts.Report != nil {
-		f.opts.Report.Errorf("githubtest: %s", msg)
+	lg.f.mu.Lock()
+	lg.f.violations = append(lg.f.violations, msg)
+	lg.f.mu.Unlock()
+	if lg.f.opts.Report != nil {
+		lg.f.opts.Report.Errorf("githubtest: %s", msg)
 	}
 }
 
 // Violations returns every violation so far.
-func (f *Fake) Violations() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.violations...)
+func (lg *Log) Violations() []string {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
+	return append([]string(nil), lg.f.violations...)
 }
 
 // Requests returns the request log.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.log...)
+func (lg *Log) Requests() []Request {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
+	return append([]Request(nil), lg.f.log...)
 }
 
 // Count is the number of logged requests of operation op (an operationId
 // such as "issues/create-comment", or "git-receive-pack").
-func (f *Fake) Count(op string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (lg *Log) Count(op string) int {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
 	n := 0
-	for _, r := range f.log {
+	for _, r := range lg.f.log {
 		if r.Op == op {
 			n++
 		}
@@ -242,34 +254,34 @@ func (f *Fake) Count(op string) int {
 }
 
 // ResetLog empties the request log.
-func (f *Fake) ResetLog() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.log = nil
+func (lg *Log) ResetLog() {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
+	lg.f.log = nil
 }
 
-func (f *Fake) record(r *http.Request, status int, op, login string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.log = append(f.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: status, Op: op, Login: login})
-	return len(f.log) - 1
+func (lg *Log) record(r *http.Request, status int, op, login string) int {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
+	lg.f.log = append(lg.f.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: status, Op: op, Login: login})
+	return len(lg.f.log) - 1
 }
 
 // setStatus fills in the status of a logged request once it is known.
-func (f *Fake) setStatus(i, status int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if i < len(f.log) {
-		f.log[i].Status = status
+func (lg *Log) setStatus(i, status int) {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
+	if i < len(lg.f.log) {
+		lg.f.log[i].Status = status
 	}
 }
 
 // Inject adds a fault.
-func (f *Fake) Inject(fl Fault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (lg *Log) Inject(fl Fault) {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
 	c := fl
-	f.faults = append(f.faults, &c)
+	lg.f.faults = append(lg.f.faults, &c)
 }
 
 func isGitFault(fl *Fault) bool {
@@ -278,24 +290,24 @@ func isGitFault(fl *Fault) bool {
 
 // takeFault takes the next fault for a REST call (path after /api/v3) or,
 // with git, a git request (path its kind: git-receive-pack, ...).
-func (f *Fake) takeFault(method, path string, git bool) *Fault {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, fl := range f.faults {
+func (lg *Log) takeFault(method, path string, git bool) *Fault {
+	lg.f.mu.Lock()
+	defer lg.f.mu.Unlock()
+	for i, fl := range lg.f.faults {
 		if isGitFault(fl) != git || fl.Method != "" && fl.Method != method || fl.Path != "" && !strings.HasPrefix(path, fl.Path) {
 			continue
 		}
 		c := *fl
 		fl.Count--
 		if fl.Count <= 0 {
-			f.faults = append(f.faults[:i], f.faults[i+1:]...)
+			lg.f.faults = append(lg.f.faults[:i], lg.f.faults[i+1:]...)
 		}
 		return &c
 	}
 	return nil
 }
 
-func (f *Fake) now() time.Time { return f.opts.Clock.Now().UTC() }
+func (o *Options) now() time.Time { return o.Clock.Now().UTC() }
 
 func (f *Fake) id() int64 {
 	f.nextID++
@@ -337,6 +349,24 @@ func (c *call) error(status int, msg string) {
 
 func (c *call) noContent() { c.resp.status = http.StatusNoContent }
 
+// found is every handler's "lock, find what the path names, 404 when it
+// is not there": it runs find under the fake's lock and, when find found
+// something, use on it still under the lock (to change it and take the
+// snapshot the answer is built from); otherwise it answers 404 "Not
+// Found". It reports whether find found something.
+func found[T any](c *call, find func() *T, use func(*T)) bool {
+	c.f.mu.Lock()
+	v := find()
+	if v != nil && use != nil {
+		use(v)
+	}
+	c.f.mu.Unlock()
+	if v == nil {
+		c.error(http.StatusNotFound, "Not Found")
+	}
+	return v != nil
+}
+
 func (c *call) query(name string) string { return c.r.URL.Query().Get(name) }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
@@ -346,13 +376,13 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Write(b) //nolint:errcheck
 }
 
-func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
+func (rs *rest) serveREST(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/api/v3")
-	rt, params, h := f.match(r.Method, path)
+	rt, params, h := rs.match(r.Method, path)
 	if rt == nil {
-		f.violation("%s %s: no such operation in GitHub's description subset", r.Method, path)
+		rs.f.Log.violation("%s %s: no such operation in GitHub's description subset", r.Method, path)
 		writeError(w, http.StatusNotFound, "Not Found")
-		f.record(r, http.StatusNotFound, "", "")
+		rs.f.Log.record(r, http.StatusNotFound, "", "")
 		return
 	}
 	op := rt.Operation.OperationID
@@ -361,31 +391,31 @@ func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Problems reading the body")
 		return
 	}
-	c := &call{f: f, r: r, params: params, body: body, resp: response{header: http.Header{}}}
+	c := &call{f: rs.f, r: r, params: params, body: body, resp: response{header: http.Header{}}}
 	login := ""
 	switch {
 	case r.Header.Get("User-Agent") == "":
 		// "Requests with no User-Agent header will be rejected."
-		f.violation("%s %s: no User-Agent header: GitHub refuses such requests", r.Method, path)
+		rs.f.Log.violation("%s %s: no User-Agent header: GitHub refuses such requests", r.Method, path)
 		c.error(http.StatusForbidden, "Request forbidden by administrative rules. Please make sure your request has a User-Agent header.")
 	case !knownAPIVersion(r.Header.Get("X-GitHub-Api-Version")):
-		f.violation("%s %s: X-GitHub-Api-Version %q is not a version GitHub supports", r.Method, path, r.Header.Get("X-GitHub-Api-Version"))
+		rs.f.Log.violation("%s %s: X-GitHub-Api-Version %q is not a version GitHub supports", r.Method, path, r.Header.Get("X-GitHub-Api-Version"))
 		c.error(http.StatusBadRequest, "API version "+r.Header.Get("X-GitHub-Api-Version")+" is not supported.")
-	case !f.authenticate(c, h):
-	case f.faultAnswer(c, path):
-	case f.primaryLimit(c):
+	case !rs.authenticate(c, h):
+	case rs.f.Log.faultAnswer(c, path):
+	case rs.f.Log.primaryLimit(c):
 	default:
 		if c.token != nil {
 			login = c.token.Identity.Login
 		} else if c.app != nil {
 			login = c.app.Slug
 		}
-		if err := f.spec.validateRequest(r, rt, params, body); err != nil {
-			f.violation("%s %s (%s): GitHub would reject this request: %s", r.Method, path, op, trimErr(err))
+		if err := rs.f.spec.validateRequest(r, rt, params, body); err != nil {
+			rs.f.Log.violation("%s %s (%s): GitHub would reject this request: %s", r.Method, path, op, trimErr(err))
 			c.error(http.StatusUnprocessableEntity, "Validation Failed: "+trimErr(err))
 			break
 		}
-		if h.perm != "" && c.token != nil && !f.permits(c.token, h.perm) {
+		if h.perm != "" && c.token != nil && !rs.f.Apps.permits(c.token, h.perm) {
 			c.resp.header.Set("X-Accepted-GitHub-Permissions", h.accepted())
 			c.error(http.StatusForbidden, "Resource not accessible by integration")
 			break
@@ -399,16 +429,14 @@ func (f *Fake) serveREST(w http.ResponseWriter, r *http.Request) {
 	if c.resp.status == 0 {
 		c.error(http.StatusInternalServerError, "githubtest: handler "+op+" answered nothing")
 	}
-	f.rateHeaders(c)
-	if err := f.spec.validateResponse(r, rt, params, c.resp.status, c.resp.header, c.resp.body); err != nil {
-		f.violation("%s %s (%s): the fake's answer %d breaks GitHub's description: %s", r.Method, path, op, c.resp.status, trimErr(err))
+	rs.f.Log.rateHeaders(c)
+	if err := rs.f.spec.validateResponse(r, rt, params, c.resp.status, c.resp.header, c.resp.body); err != nil {
+		rs.f.Log.violation("%s %s (%s): the fake's answer %d breaks GitHub's description: %s", r.Method, path, op, c.resp.status, trimErr(err))
 	}
 	// Logged before the answer leaves, so a client that has its answer
 	// finds its call in the log.
-	f.record(r, c.resp.status, op, login)
-	for k, v := range c.resp.header {
-		w.Header()[k] = v
-	}
+	rs.f.Log.record(r, c.resp.status, op, login)
+	maps.Copy(w.Header(), c.resp.header)
 	w.WriteHeader(c.resp.status)
 	if len(c.resp.body) > 0 {
 		w.Write(c.resp.body) //nolint:errcheck
@@ -423,16 +451,16 @@ func knownAPIVersion(v string) bool {
 
 // primaryLimit counts the call against its token's RateLimit and answers
 // 403 once the hour's calls are spent.
-func (f *Fake) primaryLimit(c *call) bool {
+func (lg *Log) primaryLimit(c *call) bool {
 	if c.token == nil || c.token.RateLimit == 0 {
 		return false
 	}
-	f.mu.Lock()
-	u := f.usage[c.token.Value]
-	now := f.now()
+	lg.f.mu.Lock()
+	u := lg.f.usage[c.token.Value]
+	now := lg.f.opts.now()
 	if u == nil || !now.Before(u.reset) {
 		u = &usage{reset: now.Add(time.Hour)}
-		f.usage[c.token.Value] = u
+		lg.f.usage[c.token.Value] = u
 	}
 	limit := c.token.RateLimit
 	over := u.used >= limit
@@ -440,7 +468,7 @@ func (f *Fake) primaryLimit(c *call) bool {
 		u.used++
 	}
 	used, reset := u.used, u.reset
-	f.mu.Unlock()
+	lg.f.mu.Unlock()
 	h := c.resp.header
 	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(limit-used))
@@ -455,19 +483,19 @@ func (f *Fake) primaryLimit(c *call) bool {
 
 // rateHeaders adds GitHub's primary rate-limit headers to every answer
 // that has none.
-func (f *Fake) rateHeaders(c *call) {
+func (lg *Log) rateHeaders(c *call) {
 	h := c.resp.header
 	if h.Get("X-RateLimit-Limit") == "" {
 		h.Set("X-RateLimit-Limit", "5000")
 		h.Set("X-RateLimit-Remaining", "4999")
-		h.Set("X-RateLimit-Reset", strconv.FormatInt(f.now().Add(time.Hour).Unix(), 10))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(lg.f.opts.now().Add(time.Hour).Unix(), 10))
 		h.Set("X-RateLimit-Used", "1")
 		h.Set("X-RateLimit-Resource", "core")
 	}
 }
 
-func (f *Fake) faultAnswer(c *call, path string) bool {
-	fl := f.takeFault(c.r.Method, path, false)
+func (lg *Log) faultAnswer(c *call, path string) bool {
+	fl := lg.takeFault(c.r.Method, path, false)
 	if fl == nil {
 		return false
 	}
@@ -524,14 +552,14 @@ func (h *handler) accepted() string {
 }
 
 // match finds the handler for method and path (after /api/v3).
-func (f *Fake) match(method, path string) (*routers.Route, map[string]string, *handler) {
+func (rs *rest) match(method, path string) (*routers.Route, map[string]string, *handler) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
-	for _, h := range f.handlers() {
+	for _, h := range rs.handlers() {
 		if h.method != method {
 			continue
 		}
 		if params, ok := h.matchSegs(segs); ok {
-			rt := f.spec.route(method, h.tmpl)
+			rt := rs.f.spec.route(method, h.tmpl)
 			if rt == nil {
 				panic("githubtest: handler " + method + " " + h.tmpl + " is not in the description")
 			}
@@ -577,8 +605,8 @@ func (h *handler) matchSegs(segs []string) (map[string]string, bool) {
 
 // handlers is the routing table over f's description (built once per
 // Spec: the path parameters that may span segments come from it).
-func (f *Fake) handlers() []*handler {
-	sp := f.spec
+func (rs *rest) handlers() []*handler {
+	sp := rs.f.spec
 	sp.handlersOnce.Do(func() {
 		sp.handlerList = routes()
 		for _, h := range sp.handlerList {
@@ -599,7 +627,7 @@ func (f *Fake) handlers() []*handler {
 // authenticate checks the request's credentials for h; on failure it
 // answers 401 (or 404 for a repository the token cannot see) and
 // returns false.
-func (f *Fake) authenticate(c *call, h *handler) bool {
+func (rs *rest) authenticate(c *call, h *handler) bool {
 	auth := c.r.Header.Get("Authorization")
 	scheme, cred, _ := strings.Cut(auth, " ")
 	if h.auth == authJWT {
@@ -607,7 +635,7 @@ func (f *Fake) authenticate(c *call, h *handler) bool {
 			c.error(http.StatusUnauthorized, "A JSON web token could not be decoded")
 			return false
 		}
-		app, err := f.checkJWT(cred)
+		app, err := rs.f.Apps.checkJWT(cred)
 		if err != nil {
 			c.error(http.StatusUnauthorized, err.Error())
 			return false
@@ -619,14 +647,14 @@ func (f *Fake) authenticate(c *call, h *handler) bool {
 		c.error(http.StatusUnauthorized, "Requires authentication")
 		return false
 	}
-	tok, msg := f.lookupToken(cred)
+	tok, msg := rs.f.Apps.lookupToken(cred)
 	if tok == nil {
 		c.error(http.StatusUnauthorized, msg)
 		return false
 	}
 	c.token = tok
 	if owner, repo := c.params["owner"], c.params["repo"]; owner != "" && repo != "" {
-		if !f.canSee(tok, owner+"/"+repo) {
+		if !rs.f.Apps.canSee(tok, owner+"/"+repo) {
 			c.error(http.StatusNotFound, "Not Found")
 			return false
 		}
@@ -635,24 +663,24 @@ func (f *Fake) authenticate(c *call, h *handler) bool {
 }
 
 // lookupToken returns a copy of the token, or why it is refused.
-func (f *Fake) lookupToken(value string) (*Token, string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t := f.tokens[value]
+func (ap *Apps) lookupToken(value string) (*Token, string) {
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
+	t := ap.f.tokens[value]
 	if t == nil {
 		return nil, "Bad credentials"
 	}
-	if !t.ExpiresAt.IsZero() && !f.now().Before(t.ExpiresAt) {
+	if !t.ExpiresAt.IsZero() && !ap.f.opts.now().Before(t.ExpiresAt) {
 		return nil, "Bad credentials"
 	}
 	c := *t
 	return &c, ""
 }
 
-func (f *Fake) canSee(t *Token, full string) bool {
-	f.mu.Lock()
-	_, exists := f.repos[strings.ToLower(full)]
-	f.mu.Unlock()
+func (ap *Apps) canSee(t *Token, full string) bool {
+	ap.f.mu.Lock()
+	_, exists := ap.f.repos[strings.ToLower(full)]
+	ap.f.mu.Unlock()
 	if !exists {
 		return false
 	}
@@ -669,7 +697,7 @@ func (f *Fake) canSee(t *Token, full string) bool {
 
 // permits reports whether t holds perm ("a|b:level": any one of the
 // names at level or above).
-func (f *Fake) permits(t *Token, perm string) bool {
+func (ap *Apps) permits(t *Token, perm string) bool {
 	if t.Permissions == nil {
 		return true
 	}
@@ -684,8 +712,8 @@ func (f *Fake) permits(t *Token, perm string) bool {
 }
 
 // Dump returns the fake's state as JSON-ready data, for scripts.
-func (f *Fake) dumpJSON() []byte {
-	st := f.State()
+func (rs *rest) dumpJSON() []byte {
+	st := rs.f.State()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")

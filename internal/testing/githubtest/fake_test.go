@@ -45,6 +45,7 @@ func seeded(t *testing.T) (*githubtest.Server, *clock.Fake) {
 }
 
 func TestRESTCallsValidate(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -93,6 +94,7 @@ func TestRESTCallsValidate(t *testing.T) {
 }
 
 func TestRefusesWhatGitHubWouldRefuse(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	s := githubtest.Serve(t, githubtest.Options{Report: rec, Clock: clock.NewFake(t0)})
 	if err := s.AddRepo(githubtest.Repo{FullName: "octo/app", Branches: map[string]string{"feature": "f"}}); err != nil {
@@ -140,6 +142,7 @@ func TestRefusesWhatGitHubWouldRefuse(t *testing.T) {
 }
 
 func TestResponseValidatorRejectsWhatTheDescriptionForbids(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	h := http.Header{"Content-Type": {"application/json"}}
 	if err := s.ValidateResponse("GET", "/repos/octo/app/pulls/1", 200, h, []byte(`{"title":"no number"}`)); err == nil {
@@ -157,6 +160,7 @@ func TestResponseValidatorRejectsWhatTheDescriptionForbids(t *testing.T) {
 }
 
 func TestPaginationLikeGitHub(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	for i := 0; i < 250; i++ {
 		s.AddComment("octo/app", 1, githubtest.Identity{Login: "someone"}, "noise")
@@ -192,6 +196,7 @@ func TestPaginationLikeGitHub(t *testing.T) {
 }
 
 func TestFaultsAnswerAsGitHub(t *testing.T) {
+	t.Parallel()
 	s, clock := seeded(t)
 	s.Inject(githubtest.SecondaryRateLimit(1, 30*time.Second))
 	s.Inject(githubtest.PrimaryRateLimit(1, clock.Now().Add(time.Minute)))
@@ -224,6 +229,7 @@ func TestFaultsAnswerAsGitHub(t *testing.T) {
 }
 
 func TestPermissionsNameWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	s.AddToken(githubtest.Token{Value: "ro", Identity: githubtest.ActionsBot, Permissions: githubtest.ReadOnly()})
 	gh := client(t, s, "ro")
@@ -237,6 +243,7 @@ func TestPermissionsNameWhatIsMissing(t *testing.T) {
 }
 
 func TestOnlyTheAuthorEditsAComment(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	id := s.AddComment("octo/app", 1, githubtest.Identity{Login: "sponson[bot]", Type: "Bot"}, "the bot's")
 	_, resp, err := client(t, s, "wf").Issues.EditComment(context.Background(), "octo", "app", id, &github.IssueComment{Body: github.String("mine")})
@@ -249,6 +256,7 @@ func TestOnlyTheAuthorEditsAComment(t *testing.T) {
 }
 
 func TestEveryOperationOfTheDescriptionIsServed(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	served := s.Served()
 	ops := s.Spec().Operations()
@@ -284,6 +292,7 @@ func TestEveryOperationOfTheDescriptionIsServed(t *testing.T) {
 }
 
 func TestForkPullRequest(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	n, err := s.AddPull(githubtest.PullRequest{Repo: "octo/app", Head: githubtest.Ref{Ref: "patch-1", SHA: strings.Repeat("ab", 20), Repo: "stranger/app"}})
 	if err != nil {
@@ -299,6 +308,7 @@ func TestForkPullRequest(t *testing.T) {
 }
 
 func TestChecksStatusesDeploymentsAndRefs(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -310,16 +320,16 @@ func TestChecksStatusesDeploymentsAndRefs(t *testing.T) {
 	if _, _, err := gh.Checks.UpdateCheckRun(ctx, "octo", "app", cr.GetID(), github.UpdateCheckRunOptions{Name: "sponson", Conclusion: github.String("success")}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.CheckRuns("octo/app"); len(got) != 1 || got[0].Status != "completed" || got[0].Conclusion != "success" {
+	if got := s.Deploys.CheckRuns("octo/app"); len(got) != 1 || got[0].Status != "completed" || got[0].Conclusion != "success" {
 		t.Errorf("check runs: %+v", got)
 	}
 	if _, _, err := gh.Repositories.CreateStatus(ctx, "octo", "app", sha, &github.RepoStatus{State: github.String("success"), Context: github.String("sponson/preview")}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Statuses("octo/app"); len(got) != 1 || got[0].Context != "sponson/preview" {
+	if got := s.Deploys.Statuses("octo/app"); len(got) != 1 || got[0].Context != "sponson/preview" {
 		t.Errorf("statuses: %+v", got)
 	}
-	id := s.AddDeployment(githubtest.Deployment{Repo: "octo/app", SHA: sha, Ref: "feature"})
+	id := s.Deploys.AddDeployment(githubtest.Deployment{Repo: "octo/app", SHA: sha, Ref: "feature"})
 	ds, _, err := gh.Repositories.ListDeployments(ctx, "octo", "app", &github.DeploymentsListOptions{SHA: sha})
 	if err != nil || len(ds) != 1 || ds[0].GetID() != id {
 		t.Fatalf("deployments: %v %v", ds, err)
@@ -350,6 +360,7 @@ func TestChecksStatusesDeploymentsAndRefs(t *testing.T) {
 }
 
 func TestRequestsGitHubRefusesOutright(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	s := githubtest.Serve(t, githubtest.Options{Report: rec})
 	if err := s.AddRepo(githubtest.Repo{FullName: "octo/app"}); err != nil {
@@ -383,6 +394,7 @@ func TestRequestsGitHubRefusesOutright(t *testing.T) {
 }
 
 func TestALostAnswerTakesEffect(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	s.Inject(githubtest.Fault{Method: "POST", Count: 1, Status: 502, Lost: true})
 	_, resp, err := client(t, s, "wf").Issues.CreateComment(context.Background(), "octo", "app", 1, &github.IssueComment{Body: github.String("landed")})

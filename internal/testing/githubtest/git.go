@@ -13,8 +13,39 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/sponson/apply/internal/testing/gittest"
 )
+
+// resolveRef is resolve without running git for what it is asked most
+// (seeding thousands of pull requests asks for the tip of a branch each
+// time): a branch or tag that names a commit, or a full commit id, read
+// from the bare repository in this process. "" sends the caller to git
+// (rev-parse) for anything else.
+func (gt *Git) resolveRef(full, rev string) string {
+	repo, err := git.PlainOpen(gt.gitDir(full))
+	if err != nil {
+		return ""
+	}
+	for _, name := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(rev), plumbing.NewTagReferenceName(rev)} {
+		ref, err := repo.Reference(name, true)
+		if err != nil {
+			continue
+		}
+		if c, err := repo.CommitObject(ref.Hash()); err == nil {
+			return c.Hash.String()
+		}
+		return "" // an annotated tag, or not a commit: git peels it
+	}
+	if len(rev) == 40 && plumbing.IsHash(rev) {
+		if c, err := repo.CommitObject(plumbing.NewHash(rev)); err == nil {
+			return c.Hash.String()
+		}
+	}
+	return ""
+}
 
 // isGitPath reports whether path is a git smart-HTTP path:
 // /{owner}/{repo}.git/... (or /{owner}/{repo}/info/refs, which git also
@@ -29,19 +60,19 @@ func isGitPath(path string) bool {
 }
 
 // gitDir is the bare repository of full ("owner/name").
-func (f *Fake) gitDir(full string) string {
-	return filepath.Join(f.opts.GitRoot, strings.ToLower(full)+".git")
+func (gt *Git) gitDir(full string) string {
+	return filepath.Join(gt.f.opts.GitRoot, strings.ToLower(full)+".git")
 }
 
-func (f *Fake) homeDir() string { return filepath.Join(f.opts.GitRoot, ".home") }
+func (gt *Git) homeDir() string { return filepath.Join(gt.f.opts.GitRoot, ".home") }
 
 // git runs git in dir with the clean environment of internal/testing/gittest,
 // commit dates from the fake's clock.
-func (f *Fake) git(dir string, stdin []byte, args ...string) (string, error) {
+func (gt *Git) git(dir string, stdin []byte, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	ts := strconv.FormatInt(f.now().Unix(), 10) + " +0000"
-	cmd.Env = append(gittest.Env(f.homeDir()), "GIT_AUTHOR_DATE="+ts, "GIT_COMMITTER_DATE="+ts)
+	ts := strconv.FormatInt(gt.f.opts.now().Unix(), 10) + " +0000"
+	cmd.Env = append(gittest.Env(gt.homeDir()), "GIT_AUTHOR_DATE="+ts, "GIT_COMMITTER_DATE="+ts)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -54,12 +85,12 @@ func (f *Fake) git(dir string, stdin []byte, args ...string) (string, error) {
 }
 
 // initGit makes the bare repository of r.
-func (f *Fake) initGit(r Repo) error {
-	dir := f.gitDir(r.FullName)
+func (gt *Git) initGit(r Repo) error {
+	dir := gt.gitDir(r.FullName)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
-	if _, err := f.git("", nil, "init", "--bare", "-q", "-b", r.DefaultBranch, dir); err != nil {
+	if _, err := gt.git("", nil, "init", "--bare", "-q", "-b", r.DefaultBranch, dir); err != nil {
 		return err
 	}
 	for _, kv := range [][2]string{
@@ -70,7 +101,7 @@ func (f *Fake) initGit(r Repo) error {
 		{"core.logAllRefUpdates", "false"},
 		{"uploadpack.allowAnySHA1InWant", "true"},
 	} {
-		if _, err := f.git(dir, nil, "config", kv[0], kv[1]); err != nil {
+		if _, err := gt.git(dir, nil, "config", kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
@@ -79,41 +110,41 @@ func (f *Fake) initGit(r Repo) error {
 
 // commit appends an empty-tree commit with message to branch (created at
 // the default branch's tip when missing) and returns its id.
-func (f *Fake) commit(full, branch, message string) (string, error) {
-	dir := f.gitDir(full)
-	tree, err := f.git(dir, []byte{}, "mktree")
+func (gt *Git) commit(full, branch, message string) (string, error) {
+	dir := gt.gitDir(full)
+	tree, err := gt.git(dir, []byte{}, "mktree")
 	if err != nil {
 		return "", err
 	}
 	args := []string{"commit-tree", tree, "-m", message}
-	parent, _ := f.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch+"^{commit}")
+	parent, _ := gt.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch+"^{commit}")
 	if parent == "" {
-		f.mu.Lock()
+		gt.f.mu.Lock()
 		def := ""
-		if rs := f.repos[strings.ToLower(full)]; rs != nil {
+		if rs := gt.f.repos[strings.ToLower(full)]; rs != nil {
 			def = rs.DefaultBranch
 		}
-		f.mu.Unlock()
+		gt.f.mu.Unlock()
 		if def != "" && def != branch {
-			parent, _ = f.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+def+"^{commit}")
+			parent, _ = gt.git(dir, nil, "rev-parse", "--verify", "-q", "refs/heads/"+def+"^{commit}")
 		}
 	}
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
-	sha, err := f.git(dir, nil, args...)
+	sha, err := gt.git(dir, nil, args...)
 	if err != nil {
 		return "", err
 	}
-	if _, err := f.git(dir, nil, "update-ref", "refs/heads/"+branch, sha); err != nil {
+	if _, err := gt.git(dir, nil, "update-ref", "refs/heads/"+branch, sha); err != nil {
 		return "", err
 	}
 	return sha, nil
 }
 
 // refs lists refs under prefix as name → id.
-func (f *Fake) refs(full, prefix string) map[string]string {
-	out, err := f.git(f.gitDir(full), nil, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+func (gt *Git) refs(full, prefix string) map[string]string {
+	out, err := gt.git(gt.gitDir(full), nil, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
 	refs := map[string]string{}
 	if err != nil {
 		return refs
@@ -127,8 +158,8 @@ func (f *Fake) refs(full, prefix string) map[string]string {
 }
 
 // branchNames returns the sorted branch names of full.
-func (f *Fake) branchNames(full string) ([]string, map[string]string) {
-	refs := f.refs(full, "refs/heads/")
+func (gt *Git) branchNames(full string) ([]string, map[string]string) {
+	refs := gt.refs(full, "refs/heads/")
 	var names []string
 	m := map[string]string{}
 	for ref, id := range refs {
@@ -141,10 +172,13 @@ func (f *Fake) branchNames(full string) ([]string, map[string]string) {
 }
 
 // resolve turns a branch name or commit id into a commit id ("" unknown).
-func (f *Fake) resolve(full, rev string) string {
-	dir := f.gitDir(full)
+func (gt *Git) resolve(full, rev string) string {
+	if sha := gt.resolveRef(full, rev); sha != "" {
+		return sha
+	}
+	dir := gt.gitDir(full)
 	for _, cand := range []string{"refs/heads/" + rev, "refs/tags/" + rev, rev} {
-		if out, err := f.git(dir, nil, "rev-parse", "--verify", "-q", cand+"^{commit}"); err == nil && out != "" {
+		if out, err := gt.git(dir, nil, "rev-parse", "--verify", "-q", cand+"^{commit}"); err == nil && out != "" {
 			return out
 		}
 	}
@@ -154,7 +188,7 @@ func (f *Fake) resolve(full, rev string) string {
 // serveGit serves git smart HTTP with GitHub's token auth: HTTP basic
 // with the token as password (user x-access-token, or any), contents:
 // read to fetch and contents: write to push (403 otherwise).
-func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
+func (gt *Git) serveGit(w http.ResponseWriter, r *http.Request) {
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	full := segs[0] + "/" + strings.TrimSuffix(segs[1], ".git")
 	op := "info-refs"
@@ -168,8 +202,8 @@ func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
 	rec := &statusWriter{ResponseWriter: w}
 	// Logged before git answers (status filled in after), so a client that
 	// has its answer finds its call in the log.
-	entry := f.record(r, 0, op, "")
-	defer func() { f.setStatus(entry, rec.code()) }()
+	entry := gt.f.Log.record(r, 0, op, "")
+	defer func() { gt.f.Log.setStatus(entry, rec.code()) }()
 
 	_, pass, ok := r.BasicAuth()
 	if !ok {
@@ -177,13 +211,13 @@ func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "Authentication required", http.StatusUnauthorized)
 		return
 	}
-	tok, _ := f.lookupToken(pass)
+	tok, _ := gt.f.Apps.lookupToken(pass)
 	if tok == nil {
 		rec.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
 		http.Error(rec, "Invalid username or token. Password authentication is not supported for Git operations.", http.StatusUnauthorized)
 		return
 	}
-	if !f.canSee(tok, full) {
+	if !gt.f.Apps.canSee(tok, full) {
 		http.Error(rec, "Repository not found.", http.StatusNotFound)
 		return
 	}
@@ -191,11 +225,11 @@ func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
 	if push {
 		need = "contents:write"
 	}
-	if !f.permits(tok, need) {
+	if !gt.f.Apps.permits(tok, need) {
 		http.Error(rec, fmt.Sprintf("Permission to %s.git denied to %s.", full, tok.Identity.Login), http.StatusForbidden)
 		return
 	}
-	fl := f.takeFault(r.Method, op, true)
+	fl := gt.f.Log.takeFault(r.Method, op, true)
 	if fl != nil && !fl.Lost {
 		http.Error(rec, "injected: "+http.StatusText(fl.Status), fl.Status)
 		return
@@ -212,8 +246,8 @@ func (f *Fake) serveGit(w http.ResponseWriter, r *http.Request) {
 	h := &cgi.Handler{
 		Path: filepath.Join(execPath, "git-http-backend"),
 		Root: "/",
-		Env: append(gittest.Env(f.homeDir()),
-			"GIT_PROJECT_ROOT="+f.opts.GitRoot,
+		Env: append(gittest.Env(gt.homeDir()),
+			"GIT_PROJECT_ROOT="+gt.f.opts.GitRoot,
 			"GIT_HTTP_EXPORT_ALL=1",
 			"REMOTE_USER="+tok.Identity.Login,
 		),

@@ -17,6 +17,7 @@ func remote(s *githubtest.Server, full, token string) string {
 }
 
 func TestGitSmartHTTPWithTokens(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	s.AddToken(githubtest.Token{Value: "ro", Identity: githubtest.ActionsBot, Permissions: githubtest.ReadOnly()})
 	work := filepath.Join(t.TempDir(), "work")
@@ -54,6 +55,7 @@ func TestGitSmartHTTPWithTokens(t *testing.T) {
 }
 
 func TestGitFaults(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	work := filepath.Join(t.TempDir(), "work")
 	gittest.Run(t, "", "clone", "-q", remote(s, "octo/app", "wf"), work)

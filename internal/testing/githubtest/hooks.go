@@ -3,7 +3,9 @@ package githubtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,11 +26,11 @@ type Hook struct {
 }
 
 // Hooks returns the webhooks of full, oldest first.
-func (f *Fake) Hooks(full string) []Hook {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (rp *Repos) Hooks(full string) []Hook {
+	rp.f.mu.Lock()
+	defer rp.f.mu.Unlock()
 	var out []Hook
-	for _, h := range f.hooks[strings.ToLower(full)] {
+	for _, h := range rp.f.hooks[strings.ToLower(full)] {
 		out = append(out, h.copy())
 	}
 	return out
@@ -38,26 +40,22 @@ func (h *Hook) copy() Hook {
 	c := *h
 	c.Events = append([]string(nil), h.Events...)
 	c.Config = map[string]any{}
-	for k, v := range h.Config {
-		c.Config[k] = v
-	}
+	maps.Copy(c.Config, h.Config)
 	return c
 }
 
-func (f *Fake) hook(h Hook) map[string]any {
-	m := f.spec.Synth("hook")
+func (rp *Repos) hook(h Hook) map[string]any {
+	m := rp.f.spec.Synth("hook")
 	base := "/repos/" + h.Repo + "/hooks/" + strconv.FormatInt(h.ID, 10)
 	m["id"], m["type"], m["name"], m["active"] = h.ID, "Repository", h.Name, h.Active
 	m["events"] = h.Events
 	cfg := map[string]any{}
-	for k, v := range h.Config {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, h.Config)
 	if _, ok := cfg["secret"]; ok {
 		cfg["secret"] = "********" // GitHub never shows a secret back
 	}
 	m["config"] = cfg
-	m["url"], m["test_url"], m["ping_url"], m["deliveries_url"] = f.api(base), f.api(base+"/test"), f.api(base+"/pings"), f.api(base+"/deliveries")
+	m["url"], m["test_url"], m["ping_url"], m["deliveries_url"] = rp.f.opts.api(base), rp.f.opts.api(base+"/test"), rp.f.opts.api(base+"/pings"), rp.f.opts.api(base+"/deliveries")
 	m["last_response"] = map[string]any{"code": nil, "status": "unused", "message": nil}
 	m["created_at"], m["updated_at"] = ts(h.Created), ts(h.Updated)
 	return m
@@ -75,27 +73,20 @@ func (c *call) findHookLocked() *Hook {
 }
 
 func listHooks(c *call) {
-	hooks := c.f.Hooks(c.full())
+	hooks := c.f.Repos.Hooks(c.full())
 	out := []any{}
 	for _, h := range paginate(c, hooks) {
-		out = append(out, c.f.hook(h))
+		out = append(out, c.f.Repos.hook(h))
 	}
 	c.json(http.StatusOK, out)
 }
 
 func getHook(c *call) {
-	c.f.mu.Lock()
-	h := c.findHookLocked()
 	var snap Hook
-	if h != nil {
-		snap = h.copy()
-	}
-	c.f.mu.Unlock()
-	if h == nil {
-		c.error(http.StatusNotFound, "Not Found")
+	if !found(c, c.findHookLocked, func(h *Hook) { snap = h.copy() }) {
 		return
 	}
-	c.json(http.StatusOK, c.f.hook(snap))
+	c.json(http.StatusOK, c.f.Repos.hook(snap))
 }
 
 // hookConfigError checks a config as GitHub does: a url is required,
@@ -145,7 +136,7 @@ func createHook(c *call) {
 	if in.Events == nil {
 		in.Events = []string{"push"}
 	}
-	now := c.f.now()
+	now := c.f.opts.now()
 	h := &Hook{Repo: c.repo().FullName, Name: "web", Active: in.Active == nil || *in.Active, Events: in.Events, Config: in.Config, Created: now, Updated: now}
 	key := strings.ToLower(h.Repo)
 	c.f.mu.Lock()
@@ -160,8 +151,8 @@ func createHook(c *call) {
 	c.f.hooks[key] = append(c.f.hooks[key], h)
 	snap := h.copy()
 	c.f.mu.Unlock()
-	c.resp.header.Set("Location", c.f.api(fmt.Sprintf("/repos/%s/hooks/%d", h.Repo, h.ID)))
-	c.json(http.StatusCreated, c.f.hook(snap))
+	c.resp.header.Set("Location", c.f.opts.api(fmt.Sprintf("/repos/%s/hooks/%d", h.Repo, h.ID)))
+	c.json(http.StatusCreated, c.f.Repos.hook(snap))
 }
 
 // updateHook changes a hook: config replaces the config (a secret left
@@ -182,78 +173,62 @@ func updateHook(c *call) {
 			return
 		}
 	}
-	c.f.mu.Lock()
-	h := c.findHookLocked()
-	if h == nil {
-		c.f.mu.Unlock()
-		c.error(http.StatusNotFound, "Not Found")
+	var snap Hook
+	if !found(c, c.findHookLocked, func(h *Hook) {
+		if in.Config != nil {
+			if _, ok := in.Config["secret"]; !ok {
+				if s, had := h.Config["secret"]; had {
+					in.Config["secret"] = s
+				}
+			}
+			if _, ok := in.Config["content_type"]; !ok {
+				in.Config["content_type"] = "form"
+			}
+			if _, ok := in.Config["insecure_ssl"]; !ok {
+				in.Config["insecure_ssl"] = "0"
+			}
+			h.Config = in.Config
+		}
+		if in.Events != nil {
+			h.Events = append([]string(nil), in.Events...)
+		}
+		for _, e := range in.AddEvents {
+			if !slices.Contains(h.Events, e) {
+				h.Events = append(h.Events, e)
+			}
+		}
+		if len(in.RemoveEvents) > 0 {
+			keep := []string{}
+			for _, e := range h.Events {
+				if !slices.Contains(in.RemoveEvents, e) {
+					keep = append(keep, e)
+				}
+			}
+			h.Events = keep
+		}
+		if in.Active != nil {
+			h.Active = *in.Active
+		}
+		h.Updated = c.f.opts.now()
+		snap = h.copy()
+	}) {
 		return
 	}
-	if in.Config != nil {
-		if _, ok := in.Config["secret"]; !ok {
-			if s, had := h.Config["secret"]; had {
-				in.Config["secret"] = s
-			}
-		}
-		if _, ok := in.Config["content_type"]; !ok {
-			in.Config["content_type"] = "form"
-		}
-		if _, ok := in.Config["insecure_ssl"]; !ok {
-			in.Config["insecure_ssl"] = "0"
-		}
-		h.Config = in.Config
-	}
-	if in.Events != nil {
-		h.Events = append([]string(nil), in.Events...)
-	}
-	for _, e := range in.AddEvents {
-		if !contains(h.Events, e) {
-			h.Events = append(h.Events, e)
-		}
-	}
-	if len(in.RemoveEvents) > 0 {
-		keep := []string{}
-		for _, e := range h.Events {
-			if !contains(in.RemoveEvents, e) {
-				keep = append(keep, e)
-			}
-		}
-		h.Events = keep
-	}
-	if in.Active != nil {
-		h.Active = *in.Active
-	}
-	h.Updated = c.f.now()
-	snap := h.copy()
-	c.f.mu.Unlock()
-	c.json(http.StatusOK, c.f.hook(snap))
+	c.json(http.StatusOK, c.f.Repos.hook(snap))
 }
 
 func deleteHook(c *call) {
 	key := strings.ToLower(c.full())
-	c.f.mu.Lock()
-	h := c.findHookLocked()
-	if h == nil {
-		c.f.mu.Unlock()
-		c.error(http.StatusNotFound, "Not Found")
+	if !found(c, func() *Hook { return c.findHookLocked() }, func(h *Hook) {
+		keep := c.f.hooks[key][:0:0]
+		for _, x := range c.f.hooks[key] {
+			if x != h {
+				keep = append(keep, x)
+			}
+		}
+		c.f.hooks[key] = keep
+	}) {
 		return
 	}
-	keep := c.f.hooks[key][:0:0]
-	for _, x := range c.f.hooks[key] {
-		if x != h {
-			keep = append(keep, x)
-		}
-	}
-	c.f.hooks[key] = keep
-	c.f.mu.Unlock()
 	c.noContent()
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,20 +33,20 @@ type Reaction struct {
 // AddLabel defines a label of full (GitHub creates a label that
 // add-labels names and the repository lacks; this sets its colour and
 // description beforehand).
-func (f *Fake) AddLabel(full string, l Label) error {
-	rs := f.repo(full)
+func (is *Issues) AddLabel(full string, l Label) error {
+	rs := is.f.Repos.repo(full)
 	if rs == nil {
 		return fmt.Errorf("githubtest: no repository %s", full)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.labelLocked(rs, l)
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
+	is.labelLocked(rs, l)
 	return nil
 }
 
 // labelLocked returns the repository's label named l.Name, made from l
 // when missing. f.mu is held.
-func (f *Fake) labelLocked(rs *repoState, l Label) *Label {
+func (is *Issues) labelLocked(rs *repoState, l Label) *Label {
 	if rs.labels == nil {
 		rs.labels = map[string]*Label{}
 	}
@@ -57,7 +58,7 @@ func (f *Fake) labelLocked(rs *repoState, l Label) *Label {
 		l.Color = "ededed"
 	}
 	if l.ID == 0 {
-		l.ID = f.id()
+		l.ID = is.f.id()
 	}
 	c := l
 	rs.labels[key] = &c
@@ -66,18 +67,18 @@ func (f *Fake) labelLocked(rs *repoState, l Label) *Label {
 
 // IssueLabels returns the names of the labels on an issue or pull
 // request, sorted.
-func (f *Fake) IssueLabels(full string, issue int) []string {
-	rs := f.repo(full)
+func (is *Issues) IssueLabels(full string, issue int) []string {
+	rs := is.f.Repos.repo(full)
 	if rs == nil {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	return append([]string(nil), rs.onIssue[issue]...)
 }
 
 // issueLabelsLocked represents the labels on an issue. f.mu is held.
-func (f *Fake) issueLabelsLocked(rs *repoState, issue int) []Label {
+func (is *Issues) issueLabelsLocked(rs *repoState, issue int) []Label {
 	var out []Label
 	for _, n := range rs.onIssue[issue] {
 		out = append(out, *rs.labels[strings.ToLower(n)])
@@ -85,10 +86,10 @@ func (f *Fake) issueLabelsLocked(rs *repoState, issue int) []Label {
 	return out
 }
 
-func (f *Fake) label(full string, l Label) map[string]any {
-	m := f.spec.Synth("label")
+func (is *Issues) label(full string, l Label) map[string]any {
+	m := is.f.spec.Synth("label")
 	m["id"], m["node_id"], m["name"], m["color"], m["default"] = l.ID, fmt.Sprintf("LA_%d", l.ID), l.Name, l.Color, l.Default
-	m["url"] = f.api("/repos/" + full + "/labels/" + url.PathEscape(l.Name))
+	m["url"] = is.f.opts.api("/repos/" + full + "/labels/" + url.PathEscape(l.Name))
 	m["description"] = nil
 	if l.Description != "" {
 		m["description"] = l.Description
@@ -99,7 +100,7 @@ func (f *Fake) label(full string, l Label) map[string]any {
 func (c *call) labelsAnswer(status int, rs *repoState, labels []Label) {
 	out := []any{}
 	for _, l := range labels {
-		out = append(out, c.f.label(rs.FullName, l))
+		out = append(out, c.f.Issues.label(rs.FullName, l))
 	}
 	c.json(status, out)
 }
@@ -112,11 +113,11 @@ func listIssueLabels(c *call) {
 	}
 	rs := c.repo()
 	c.f.mu.Lock()
-	labels := c.f.issueLabelsLocked(rs, n)
+	labels := c.f.Issues.issueLabelsLocked(rs, n)
 	c.f.mu.Unlock()
 	out := []any{}
 	for _, l := range paginate(c, labels) {
-		out = append(out, c.f.label(rs.FullName, l))
+		out = append(out, c.f.Issues.label(rs.FullName, l))
 	}
 	c.json(http.StatusOK, out)
 }
@@ -173,15 +174,15 @@ func addIssueLabels(c *call) {
 		rs.onIssue = map[int][]string{}
 	}
 	for _, name := range names {
-		l := c.f.labelLocked(rs, Label{Name: name})
-		if !containsFold(rs.onIssue[n], l.Name) {
+		l := c.f.Issues.labelLocked(rs, Label{Name: name})
+		if !slices.ContainsFunc(rs.onIssue[n], func(x string) bool { return strings.EqualFold(x, l.Name) }) {
 			rs.onIssue[n] = append(rs.onIssue[n], l.Name)
 		}
 	}
 	sort.Slice(rs.onIssue[n], func(i, j int) bool {
 		return strings.ToLower(rs.onIssue[n][i]) < strings.ToLower(rs.onIssue[n][j])
 	})
-	labels := c.f.issueLabelsLocked(rs, n)
+	labels := c.f.Issues.issueLabelsLocked(rs, n)
 	c.f.mu.Unlock()
 	c.labelsAnswer(http.StatusOK, rs, labels)
 }
@@ -215,37 +216,28 @@ func removeIssueLabel(c *call) {
 		return
 	}
 	rs.onIssue[n] = keep
-	labels := c.f.issueLabelsLocked(rs, n)
+	labels := c.f.Issues.issueLabelsLocked(rs, n)
 	c.f.mu.Unlock()
 	c.labelsAnswer(http.StatusOK, rs, labels)
-}
-
-func containsFold(xs []string, s string) bool {
-	for _, x := range xs {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // --- reactions ---------------------------------------------------------------
 
 // Reactions returns the reactions to a comment, oldest first.
-func (f *Fake) Reactions(comment int64) []Reaction {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (is *Issues) Reactions(comment int64) []Reaction {
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	var out []Reaction
-	for _, r := range f.reactions[comment] {
+	for _, r := range is.f.reactions[comment] {
 		out = append(out, *r)
 	}
 	return out
 }
 
-func (f *Fake) reaction(r Reaction) map[string]any {
-	m := f.spec.Synth("reaction")
+func (is *Issues) reaction(r Reaction) map[string]any {
+	m := is.f.spec.Synth("reaction")
 	m["id"], m["node_id"], m["content"] = r.ID, fmt.Sprintf("REA_%d", r.ID), r.Content
-	m["user"] = f.user(r.User)
+	m["user"] = is.f.Repos.user(r.User)
 	m["created_at"] = ts(r.Created)
 	return m
 }
@@ -257,14 +249,14 @@ func listReactions(c *call) {
 	}
 	content := c.query("content")
 	var sel []Reaction
-	for _, r := range c.f.Reactions(cm.ID) {
+	for _, r := range c.f.Issues.Reactions(cm.ID) {
 		if content == "" || r.Content == content {
 			sel = append(sel, r)
 		}
 	}
 	out := []any{}
 	for _, r := range paginate(c, sel) {
-		out = append(out, c.f.reaction(r))
+		out = append(out, c.f.Issues.reaction(r))
 	}
 	c.json(http.StatusOK, out)
 }
@@ -287,13 +279,13 @@ func createReaction(c *call) {
 		if r.Content == in.Content && strings.EqualFold(r.User.Login, who.Login) {
 			snap := *r
 			c.f.mu.Unlock()
-			c.json(http.StatusOK, c.f.reaction(snap))
+			c.json(http.StatusOK, c.f.Issues.reaction(snap))
 			return
 		}
 	}
-	r := &Reaction{ID: c.f.id(), Comment: cm.ID, User: who, Content: in.Content, Created: c.f.now()}
+	r := &Reaction{ID: c.f.id(), Comment: cm.ID, User: who, Content: in.Content, Created: c.f.opts.now()}
 	c.f.reactions[cm.ID] = append(c.f.reactions[cm.ID], r)
 	snap := *r
 	c.f.mu.Unlock()
-	c.json(http.StatusCreated, c.f.reaction(snap))
+	c.json(http.StatusCreated, c.f.Issues.reaction(snap))
 }

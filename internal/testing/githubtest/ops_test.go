@@ -46,6 +46,7 @@ func refused(t *testing.T, what string, resp *github.Response, err error, accept
 }
 
 func TestDeploymentsLifecycle(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -97,13 +98,14 @@ func TestDeploymentsLifecycle(t *testing.T) {
 	if _, err := gh.Repositories.DeleteDeployment(ctx, "octo", "app", 999999); status(err) != http.StatusNotFound {
 		t.Errorf("delete of an unknown deployment: %v", err)
 	}
-	if ds := s.Deployments("octo/app"); len(ds) != 1 || ds[0].ID != d2.GetID() {
+	if ds := s.Deploys.Deployments("octo/app"); len(ds) != 1 || ds[0].ID != d2.GetID() {
 		t.Errorf("deployments left: %+v", ds)
 	}
 	noViolations(t, s)
 }
 
 func TestDeploymentRefusals(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -146,6 +148,7 @@ func TestDeploymentRefusals(t *testing.T) {
 }
 
 func TestDeploymentSuccessMarksEarlierOnesInactive(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -171,6 +174,7 @@ func TestDeploymentSuccessMarksEarlierOnesInactive(t *testing.T) {
 }
 
 func TestWebhooksLifecycle(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -233,10 +237,11 @@ func TestWebhooksLifecycle(t *testing.T) {
 }
 
 func TestIssueLabels(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
-	if err := s.AddLabel("octo/app", githubtest.Label{Name: "preview", Color: "0e8a16", Description: "has a preview"}); err != nil {
+	if err := s.Issues.AddLabel("octo/app", githubtest.Label{Name: "preview", Color: "0e8a16", Description: "has a preview"}); err != nil {
 		t.Fatal(err)
 	}
 	ls, _, err := gh.Issues.AddLabelsToIssue(ctx, "octo", "app", 1, []string{"preview", "sponson:pr-1"})
@@ -257,7 +262,7 @@ func TestIssueLabels(t *testing.T) {
 	if _, err := gh.Issues.RemoveLabelForIssue(ctx, "octo", "app", 1, "sponson:pr-1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.IssueLabels("octo/app", 1); strings.Join(got, ",") != "preview" {
+	if got := s.Issues.IssueLabels("octo/app", 1); strings.Join(got, ",") != "preview" {
 		t.Errorf("left: %v", got)
 	}
 	if _, err := gh.Issues.RemoveLabelForIssue(ctx, "octo", "app", 1, "sponson:pr-1"); status(err) != http.StatusNotFound {
@@ -278,6 +283,7 @@ func TestIssueLabels(t *testing.T) {
 // TestAddLabelsBodyShapes sends the three body shapes the description
 // allows, and one it does not.
 func TestAddLabelsBodyShapes(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	s := githubtest.Serve(t, githubtest.Options{Report: rec})
 	if err := s.AddRepo(githubtest.Repo{FullName: "octo/app", Branches: map[string]string{"feature": "f"}}); err != nil {
@@ -309,8 +315,8 @@ func TestAddLabelsBodyShapes(t *testing.T) {
 		if resp.StatusCode != c.want || (c.want == 422) != (len(rec.msgs) > 0) {
 			t.Errorf("%s: %d (want %d), violations %v", c.body, resp.StatusCode, c.want, rec.msgs)
 		}
-		if c.label != "" && !containsString(s.IssueLabels("octo/app", 1), c.label) {
-			t.Errorf("%s: label %s missing from %v", c.body, c.label, s.IssueLabels("octo/app", 1))
+		if c.label != "" && !containsString(s.Issues.IssueLabels("octo/app", 1), c.label) {
+			t.Errorf("%s: label %s missing from %v", c.body, c.label, s.Issues.IssueLabels("octo/app", 1))
 		}
 	}
 }
@@ -341,6 +347,7 @@ func seededRecording(t *testing.T) (*githubtest.Server, *recorder) {
 }
 
 func TestCommentReactions(t *testing.T) {
+	t.Parallel()
 	s, _ := seededRecording(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -360,7 +367,7 @@ func TestCommentReactions(t *testing.T) {
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("list: %+v %v", rs, err)
 	}
-	if got := s.Reactions(id); len(got) != 2 || got[1].Content != "rocket" {
+	if got := s.Issues.Reactions(id); len(got) != 2 || got[1].Content != "rocket" {
 		t.Errorf("stored: %+v", got)
 	}
 	if _, _, err := gh.Reactions.CreateIssueCommentReaction(ctx, "octo", "app", id, "thumbsup"); status(err) != http.StatusUnprocessableEntity {
@@ -378,6 +385,7 @@ func TestCommentReactions(t *testing.T) {
 }
 
 func TestCheckRunsForRef(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -412,11 +420,12 @@ func TestCheckRunsForRef(t *testing.T) {
 }
 
 func TestGetContent(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
 	plan := "version: 1\nplaces: []\n"
-	sha, err := s.CommitFiles("octo/app", "feature", "add plan", map[string]string{"release.plan.yaml": plan, "deploy/preview/env.txt": "A=1", "deploy/readme.md": "# r"})
+	sha, err := s.Git.CommitFiles("octo/app", "feature", "add plan", map[string]string{"release.plan.yaml": plan, "deploy/preview/env.txt": "A=1", "deploy/readme.md": "# r"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,11 +463,12 @@ func TestGetContent(t *testing.T) {
 }
 
 func TestCollaboratorPermission(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
 	for login, role := range map[string]string{"mia": "maintain", "tri": "triage", "wes": "write", "rea": "read"} {
-		if err := s.SetCollaborator("octo/app", login, role); err != nil {
+		if err := s.Repos.SetCollaborator("octo/app", login, role); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -486,7 +496,7 @@ func TestCollaboratorPermission(t *testing.T) {
 	if p, _, err := client(t, s, "all").Repositories.GetPermissionLevel(ctx, "octo", "secret", "drive-by"); err != nil || p.GetPermission() != "none" {
 		t.Errorf("a stranger on a private repository: %+v %v", p, err)
 	}
-	if err := s.SetCollaborator("octo/app", "wes", ""); err != nil {
+	if err := s.Repos.SetCollaborator("octo/app", "wes", ""); err != nil {
 		t.Fatal(err)
 	}
 	if p, _, err := gh.Repositories.GetPermissionLevel(ctx, "octo", "app", "wes"); err != nil || p.GetPermission() != "read" {
@@ -499,6 +509,7 @@ func TestCollaboratorPermission(t *testing.T) {
 }
 
 func TestTeamMembership(t *testing.T) {
+	t.Parallel()
 	s, _ := seeded(t)
 	gh := client(t, s, "wf")
 	ctx := context.Background()
@@ -521,7 +532,7 @@ func TestTeamMembership(t *testing.T) {
 	if _, _, err := gh.Teams.GetTeamMembershipBySlug(ctx, "octo", "no-team", "alice"); status(err) != http.StatusNotFound {
 		t.Errorf("no such team: %v", err)
 	}
-	if err := s.AddTeamMember(githubtest.Member{Org: "octo", Team: "t", Login: "x", Role: "owner"}); err == nil {
+	if err := s.Repos.AddTeamMember(githubtest.Member{Org: "octo", Team: "t", Login: "x", Role: "owner"}); err == nil {
 		t.Error("a role GitHub does not have was accepted")
 	}
 	s.AddToken(githubtest.Token{Value: "ro", Identity: githubtest.ActionsBot, Permissions: githubtest.ReadOnly()})

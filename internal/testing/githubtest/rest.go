@@ -5,15 +5,24 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// routes is every operation the fake serves. Each template is a path of
-// GitHub's description (the fake panics on one that is not).
+// routes is every operation the fake serves, each part's own. Each
+// template is a path of GitHub's description (the fake panics on one that
+// is not). The table does not depend on a fake's state: it is built once
+// per Spec (handlers), from the parts' types.
 func routes() []*handler {
+	return slices.Concat((*Apps)(nil).routes(), (*Repos)(nil).routes(), (*Git)(nil).routes(), (*Issues)(nil).routes(), (*Deploys)(nil).routes())
+}
+
+// routes are the operations of the App endpoints (JWT), installation
+// tokens and the rate limit.
+func (*Apps) routes() []*handler {
 	return []*handler{
 		{method: "GET", tmpl: "/app", auth: authJWT, fn: getApp},
 		{method: "GET", tmpl: "/app/installations", auth: authJWT, fn: listInstallations},
@@ -21,56 +30,70 @@ func routes() []*handler {
 		{method: "GET", tmpl: "/repos/{owner}/{repo}/installation", auth: authJWT, fn: getRepoInstallation},
 		{method: "GET", tmpl: "/installation/repositories", fn: listInstallationRepos},
 		{method: "GET", tmpl: "/rate_limit", fn: getRateLimit},
+	}
+}
 
+// routes are the operations of repositories, webhooks and access.
+func (*Repos) routes() []*handler {
+	return []*handler{
 		{method: "GET", tmpl: "/repos/{owner}/{repo}", perm: "metadata:read", fn: getRepo},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/branches", perm: "contents:read", fn: listBranches},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/branches/{branch}", perm: "contents:read", fn: getBranch},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/compare/{basehead}", perm: "contents:read", fn: compare},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/commits/{commit_sha}/pulls", perm: "pull_requests:read", fn: pullsForCommit},
-
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/pulls", perm: "pull_requests:read", fn: listPulls},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/pulls/{pull_number}", perm: "pull_requests:read", fn: getPull},
-
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/comments", perm: "issues|pull_requests:read", fn: listComments},
-		{method: "POST", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/comments", perm: "issues|pull_requests:write", fn: createComment},
-		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}", perm: "issues|pull_requests:write", fn: updateComment},
-		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}", perm: "issues|pull_requests:write", fn: deleteComment},
-
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/actions/runs/{run_id}", perm: "actions:read", fn: getRun},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments", perm: "deployments:read", fn: listDeployments},
-		{method: "POST", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", perm: "deployments:write", fn: createDeploymentStatus},
-
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/git/ref/{ref}", perm: "contents:read", fn: getRef},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/git/matching-refs/{ref}", perm: "contents:read", fn: matchingRefs},
-		{method: "POST", tmpl: "/repos/{owner}/{repo}/git/refs", perm: "contents:write", fn: createRef},
-		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/git/refs/{ref}", perm: "contents:write", fn: updateRef},
-		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/git/refs/{ref}", perm: "contents:write", fn: deleteRef},
-
-		{method: "POST", tmpl: "/repos/{owner}/{repo}/check-runs", perm: "checks:write", fn: createCheckRun},
-		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/check-runs/{check_run_id}", perm: "checks:write", fn: updateCheckRun},
-		{method: "POST", tmpl: "/repos/{owner}/{repo}/statuses/{sha}", perm: "statuses:write", fn: createStatus},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/commits/{ref}/check-runs", perm: "checks:read", fn: listCheckRunsForRef},
-
-		{method: "POST", tmpl: "/repos/{owner}/{repo}/deployments", perm: "deployments:write", fn: createDeployment},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}", perm: "deployments:read", fn: getDeployment},
-		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}", perm: "deployments:write", fn: deleteDeployment},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", perm: "deployments:read", fn: listDeploymentStatuses},
-
 		{method: "GET", tmpl: "/repos/{owner}/{repo}/hooks", perm: "repository_hooks:read", fn: listHooks},
 		{method: "POST", tmpl: "/repos/{owner}/{repo}/hooks", perm: "repository_hooks:write", fn: createHook},
 		{method: "GET", tmpl: "/repos/{owner}/{repo}/hooks/{hook_id}", perm: "repository_hooks:read", fn: getHook},
 		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/hooks/{hook_id}", perm: "repository_hooks:write", fn: updateHook},
 		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/hooks/{hook_id}", perm: "repository_hooks:write", fn: deleteHook},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/collaborators/{username}/permission", perm: "metadata:read", fn: getCollaboratorPermission},
+		{method: "GET", tmpl: "/orgs/{org}/teams/{team_slug}/memberships/{username}", perm: "members:read", fn: getTeamMembership},
+	}
+}
 
+// routes are the operations of branches, compare, git refs and contents.
+func (*Git) routes() []*handler {
+	return []*handler{
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/branches", perm: "contents:read", fn: listBranches},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/branches/{branch}", perm: "contents:read", fn: getBranch},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/compare/{basehead}", perm: "contents:read", fn: compare},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/git/ref/{ref}", perm: "contents:read", fn: getRef},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/git/matching-refs/{ref}", perm: "contents:read", fn: matchingRefs},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/git/refs", perm: "contents:write", fn: createRef},
+		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/git/refs/{ref}", perm: "contents:write", fn: updateRef},
+		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/git/refs/{ref}", perm: "contents:write", fn: deleteRef},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/contents/{path}", perm: "contents:read", fn: getContent},
+	}
+}
+
+// routes are the operations of pull requests, comments, labels, reactions and workflow runs.
+func (*Issues) routes() []*handler {
+	return []*handler{
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/commits/{commit_sha}/pulls", perm: "pull_requests:read", fn: pullsForCommit},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/pulls", perm: "pull_requests:read", fn: listPulls},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/pulls/{pull_number}", perm: "pull_requests:read", fn: getPull},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/comments", perm: "issues|pull_requests:read", fn: listComments},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/comments", perm: "issues|pull_requests:write", fn: createComment},
+		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}", perm: "issues|pull_requests:write", fn: updateComment},
+		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}", perm: "issues|pull_requests:write", fn: deleteComment},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/actions/runs/{run_id}", perm: "actions:read", fn: getRun},
 		{method: "GET", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/labels", perm: "issues|pull_requests:read", fn: listIssueLabels},
 		{method: "POST", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/labels", perm: "issues|pull_requests:write", fn: addIssueLabels},
 		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", perm: "issues|pull_requests:write", fn: removeIssueLabel},
 		{method: "GET", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", perm: "issues|pull_requests:read", fn: listReactions},
 		{method: "POST", tmpl: "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", perm: "issues|pull_requests:write", fn: createReaction},
+	}
+}
 
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/contents/{path}", perm: "contents:read", fn: getContent},
-		{method: "GET", tmpl: "/repos/{owner}/{repo}/collaborators/{username}/permission", perm: "metadata:read", fn: getCollaboratorPermission},
-		{method: "GET", tmpl: "/orgs/{org}/teams/{team_slug}/memberships/{username}", perm: "members:read", fn: getTeamMembership},
+// routes are the operations of check runs, statuses and deployments.
+func (*Deploys) routes() []*handler {
+	return []*handler{
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments", perm: "deployments:read", fn: listDeployments},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", perm: "deployments:write", fn: createDeploymentStatus},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/check-runs", perm: "checks:write", fn: createCheckRun},
+		{method: "PATCH", tmpl: "/repos/{owner}/{repo}/check-runs/{check_run_id}", perm: "checks:write", fn: updateCheckRun},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/statuses/{sha}", perm: "statuses:write", fn: createStatus},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/commits/{ref}/check-runs", perm: "checks:read", fn: listCheckRunsForRef},
+		{method: "POST", tmpl: "/repos/{owner}/{repo}/deployments", perm: "deployments:write", fn: createDeployment},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}", perm: "deployments:read", fn: getDeployment},
+		{method: "DELETE", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}", perm: "deployments:write", fn: deleteDeployment},
+		{method: "GET", tmpl: "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses", perm: "deployments:read", fn: listDeploymentStatuses},
 	}
 }
 
@@ -80,15 +103,15 @@ func ts(t time.Time) string { return t.UTC().Format(timeFmt) }
 
 func (c *call) full() string { return c.params["owner"] + "/" + c.params["repo"] }
 
-func (c *call) repo() *repoState { return c.f.repo(c.full()) }
+func (c *call) repo() *repoState { return c.f.Repos.repo(c.full()) }
 
-func (f *Fake) api(path string) string { return f.opts.BaseURL + "/api/v3" + path }
-func (f *Fake) web(path string) string { return f.opts.BaseURL + path }
+func (o *Options) api(path string) string { return o.BaseURL + "/api/v3" + path }
+func (o *Options) web(path string) string { return o.BaseURL + path }
 
 // --- representations -------------------------------------------------
 
-func (f *Fake) user(id Identity) map[string]any {
-	m := f.spec.Synth("simple-user")
+func (rp *Repos) user(id Identity) map[string]any {
+	m := rp.f.spec.Synth("simple-user")
 	typ := id.Type
 	if typ == "" {
 		typ = "User"
@@ -100,9 +123,9 @@ func (f *Fake) user(id Identity) map[string]any {
 	login := id.Login
 	m["login"], m["id"], m["type"] = login, uid, typ
 	m["node_id"] = fmt.Sprintf("U_%d", uid)
-	m["url"] = f.api("/users/" + url.PathEscape(login))
-	m["html_url"] = f.web("/" + url.PathEscape(login))
-	m["avatar_url"] = f.web("/avatars/" + url.PathEscape(login))
+	m["url"] = rp.f.opts.api("/users/" + url.PathEscape(login))
+	m["html_url"] = rp.f.opts.web("/" + url.PathEscape(login))
+	m["avatar_url"] = rp.f.opts.web("/avatars/" + url.PathEscape(login))
 	return m
 }
 
@@ -111,44 +134,44 @@ func ownerIdentity(full string) Identity {
 	return Identity{Login: owner, ID: int64(len(owner)) + 100, Type: "User"}
 }
 
-func (f *Fake) repoFields(m map[string]any, rs *repoState) map[string]any {
+func (rp *Repos) repoFields(m map[string]any, rs *repoState) map[string]any {
 	full := rs.FullName
 	_, name, _ := strings.Cut(full, "/")
 	m["id"], m["node_id"], m["name"], m["full_name"] = rs.id, fmt.Sprintf("R_%d", rs.id), name, full
-	m["owner"] = f.user(ownerIdentity(full))
+	m["owner"] = rp.user(ownerIdentity(full))
 	m["private"], m["fork"] = rs.Private, rs.Fork != ""
 	m["default_branch"] = rs.DefaultBranch
-	m["url"] = f.api("/repos/" + full)
-	m["html_url"] = f.web("/" + full)
-	m["clone_url"] = f.web("/" + full + ".git")
+	m["url"] = rp.f.opts.api("/repos/" + full)
+	m["html_url"] = rp.f.opts.web("/" + full)
+	m["clone_url"] = rp.f.opts.web("/" + full + ".git")
 	m["visibility"] = map[bool]string{true: "private", false: "public"}[rs.Private]
 	return m
 }
 
-func (f *Fake) repository(rs *repoState) map[string]any {
-	return f.repoFields(f.spec.Synth("repository"), rs)
+func (rp *Repos) repository(rs *repoState) map[string]any {
+	return rp.repoFields(rp.f.spec.Synth("repository"), rs)
 }
 
 // repoOrName represents full, known or not (a fork may be unknown).
-func (f *Fake) repoByName(full string) map[string]any {
-	if rs := f.repo(full); rs != nil {
-		return f.repository(rs)
+func (rp *Repos) repoByName(full string) map[string]any {
+	if rs := rp.repo(full); rs != nil {
+		return rp.repository(rs)
 	}
-	return f.repoFields(f.spec.Synth("repository"), &repoState{Repo: Repo{FullName: full, DefaultBranch: "main", Fork: "?"}, id: int64(len(full))})
+	return rp.repoFields(rp.f.spec.Synth("repository"), &repoState{Repo: Repo{FullName: full, DefaultBranch: "main", Fork: "?"}, id: int64(len(full))})
 }
 
-func (f *Fake) pull(rs *repoState, pr PullRequest, schema string) map[string]any {
-	m := f.spec.Synth(schema)
+func (is *Issues) pull(rs *repoState, pr PullRequest, schema string) map[string]any {
+	m := is.f.spec.Synth(schema)
 	id := rs.id*100000 + int64(pr.Number)
 	base := "/repos/" + rs.FullName
 	m["id"], m["node_id"], m["number"] = id, fmt.Sprintf("PR_%d", id), pr.Number
 	m["state"], m["title"], m["draft"], m["locked"] = pr.State, pr.Title, pr.Draft, false
 	m["body"] = nil
-	m["user"] = f.user(Identity{Login: pr.User, Type: "User"})
-	m["url"] = f.api(base + "/pulls/" + strconv.Itoa(pr.Number))
-	m["html_url"] = f.web("/" + rs.FullName + "/pull/" + strconv.Itoa(pr.Number))
-	m["issue_url"] = f.api(base + "/issues/" + strconv.Itoa(pr.Number))
-	m["comments_url"] = f.api(base + "/issues/" + strconv.Itoa(pr.Number) + "/comments")
+	m["user"] = is.f.Repos.user(Identity{Login: pr.User, Type: "User"})
+	m["url"] = is.f.opts.api(base + "/pulls/" + strconv.Itoa(pr.Number))
+	m["html_url"] = is.f.opts.web("/" + rs.FullName + "/pull/" + strconv.Itoa(pr.Number))
+	m["issue_url"] = is.f.opts.api(base + "/issues/" + strconv.Itoa(pr.Number))
+	m["comments_url"] = is.f.opts.api(base + "/issues/" + strconv.Itoa(pr.Number) + "/comments")
 	m["created_at"], m["updated_at"] = ts(pr.Created), ts(pr.Created)
 	m["closed_at"], m["merged_at"] = nil, nil
 	if !pr.ClosedAt.IsZero() {
@@ -168,21 +191,21 @@ func (f *Fake) pull(rs *repoState, pr PullRequest, schema string) map[string]any
 		owner, _, _ := strings.Cut(r.Repo, "/")
 		return map[string]any{
 			"label": owner + ":" + r.Ref, "ref": r.Ref, "sha": r.SHA,
-			"user": f.user(ownerIdentity(r.Repo)), "repo": f.repoByName(r.Repo),
+			"user": is.f.Repos.user(ownerIdentity(r.Repo)), "repo": is.f.Repos.repoByName(r.Repo),
 		}
 	}
 	m["head"], m["base"] = side(pr.Head), side(pr.Base)
 	return m
 }
 
-func (f *Fake) comment(c *Comment) map[string]any {
-	m := f.spec.Synth("issue-comment")
+func (is *Issues) comment(c *Comment) map[string]any {
+	m := is.f.spec.Synth("issue-comment")
 	base := "/repos/" + c.Repo
 	m["id"], m["node_id"], m["body"] = c.ID, fmt.Sprintf("IC_%d", c.ID), c.Body
-	m["url"] = f.api(base + "/issues/comments/" + strconv.FormatInt(c.ID, 10))
-	m["html_url"] = f.web(fmt.Sprintf("/%s/pull/%d#issuecomment-%d", c.Repo, c.Issue, c.ID))
-	m["issue_url"] = f.api(base + "/issues/" + strconv.Itoa(c.Issue))
-	m["user"] = f.user(c.Author)
+	m["url"] = is.f.opts.api(base + "/issues/comments/" + strconv.FormatInt(c.ID, 10))
+	m["html_url"] = is.f.opts.web(fmt.Sprintf("/%s/pull/%d#issuecomment-%d", c.Repo, c.Issue, c.ID))
+	m["issue_url"] = is.f.opts.api(base + "/issues/" + strconv.Itoa(c.Issue))
+	m["user"] = is.f.Repos.user(c.Author)
 	m["created_at"], m["updated_at"] = ts(c.Created), ts(c.Updated)
 	m["author_association"] = "NONE"
 	return m
@@ -229,21 +252,21 @@ func paginate[T any](c *call, items []T) []T {
 
 func getRepo(c *call) {
 	rs := c.repo()
-	m := c.f.repoFields(c.f.spec.Synth("full-repository"), rs)
+	m := c.f.Repos.repoFields(c.f.spec.Synth("full-repository"), rs)
 	c.json(http.StatusOK, m)
 }
 
-func (f *Fake) commitObject(full, sha string) map[string]any {
-	m := f.spec.Synth("commit")
+func (gt *Git) commitObject(full, sha string) map[string]any {
+	m := gt.f.spec.Synth("commit")
 	m["sha"], m["node_id"] = sha, "C_"+sha
-	m["url"] = f.api("/repos/" + full + "/commits/" + sha)
-	m["html_url"] = f.web("/" + full + "/commit/" + sha)
-	m["comments_url"] = f.api("/repos/" + full + "/commits/" + sha + "/comments")
+	m["url"] = gt.f.opts.api("/repos/" + full + "/commits/" + sha)
+	m["html_url"] = gt.f.opts.web("/" + full + "/commit/" + sha)
+	m["comments_url"] = gt.f.opts.api("/repos/" + full + "/commits/" + sha + "/comments")
 	m["author"], m["committer"] = nil, nil
 	var parents []any
-	if out, err := f.git(f.gitDir(full), nil, "rev-list", "--parents", "-n", "1", sha); err == nil {
+	if out, err := gt.git(gt.gitDir(full), nil, "rev-list", "--parents", "-n", "1", sha); err == nil {
 		for _, p := range strings.Fields(out)[1:] {
-			parents = append(parents, map[string]any{"sha": p, "url": f.api("/repos/" + full + "/commits/" + p)})
+			parents = append(parents, map[string]any{"sha": p, "url": gt.f.opts.api("/repos/" + full + "/commits/" + p)})
 		}
 	}
 	if parents == nil {
@@ -251,24 +274,24 @@ func (f *Fake) commitObject(full, sha string) map[string]any {
 	}
 	m["parents"] = parents
 	if inner, ok := m["commit"].(map[string]any); ok {
-		msg, _ := f.git(f.gitDir(full), nil, "log", "-1", "--format=%B", sha)
+		msg, _ := gt.git(gt.gitDir(full), nil, "log", "-1", "--format=%B", sha)
 		inner["message"] = msg
-		inner["url"] = f.api("/repos/" + full + "/git/commits/" + sha)
+		inner["url"] = gt.f.opts.api("/repos/" + full + "/git/commits/" + sha)
 		if tr, ok := inner["tree"].(map[string]any); ok {
-			tree, _ := f.git(f.gitDir(full), nil, "rev-parse", sha+"^{tree}")
-			tr["sha"], tr["url"] = tree, f.api("/repos/"+full+"/git/trees/"+tree)
+			tree, _ := gt.git(gt.gitDir(full), nil, "rev-parse", sha+"^{tree}")
+			tr["sha"], tr["url"] = tree, gt.f.opts.api("/repos/"+full+"/git/trees/"+tree)
 		}
 	}
 	return m
 }
 
 func listBranches(c *call) {
-	names, tips := c.f.branchNames(c.full())
+	names, tips := c.f.Git.branchNames(c.full())
 	var out []any
 	for _, n := range paginate(c, names) {
 		out = append(out, map[string]any{
 			"name":      n,
-			"commit":    map[string]any{"sha": tips[n], "url": c.f.api("/repos/" + c.full() + "/commits/" + tips[n])},
+			"commit":    map[string]any{"sha": tips[n], "url": c.f.opts.api("/repos/" + c.full() + "/commits/" + tips[n])},
 			"protected": false,
 		})
 	}
@@ -280,11 +303,11 @@ func listBranches(c *call) {
 
 func getBranch(c *call) {
 	name := c.params["branch"]
-	sha := c.f.resolve(c.full(), "refs/heads/"+name)
-	if _, tips := c.f.branchNames(c.full()); tips[name] == "" {
-		if to := c.f.renamedTo(c.full(), name); to != "" {
+	sha := c.f.Git.resolve(c.full(), "refs/heads/"+name)
+	if _, tips := c.f.Git.branchNames(c.full()); tips[name] == "" {
+		if to := c.f.Git.renamedTo(c.full(), name); to != "" {
 			// GitHub redirects a renamed branch to its new name.
-			loc := c.f.api("/repos/" + c.full() + "/branches/" + url.PathEscape(to))
+			loc := c.f.opts.api("/repos/" + c.full() + "/branches/" + url.PathEscape(to))
 			c.resp.header.Set("Location", loc)
 			c.json(http.StatusMovedPermanently, map[string]any{"message": "Moved Permanently", "url": loc, "documentation_url": "https://docs.github.com/rest"})
 			return
@@ -294,9 +317,9 @@ func getBranch(c *call) {
 	}
 	m := c.f.spec.Synth("branch-with-protection")
 	m["name"], m["protected"] = name, false
-	m["commit"] = c.f.commitObject(c.full(), sha)
-	m["_links"] = map[string]any{"html": c.f.web("/" + c.full() + "/tree/" + name), "self": c.f.api("/repos/" + c.full() + "/branches/" + name)}
-	m["protection_url"] = c.f.api("/repos/" + c.full() + "/branches/" + name + "/protection")
+	m["commit"] = c.f.Git.commitObject(c.full(), sha)
+	m["_links"] = map[string]any{"html": c.f.opts.web("/" + c.full() + "/tree/" + name), "self": c.f.opts.api("/repos/" + c.full() + "/branches/" + name)}
+	m["protection_url"] = c.f.opts.api("/repos/" + c.full() + "/branches/" + name + "/protection")
 	c.json(http.StatusOK, m)
 }
 
@@ -317,17 +340,17 @@ func compare(c *call) {
 		}
 		return s
 	}
-	bs, hs := c.f.resolve(full, strip(base)), c.f.resolve(full, strip(head))
+	bs, hs := c.f.Git.resolve(full, strip(base)), c.f.Git.resolve(full, strip(head))
 	if bs == "" || hs == "" {
 		c.error(http.StatusNotFound, "No common ancestor between "+base+" and "+head+".")
 		return
 	}
-	mb, err := c.f.git(c.f.gitDir(full), nil, "merge-base", bs, hs)
+	mb, err := c.f.Git.git(c.f.Git.gitDir(full), nil, "merge-base", bs, hs)
 	if err != nil || mb == "" {
 		c.error(http.StatusNotFound, "No common ancestor between "+base+" and "+head+".")
 		return
 	}
-	counts, err := c.f.git(c.f.gitDir(full), nil, "rev-list", "--left-right", "--count", bs+"..."+hs)
+	counts, err := c.f.Git.git(c.f.Git.gitDir(full), nil, "rev-list", "--left-right", "--count", bs+"..."+hs)
 	if err != nil {
 		c.error(http.StatusInternalServerError, err.Error())
 		return
@@ -345,9 +368,9 @@ func compare(c *call) {
 	}
 	var commits []any
 	if ahead > 0 {
-		out, _ := c.f.git(c.f.gitDir(full), nil, "rev-list", "--reverse", "--max-count=250", bs+".."+hs)
+		out, _ := c.f.Git.git(c.f.Git.gitDir(full), nil, "rev-list", "--reverse", "--max-count=250", bs+".."+hs)
 		for _, s := range strings.Fields(out) {
-			commits = append(commits, c.f.commitObject(full, s))
+			commits = append(commits, c.f.Git.commitObject(full, s))
 		}
 	}
 	if commits == nil {
@@ -355,11 +378,11 @@ func compare(c *call) {
 	}
 	m := c.f.spec.Synth("commit-comparison")
 	path := "/" + full + "/compare/" + base + "..." + head
-	m["url"] = c.f.api("/repos" + path[0:0] + "/" + full + "/compare/" + base + "..." + head)
-	m["html_url"], m["permalink_url"] = c.f.web(path), c.f.web(path)
-	m["diff_url"], m["patch_url"] = c.f.web(path+".diff"), c.f.web(path+".patch")
-	m["base_commit"] = c.f.commitObject(full, bs)
-	m["merge_base_commit"] = c.f.commitObject(full, mb)
+	m["url"] = c.f.opts.api("/repos" + path[0:0] + "/" + full + "/compare/" + base + "..." + head)
+	m["html_url"], m["permalink_url"] = c.f.opts.web(path), c.f.opts.web(path)
+	m["diff_url"], m["patch_url"] = c.f.opts.web(path+".diff"), c.f.opts.web(path+".patch")
+	m["base_commit"] = c.f.Git.commitObject(full, bs)
+	m["merge_base_commit"] = c.f.Git.commitObject(full, mb)
 	m["status"], m["ahead_by"], m["behind_by"], m["total_commits"] = status, ahead, behind, ahead
 	m["commits"] = commits
 	m["files"] = []any{}
@@ -368,9 +391,9 @@ func compare(c *call) {
 
 // --- pull requests -----------------------------------------------------
 
-func (f *Fake) pullsOf(rs *repoState) []PullRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (is *Issues) pullsOf(rs *repoState) []PullRequest {
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	var out []PullRequest
 	for _, p := range rs.pulls {
 		out = append(out, *p)
@@ -381,12 +404,12 @@ func (f *Fake) pullsOf(rs *repoState) []PullRequest {
 
 func getPull(c *call) {
 	n, _ := strconv.Atoi(c.params["pull_number"])
-	pr, ok := c.f.Pull(c.full(), n)
+	pr, ok := c.f.Issues.Pull(c.full(), n)
 	if !ok {
 		c.error(http.StatusNotFound, "Not Found")
 		return
 	}
-	c.json(http.StatusOK, c.f.pull(c.repo(), pr, "pull-request"))
+	c.json(http.StatusOK, c.f.Issues.pull(c.repo(), pr, "pull-request"))
 }
 
 func listPulls(c *call) {
@@ -397,7 +420,7 @@ func listPulls(c *call) {
 	}
 	head, base := c.query("head"), c.query("base")
 	var sel []PullRequest
-	for _, p := range c.f.pullsOf(rs) {
+	for _, p := range c.f.Issues.pullsOf(rs) {
 		if state != "all" && p.State != state {
 			continue
 		}
@@ -422,7 +445,7 @@ func listPulls(c *call) {
 	}
 	out := []any{}
 	for _, p := range paginate(c, sel) {
-		out = append(out, c.f.pull(rs, p, "pull-request-simple"))
+		out = append(out, c.f.Issues.pull(rs, p, "pull-request-simple"))
 	}
 	c.json(http.StatusOK, out)
 }
@@ -433,18 +456,18 @@ func pullsForCommit(c *call) {
 	rs := c.repo()
 	sha := c.params["commit_sha"]
 	full := c.full()
-	resolved := c.f.resolve(full, sha)
+	resolved := c.f.Git.resolve(full, sha)
 	var sel []PullRequest
-	for _, p := range c.f.pullsOf(rs) {
+	for _, p := range c.f.Issues.pullsOf(rs) {
 		switch {
 		case p.Head.SHA == sha || p.MergeCommitSHA == sha || (resolved != "" && p.Head.SHA == resolved):
 			sel = append(sel, p)
 		case resolved != "" && strings.EqualFold(p.Head.Repo, full) && p.Head.SHA != "":
-			if _, err := c.f.git(c.f.gitDir(full), nil, "merge-base", "--is-ancestor", resolved, p.Head.SHA); err == nil {
+			if _, err := c.f.Git.git(c.f.Git.gitDir(full), nil, "merge-base", "--is-ancestor", resolved, p.Head.SHA); err == nil {
 				// Only commits the base does not already hold belong to
 				// the pull request.
-				if bs := c.f.resolve(full, p.Base.Ref); bs != "" {
-					if _, err := c.f.git(c.f.gitDir(full), nil, "merge-base", "--is-ancestor", resolved, bs); err == nil {
+				if bs := c.f.Git.resolve(full, p.Base.Ref); bs != "" {
+					if _, err := c.f.Git.git(c.f.Git.gitDir(full), nil, "merge-base", "--is-ancestor", resolved, bs); err == nil {
 						continue
 					}
 				}
@@ -454,7 +477,7 @@ func pullsForCommit(c *call) {
 	}
 	out := []any{}
 	for _, p := range paginate(c, sel) {
-		out = append(out, c.f.pull(rs, p, "pull-request-simple"))
+		out = append(out, c.f.Issues.pull(rs, p, "pull-request-simple"))
 	}
 	c.json(http.StatusOK, out)
 }
@@ -474,7 +497,7 @@ func listComments(c *call) {
 		c.error(http.StatusNotFound, "Not Found")
 		return
 	}
-	all := c.f.Comments(c.full(), n)
+	all := c.f.Issues.Comments(c.full(), n)
 	if s := c.query("since"); s != "" {
 		since, err := time.Parse(time.RFC3339, s)
 		if err == nil {
@@ -489,7 +512,7 @@ func listComments(c *call) {
 	}
 	out := []any{}
 	for _, cm := range paginate(c, all) {
-		out = append(out, c.f.comment(&cm))
+		out = append(out, c.f.Issues.comment(&cm))
 	}
 	c.json(http.StatusOK, out)
 }
@@ -508,7 +531,7 @@ func (c *call) commentBody() (string, bool) {
 		return "", false
 	}
 	if n := len([]rune(*b.Body)); n > maxCommentBody {
-		c.f.violation("comment body of %d characters: GitHub refuses more than %d", n, maxCommentBody)
+		c.f.Log.violation("comment body of %d characters: GitHub refuses more than %d", n, maxCommentBody)
 		c.json(http.StatusUnprocessableEntity, map[string]any{
 			"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest",
 			"errors": []any{map[string]any{"resource": "IssueComment", "code": "unprocessable", "field": "data", "message": "Body is too long (maximum is 65536 characters)"}},
@@ -528,12 +551,12 @@ func createComment(c *call) {
 	if !ok {
 		return
 	}
-	id := c.f.AddComment(c.full(), n, c.token.Identity, body)
+	id := c.f.Issues.AddComment(c.full(), n, c.token.Identity, body)
 	c.f.mu.Lock()
 	cm := *c.f.comments[id]
 	c.f.mu.Unlock()
-	c.resp.header.Set("Location", c.f.api("/repos/"+c.full()+"/issues/comments/"+strconv.FormatInt(id, 10)))
-	c.json(http.StatusCreated, c.f.comment(&cm))
+	c.resp.header.Set("Location", c.f.opts.api("/repos/"+c.full()+"/issues/comments/"+strconv.FormatInt(id, 10)))
+	c.json(http.StatusCreated, c.f.Issues.comment(&cm))
 }
 
 // findComment returns the comment of the path, or answers 404.
@@ -571,10 +594,10 @@ func updateComment(c *call) {
 	c.f.mu.Lock()
 	cm.Edits = append(cm.Edits, cm.Body)
 	cm.Body = body
-	cm.Updated = c.f.now()
+	cm.Updated = c.f.opts.now()
 	snap := *cm
 	c.f.mu.Unlock()
-	c.json(http.StatusOK, c.f.comment(&snap))
+	c.json(http.StatusOK, c.f.Issues.comment(&snap))
 }
 
 func deleteComment(c *call) {
@@ -591,15 +614,10 @@ func deleteComment(c *call) {
 // --- actions and deployments ---------------------------------------------
 
 func getRun(c *call) {
-	c.f.mu.Lock()
-	run := c.f.runs[strings.ToLower(c.full())+"#"+c.params["run_id"]]
 	var r WorkflowRun
-	if run != nil {
+	if !found(c, func() *WorkflowRun { return c.f.runs[strings.ToLower(c.full())+"#"+c.params["run_id"]] }, func(run *WorkflowRun) {
 		r = *run
-	}
-	c.f.mu.Unlock()
-	if run == nil {
-		c.error(http.StatusNotFound, "Not Found")
+	}) {
 		return
 	}
 	rs := c.repo()
@@ -612,12 +630,12 @@ func getRun(c *call) {
 	if r.Conclusion != "" {
 		m["conclusion"] = r.Conclusion
 	}
-	m["url"], m["html_url"] = c.f.api(base), c.f.web("/"+rs.FullName+"/actions/runs/"+strconv.FormatInt(r.ID, 10))
-	min := c.f.repoFields(c.f.spec.Synth("minimal-repository"), rs)
+	m["url"], m["html_url"] = c.f.opts.api(base), c.f.opts.web("/"+rs.FullName+"/actions/runs/"+strconv.FormatInt(r.ID, 10))
+	min := c.f.Repos.repoFields(c.f.spec.Synth("minimal-repository"), rs)
 	m["repository"], m["head_repository"] = min, min
 	m["pull_requests"] = []any{}
 	m["head_commit"] = nil
-	now := ts(c.f.now())
+	now := ts(c.f.opts.now())
 	m["created_at"], m["updated_at"] = now, now
 	c.json(http.StatusOK, m)
 }
@@ -645,34 +663,34 @@ func listDeployments(c *call) {
 	sort.Slice(sel, func(i, j int) bool { return sel[i].ID > sel[j].ID })
 	out := []any{}
 	for _, d := range paginate(c, sel) {
-		out = append(out, c.f.deployment(rs, d))
+		out = append(out, c.f.Deploys.deployment(rs, d))
 	}
 	c.json(http.StatusOK, out)
 }
 
 // --- git refs --------------------------------------------------------------
 
-func (f *Fake) gitRef(full, ref, sha string) map[string]any {
+func (gt *Git) gitRef(full, ref, sha string) map[string]any {
 	return map[string]any{
-		"ref": ref, "node_id": "REF_" + sha, "url": f.api("/repos/" + full + "/git/" + ref),
-		"object": map[string]any{"type": "commit", "sha": sha, "url": f.api("/repos/" + full + "/git/commits/" + sha)},
+		"ref": ref, "node_id": "REF_" + sha, "url": gt.f.opts.api("/repos/" + full + "/git/" + ref),
+		"object": map[string]any{"type": "commit", "sha": sha, "url": gt.f.opts.api("/repos/" + full + "/git/commits/" + sha)},
 	}
 }
 
 func getRef(c *call) {
 	ref := "refs/" + c.params["ref"]
-	refs := c.f.refs(c.full(), ref)
+	refs := c.f.Git.refs(c.full(), ref)
 	sha, ok := refs[ref]
 	if !ok {
 		c.error(http.StatusNotFound, "Not Found")
 		return
 	}
-	c.json(http.StatusOK, c.f.gitRef(c.full(), ref, sha))
+	c.json(http.StatusOK, c.f.Git.gitRef(c.full(), ref, sha))
 }
 
 func matchingRefs(c *call) {
 	prefix := "refs/" + c.params["ref"]
-	refs := c.f.refs(c.full(), "refs/")
+	refs := c.f.Git.refs(c.full(), "refs/")
 	var names []string
 	for n := range refs {
 		if strings.HasPrefix(n, prefix) {
@@ -682,7 +700,7 @@ func matchingRefs(c *call) {
 	sort.Strings(names)
 	out := []any{}
 	for _, n := range names {
-		out = append(out, c.f.gitRef(c.full(), n, refs[n]))
+		out = append(out, c.f.Git.gitRef(c.full(), n, refs[n]))
 	}
 	c.json(http.StatusOK, out)
 }
@@ -697,15 +715,15 @@ func createRef(c *call) {
 		c.error(http.StatusUnprocessableEntity, "Reference name must start with 'refs/' and have at least two slashes.")
 		return
 	}
-	if _, exists := c.f.refs(c.full(), in.Ref)[in.Ref]; exists {
+	if _, exists := c.f.Git.refs(c.full(), in.Ref)[in.Ref]; exists {
 		c.error(http.StatusUnprocessableEntity, "Reference already exists")
 		return
 	}
-	if _, err := c.f.git(c.f.gitDir(c.full()), nil, "update-ref", in.Ref, in.SHA, strings.Repeat("0", 40)); err != nil {
+	if _, err := c.f.Git.git(c.f.Git.gitDir(c.full()), nil, "update-ref", in.Ref, in.SHA, strings.Repeat("0", 40)); err != nil {
 		c.error(http.StatusUnprocessableEntity, "Object does not exist")
 		return
 	}
-	c.json(http.StatusCreated, c.f.gitRef(c.full(), in.Ref, in.SHA))
+	c.json(http.StatusCreated, c.f.Git.gitRef(c.full(), in.Ref, in.SHA))
 }
 
 func updateRef(c *call) {
@@ -715,33 +733,33 @@ func updateRef(c *call) {
 		Force bool   `json:"force"`
 	}
 	json.Unmarshal(c.body, &in) //nolint:errcheck // validated against the description
-	old, ok := c.f.refs(c.full(), ref)[ref]
+	old, ok := c.f.Git.refs(c.full(), ref)[ref]
 	if !ok {
 		c.error(http.StatusUnprocessableEntity, "Reference does not exist")
 		return
 	}
-	dir := c.f.gitDir(c.full())
+	dir := c.f.Git.gitDir(c.full())
 	if !in.Force {
-		if _, err := c.f.git(dir, nil, "merge-base", "--is-ancestor", old, in.SHA); err != nil {
+		if _, err := c.f.Git.git(dir, nil, "merge-base", "--is-ancestor", old, in.SHA); err != nil {
 			c.error(http.StatusUnprocessableEntity, "Update is not a fast forward")
 			return
 		}
 	}
-	if _, err := c.f.git(dir, nil, "update-ref", ref, in.SHA, old); err != nil {
+	if _, err := c.f.Git.git(dir, nil, "update-ref", ref, in.SHA, old); err != nil {
 		c.error(http.StatusUnprocessableEntity, "Object does not exist")
 		return
 	}
-	c.json(http.StatusOK, c.f.gitRef(c.full(), ref, in.SHA))
+	c.json(http.StatusOK, c.f.Git.gitRef(c.full(), ref, in.SHA))
 }
 
 func deleteRef(c *call) {
 	ref := "refs/" + c.params["ref"]
-	old, ok := c.f.refs(c.full(), ref)[ref]
+	old, ok := c.f.Git.refs(c.full(), ref)[ref]
 	if !ok {
 		c.error(http.StatusUnprocessableEntity, "Reference does not exist")
 		return
 	}
-	if _, err := c.f.git(c.f.gitDir(c.full()), nil, "update-ref", "-d", ref, old); err != nil {
+	if _, err := c.f.Git.git(c.f.Git.gitDir(c.full()), nil, "update-ref", "-d", ref, old); err != nil {
 		c.error(http.StatusConflict, "Reference update failed")
 		return
 	}
@@ -749,7 +767,7 @@ func deleteRef(c *call) {
 }
 
 func getRateLimit(c *call) {
-	reset := c.f.now().Add(time.Hour).Unix()
+	reset := c.f.opts.now().Add(time.Hour).Unix()
 	core := map[string]any{"limit": 5000, "remaining": 4999, "reset": reset, "used": 1}
 	c.json(http.StatusOK, map[string]any{"resources": map[string]any{"core": core, "search": core}, "rate": core})
 }

@@ -1,11 +1,14 @@
 package githubtest
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,26 +16,26 @@ import (
 
 // AddToken makes the fake accept a token. A token with an empty Identity
 // acts as the user "octocat".
-func (f *Fake) AddToken(t Token) {
+func (ap *Apps) AddToken(t Token) {
 	if t.Identity.Login == "" {
 		t.Identity = Identity{Login: "octocat", ID: 1, Type: "User"}
 	}
 	if t.Identity.Type == "" {
 		t.Identity.Type = "User"
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
 	if t.Identity.ID == 0 {
-		t.Identity.ID = f.id()
+		t.Identity.ID = ap.f.id()
 	}
 	c := t
-	f.tokens[t.Value] = &c
+	ap.f.tokens[t.Value] = &c
 }
 
 // AddRepo makes a repository and its bare git repository (one commit on
 // the default branch unless Empty; then each of Branches, one commit
 // ahead of it).
-func (f *Fake) AddRepo(r Repo) error {
+func (rp *Repos) AddRepo(r Repo) error {
 	if !strings.Contains(r.FullName, "/") {
 		return fmt.Errorf("githubtest: repository %q is not owner/name", r.FullName)
 	}
@@ -40,29 +43,25 @@ func (f *Fake) AddRepo(r Repo) error {
 		r.DefaultBranch = "main"
 	}
 	key := strings.ToLower(r.FullName)
-	f.mu.Lock()
-	if _, dup := f.repos[key]; dup {
-		f.mu.Unlock()
+	rp.f.mu.Lock()
+	if _, dup := rp.f.repos[key]; dup {
+		rp.f.mu.Unlock()
 		return fmt.Errorf("githubtest: repository %s exists", r.FullName)
 	}
-	f.repos[key] = &repoState{Repo: r, id: f.id(), pulls: map[int]*PullRequest{}}
-	f.mu.Unlock()
-	if err := f.initGit(r); err != nil {
+	rp.f.repos[key] = &repoState{Repo: r, id: rp.f.id(), pulls: map[int]*PullRequest{}}
+	rp.f.mu.Unlock()
+	if err := rp.f.Git.initGit(r); err != nil {
 		return err
 	}
 	if r.Empty {
 		return nil
 	}
-	if _, err := f.commit(r.FullName, r.DefaultBranch, "Initial commit"); err != nil {
+	if _, err := rp.f.Git.commit(r.FullName, r.DefaultBranch, "Initial commit"); err != nil {
 		return err
 	}
-	names := make([]string, 0, len(r.Branches))
-	for b := range r.Branches {
-		names = append(names, b)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(r.Branches))
 	for _, b := range names {
-		if _, err := f.commit(r.FullName, b, r.Branches[b]); err != nil {
+		if _, err := rp.f.Git.commit(r.FullName, b, r.Branches[b]); err != nil {
 			return err
 		}
 	}
@@ -70,32 +69,32 @@ func (f *Fake) AddRepo(r Repo) error {
 }
 
 // GitDir is the bare repository of full, for tests that run git on it.
-func (f *Fake) GitDir(full string) string { return f.gitDir(full) }
+func (gt *Git) GitDir(full string) string { return gt.gitDir(full) }
 
 // Commit adds a commit to branch of full (creating the branch from the
 // default branch's tip) and returns its id.
-func (f *Fake) Commit(full, branch, message string) (string, error) {
-	if f.repo(full) == nil {
+func (gt *Git) Commit(full, branch, message string) (string, error) {
+	if gt.f.Repos.repo(full) == nil {
 		return "", fmt.Errorf("githubtest: no repository %s", full)
 	}
-	return f.commit(full, branch, message)
+	return gt.commit(full, branch, message)
 }
 
 // DeleteBranch removes a branch.
-func (f *Fake) DeleteBranch(full, branch string) error {
-	_, err := f.git(f.gitDir(full), nil, "update-ref", "-d", "refs/heads/"+branch)
+func (gt *Git) DeleteBranch(full, branch string) error {
+	_, err := gt.git(gt.gitDir(full), nil, "update-ref", "-d", "refs/heads/"+branch)
 	return err
 }
 
 // RenameBranch renames a branch as GitHub's "rename branch" does: the old
 // name then answers 301 to the new one.
-func (f *Fake) RenameBranch(full, from, to string) error {
-	if _, err := f.git(f.gitDir(full), nil, "branch", "-m", from, to); err != nil {
+func (gt *Git) RenameBranch(full, from, to string) error {
+	if _, err := gt.git(gt.gitDir(full), nil, "branch", "-m", from, to); err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rs := f.repos[strings.ToLower(full)]
+	gt.f.mu.Lock()
+	defer gt.f.mu.Unlock()
+	rs := gt.f.repos[strings.ToLower(full)]
 	if rs.renamed == nil {
 		rs.renamed = map[string]string{}
 	}
@@ -103,36 +102,36 @@ func (f *Fake) RenameBranch(full, from, to string) error {
 	return nil
 }
 
-func (f *Fake) renamedTo(full, name string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if rs := f.repos[strings.ToLower(full)]; rs != nil {
+func (gt *Git) renamedTo(full, name string) string {
+	gt.f.mu.Lock()
+	defer gt.f.mu.Unlock()
+	if rs := gt.f.repos[strings.ToLower(full)]; rs != nil {
 		return rs.renamed[name]
 	}
 	return ""
 }
 
 // Branches returns the branches of full as name → commit id.
-func (f *Fake) Branches(full string) map[string]string {
-	_, m := f.branchNames(full)
+func (gt *Git) Branches(full string) map[string]string {
+	_, m := gt.branchNames(full)
 	return m
 }
 
 // Refs returns the refs of full under prefix ("refs/heads/sponson-receipts/")
 // as name → id.
-func (f *Fake) Refs(full, prefix string) map[string]string { return f.refs(full, prefix) }
+func (gt *Git) Refs(full, prefix string) map[string]string { return gt.refs(full, prefix) }
 
-func (f *Fake) repo(full string) *repoState {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.repos[strings.ToLower(full)]
+func (rp *Repos) repo(full string) *repoState {
+	rp.f.mu.Lock()
+	defer rp.f.mu.Unlock()
+	return rp.f.repos[strings.ToLower(full)]
 }
 
 // AddPull opens (or, with Number of an existing one, replaces) a pull
 // request and returns its number. A head without SHA takes the tip of
 // its branch.
-func (f *Fake) AddPull(pr PullRequest) (int, error) {
-	rs := f.repo(pr.Repo)
+func (is *Issues) AddPull(pr PullRequest) (int, error) {
+	rs := is.f.Repos.repo(pr.Repo)
 	if rs == nil {
 		return 0, fmt.Errorf("githubtest: no repository %s", pr.Repo)
 	}
@@ -145,11 +144,11 @@ func (f *Fake) AddPull(pr PullRequest) (int, error) {
 	if pr.Base.Ref == "" {
 		pr.Base.Ref = rs.DefaultBranch
 	}
-	if pr.Head.SHA == "" && f.repo(pr.Head.Repo) != nil {
-		pr.Head.SHA = f.resolve(pr.Head.Repo, pr.Head.Ref)
+	if pr.Head.SHA == "" && is.f.Repos.repo(pr.Head.Repo) != nil {
+		pr.Head.SHA = is.f.Git.resolve(pr.Head.Repo, pr.Head.Ref)
 	}
 	if pr.Base.SHA == "" {
-		pr.Base.SHA = f.resolve(rs.FullName, pr.Base.Ref)
+		pr.Base.SHA = is.f.Git.resolve(rs.FullName, pr.Base.Ref)
 	}
 	if pr.Head.SHA == "" {
 		return 0, fmt.Errorf("githubtest: pull request head %s:%s has no commit; give Head.SHA", pr.Head.Repo, pr.Head.Ref)
@@ -163,13 +162,13 @@ func (f *Fake) AddPull(pr PullRequest) (int, error) {
 	if pr.Title == "" {
 		pr.Title = "Update " + pr.Head.Ref
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	if pr.Created.IsZero() {
-		pr.Created = f.now()
+		pr.Created = is.f.opts.now()
 	}
 	if pr.State == "closed" && pr.ClosedAt.IsZero() {
-		pr.ClosedAt = f.now()
+		pr.ClosedAt = is.f.opts.now()
 	}
 	if pr.Number == 0 {
 		rs.issues++
@@ -183,10 +182,10 @@ func (f *Fake) AddPull(pr PullRequest) (int, error) {
 }
 
 // SetPullState opens or closes a pull request (merged only with closed).
-func (f *Fake) SetPullState(full string, number int, state string, merged bool) error {
-	rs := f.repo(full)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (is *Issues) SetPullState(full string, number int, state string, merged bool) error {
+	rs := is.f.Repos.repo(full)
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	if rs == nil || rs.pulls[number] == nil {
 		return fmt.Errorf("githubtest: no pull request %s#%d", full, number)
 	}
@@ -194,16 +193,16 @@ func (f *Fake) SetPullState(full string, number int, state string, merged bool) 
 	pr.State, pr.Merged = state, merged && state == "closed"
 	pr.ClosedAt = time.Time{}
 	if state == "closed" {
-		pr.ClosedAt = f.now()
+		pr.ClosedAt = is.f.opts.now()
 	}
 	return nil
 }
 
 // SetPullHead moves a pull request's head (a push to its branch).
-func (f *Fake) SetPullHead(full string, number int, sha string) error {
-	rs := f.repo(full)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (is *Issues) SetPullHead(full string, number int, sha string) error {
+	rs := is.f.Repos.repo(full)
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	if rs == nil || rs.pulls[number] == nil {
 		return fmt.Errorf("githubtest: no pull request %s#%d", full, number)
 	}
@@ -212,10 +211,10 @@ func (f *Fake) SetPullHead(full string, number int, sha string) error {
 }
 
 // Pull returns a pull request.
-func (f *Fake) Pull(full string, number int) (PullRequest, bool) {
-	rs := f.repo(full)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (is *Issues) Pull(full string, number int) (PullRequest, bool) {
+	rs := is.f.Repos.repo(full)
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	if rs == nil || rs.pulls[number] == nil {
 		return PullRequest{}, false
 	}
@@ -224,32 +223,32 @@ func (f *Fake) Pull(full string, number int) (PullRequest, bool) {
 
 // AddComment writes a comment as author (for seeding, e.g. a pull request
 // with hundreds of comments) and returns its id.
-func (f *Fake) AddComment(full string, issue int, author Identity, body string) int64 {
+func (is *Issues) AddComment(full string, issue int, author Identity, body string) int64 {
 	if author.Type == "" {
 		author.Type = "User"
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	if author.ID == 0 {
-		author.ID = f.id()
+		author.ID = is.f.id()
 	}
-	now := f.now()
-	c := &Comment{ID: f.id(), Repo: full, Issue: issue, Author: author, Body: body, Created: now, Updated: now}
-	f.comments[c.ID] = c
+	now := is.f.opts.now()
+	c := &Comment{ID: is.f.id(), Repo: full, Issue: issue, Author: author, Body: body, Created: now, Updated: now}
+	is.f.comments[c.ID] = c
 	return c.ID
 }
 
 // Comments returns the comments of an issue or pull request, oldest first
 // (deleted ones left out).
-func (f *Fake) Comments(full string, issue int) []Comment {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.commentsLocked(full, issue, false)
+func (is *Issues) Comments(full string, issue int) []Comment {
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
+	return is.commentsLocked(full, issue, false)
 }
 
-func (f *Fake) commentsLocked(full string, issue int, deleted bool) []Comment {
+func (is *Issues) commentsLocked(full string, issue int, deleted bool) []Comment {
 	var out []Comment
-	for _, c := range f.comments {
+	for _, c := range is.f.comments {
 		if strings.EqualFold(c.Repo, full) && c.Issue == issue && (deleted || !c.Deleted) {
 			cc := *c
 			cc.Edits = append([]string(nil), c.Edits...)
@@ -261,7 +260,7 @@ func (f *Fake) commentsLocked(full string, issue int, deleted bool) []Comment {
 }
 
 // AddRun adds (or replaces) a workflow run.
-func (f *Fake) AddRun(run WorkflowRun) {
+func (is *Issues) AddRun(run WorkflowRun) {
 	if run.Status == "" {
 		run.Status = "in_progress"
 	}
@@ -274,17 +273,17 @@ func (f *Fake) AddRun(run WorkflowRun) {
 	if run.Event == "" {
 		run.Event = "pull_request"
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
 	c := run
-	f.runs[strings.ToLower(run.Repo)+"#"+fmt.Sprint(run.ID)] = &c
+	is.f.runs[strings.ToLower(run.Repo)+"#"+fmt.Sprint(run.ID)] = &c
 }
 
 // SetRun changes a run's status and conclusion.
-func (f *Fake) SetRun(full string, id int64, status, conclusion string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.runs[strings.ToLower(full)+"#"+fmt.Sprint(id)]
+func (is *Issues) SetRun(full string, id int64, status, conclusion string) error {
+	is.f.mu.Lock()
+	defer is.f.mu.Unlock()
+	r := is.f.runs[strings.ToLower(full)+"#"+fmt.Sprint(id)]
 	if r == nil {
 		return fmt.Errorf("githubtest: no run %d in %s", id, full)
 	}
@@ -293,7 +292,7 @@ func (f *Fake) SetRun(full string, id int64, status, conclusion string) error {
 }
 
 // AddDeployment adds a deployment and returns its id.
-func (f *Fake) AddDeployment(d Deployment) int64 {
+func (dp *Deploys) AddDeployment(d Deployment) int64 {
 	if d.Environment == "" {
 		d.Environment = "preview"
 	}
@@ -303,26 +302,26 @@ func (f *Fake) AddDeployment(d Deployment) int64 {
 	if d.Creator.Login == "" {
 		d.Creator = ActionsBot
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	dp.f.mu.Lock()
+	defer dp.f.mu.Unlock()
 	if d.ID == 0 {
-		d.ID = f.id()
+		d.ID = dp.f.id()
 	}
 	if d.Created.IsZero() {
-		d.Created = f.now()
+		d.Created = dp.f.opts.now()
 	}
 	c := d
 	key := strings.ToLower(d.Repo)
-	f.deployments[key] = append(f.deployments[key], &c)
+	dp.f.deployments[key] = append(dp.f.deployments[key], &c)
 	return d.ID
 }
 
 // Deployments returns the deployments of full with their statuses.
-func (f *Fake) Deployments(full string) []Deployment {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (dp *Deploys) Deployments(full string) []Deployment {
+	dp.f.mu.Lock()
+	defer dp.f.mu.Unlock()
 	var out []Deployment
-	for _, d := range f.deployments[strings.ToLower(full)] {
+	for _, d := range dp.f.deployments[strings.ToLower(full)] {
 		c := *d
 		c.Statuses = append([]DeploymentStatus(nil), d.Statuses...)
 		out = append(out, c)
@@ -332,7 +331,7 @@ func (f *Fake) Deployments(full string) []Deployment {
 
 // AddApp registers an App. Without Key (or KeyPEM) a 2048-bit key is
 // generated; the returned PEM (PKCS#1) is what the App's owner downloads.
-func (f *Fake) AddApp(a App) ([]byte, error) {
+func (ap *Apps) AddApp(a App) ([]byte, error) {
 	if a.Key == nil && a.KeyPEM != "" {
 		k, err := parseKey([]byte(a.KeyPEM))
 		if err != nil {
@@ -356,10 +355,10 @@ func (f *Fake) AddApp(a App) ([]byte, error) {
 	if a.Owner == "" {
 		a.Owner = "sponson"
 	}
-	f.mu.Lock()
+	ap.f.mu.Lock()
 	c := a
-	f.apps[a.ID] = &c
-	f.mu.Unlock()
+	ap.f.apps[a.ID] = &c
+	ap.f.mu.Unlock()
 	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(a.Key)}), nil
 }
 
@@ -383,10 +382,10 @@ func parseKey(b []byte) (*rsa.PrivateKey, error) {
 }
 
 // AddInstallation installs an App on an account's repositories.
-func (f *Fake) AddInstallation(in Installation) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.apps[in.App] == nil {
+func (ap *Apps) AddInstallation(in Installation) error {
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
+	if ap.f.apps[in.App] == nil {
 		return fmt.Errorf("githubtest: no app %d", in.App)
 	}
 	if in.Permissions == nil {
@@ -394,15 +393,15 @@ func (f *Fake) AddInstallation(in Installation) error {
 	}
 	c := in
 	c.Repos = append([]string(nil), in.Repos...)
-	f.insts[in.ID] = &c
+	ap.f.insts[in.ID] = &c
 	return nil
 }
 
 // SetInstallationRepos replaces the repositories of an installation.
-func (f *Fake) SetInstallationRepos(id int64, repos []string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	in := f.insts[id]
+func (ap *Apps) SetInstallationRepos(id int64, repos []string) error {
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
+	in := ap.f.insts[id]
 	if in == nil {
 		return fmt.Errorf("githubtest: no installation %d", id)
 	}
@@ -412,11 +411,11 @@ func (f *Fake) SetInstallationRepos(id int64, repos []string) error {
 
 // IssuedTokens returns the installation tokens issued so far, oldest
 // first.
-func (f *Fake) IssuedTokens(installation int64) []Token {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+func (ap *Apps) IssuedTokens(installation int64) []Token {
+	ap.f.mu.Lock()
+	defer ap.f.mu.Unlock()
 	var out []Token
-	for _, t := range f.tokens {
+	for _, t := range ap.f.tokens {
 		if t.Installation == installation {
 			out = append(out, *t)
 		}
@@ -445,28 +444,18 @@ type Seed struct {
 // that exists replaces it: a script moves a PR from open to closed so).
 func (f *Fake) Apply(s Seed) error {
 	for _, t := range s.Tokens {
-		f.AddToken(t)
+		f.Apps.AddToken(t)
 	}
-	for _, r := range s.Repos {
-		if f.repo(r.FullName) != nil {
-			for b, msg := range r.Branches {
-				if _, err := f.commit(r.FullName, b, msg); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if err := f.AddRepo(r); err != nil {
-			return err
-		}
+	if err := applyRepos(f, s.Repos); err != nil {
+		return err
 	}
 	for _, a := range s.Apps {
-		if _, err := f.AddApp(a); err != nil {
+		if _, err := f.Apps.AddApp(a); err != nil {
 			return err
 		}
 	}
 	for _, in := range s.Installations {
-		if err := f.AddInstallation(in); err != nil {
+		if err := f.Apps.AddInstallation(in); err != nil {
 			return err
 		}
 	}
@@ -479,39 +468,71 @@ func (f *Fake) Apply(s Seed) error {
 			return err
 		}
 	}
-	for _, p := range s.Pulls {
-		if old, ok := f.Pull(p.Repo, p.Number); ok && p.Number != 0 && p.Head.Ref == "" {
-			// Only the state changes: {"repo":..., "number": 2, "state": "closed"}.
-			if p.State == "" {
-				p.State = old.State
-			}
-			if err := f.SetPullState(p.Repo, p.Number, p.State, p.Merged); err != nil {
+	if err := applyPulls(f, s.Pulls); err != nil {
+		return err
+	}
+	for _, r := range s.Runs {
+		f.Issues.AddRun(r)
+	}
+	for _, d := range s.Deployments {
+		f.Deploys.AddDeployment(d)
+	}
+	return applyAccess(f, s.Collaborators, s.TeamMembers)
+}
+
+// applyRepos adds the repositories the fake does not hold yet and, to
+// the others, the branches the seed names.
+func applyRepos(f *Fake, repos []Repo) error {
+	for _, r := range repos {
+		if f.Repos.repo(r.FullName) == nil {
+			if err := f.Repos.AddRepo(r); err != nil {
 				return err
-			}
-			if p.Head.SHA != "" {
-				if err := f.SetPullHead(p.Repo, p.Number, p.Head.SHA); err != nil {
-					return err
-				}
 			}
 			continue
 		}
-		if _, err := f.AddPull(p); err != nil {
+		for b, msg := range r.Branches {
+			if _, err := f.Git.commit(r.FullName, b, msg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// applyPulls adds pull requests; one given by number with no head ref
+// only changes the state (and head commit) of the one the fake holds:
+// {"repo":..., "number": 2, "state": "closed"}.
+func applyPulls(f *Fake, pulls []PullRequest) error {
+	for _, p := range pulls {
+		old, ok := f.Issues.Pull(p.Repo, p.Number)
+		if !ok || p.Number == 0 || p.Head.Ref != "" {
+			if _, err := f.Issues.AddPull(p); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f.Issues.SetPullState(p.Repo, p.Number, cmp.Or(p.State, old.State), p.Merged); err != nil {
+			return err
+		}
+		if p.Head.SHA != "" {
+			if err := f.Issues.SetPullHead(p.Repo, p.Number, p.Head.SHA); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// applyAccess gives the seed's collaborators their roles and puts its
+// team members on their teams.
+func applyAccess(f *Fake, collabs []Collaborator, members []Member) error {
+	for _, cl := range collabs {
+		if err := f.Repos.SetCollaborator(cl.Repo, cl.Login, cl.Role); err != nil {
 			return err
 		}
 	}
-	for _, r := range s.Runs {
-		f.AddRun(r)
-	}
-	for _, d := range s.Deployments {
-		f.AddDeployment(d)
-	}
-	for _, cl := range s.Collaborators {
-		if err := f.SetCollaborator(cl.Repo, cl.Login, cl.Role); err != nil {
-			return err
-		}
-	}
-	for _, m := range s.TeamMembers {
-		if err := f.AddTeamMember(m); err != nil {
+	for _, m := range members {
+		if err := f.Repos.AddTeamMember(m); err != nil {
 			return err
 		}
 	}
@@ -553,8 +574,8 @@ func (f *Fake) State() State {
 	sort.Strings(names)
 	var st State
 	for _, n := range names {
-		rs := f.repo(n)
-		r := RepoState{FullName: rs.FullName, DefaultBranch: rs.DefaultBranch, Branches: f.Branches(n), Pulls: []PullRequest{}, Comments: []Comment{}}
+		rs := f.Repos.repo(n)
+		r := RepoState{FullName: rs.FullName, DefaultBranch: rs.DefaultBranch, Branches: f.Git.Branches(n), Pulls: []PullRequest{}, Comments: []Comment{}}
 		f.mu.Lock()
 		for _, p := range rs.pulls {
 			r.Pulls = append(r.Pulls, *p)

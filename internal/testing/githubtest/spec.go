@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -142,47 +143,12 @@ func synth(sc *openapi3.Schema, depth int) any {
 	if sc == nil || depth > 12 {
 		return nil
 	}
-	if len(sc.AllOf) > 0 {
-		out := map[string]any{}
-		for _, part := range sc.AllOf {
-			if m, ok := synth(part.Value, depth+1).(map[string]any); ok {
-				for k, v := range m {
-					out[k] = v
-				}
-			}
-		}
-		return out
-	}
-	if len(sc.OneOf) > 0 {
-		return synth(sc.OneOf[0].Value, depth+1)
-	}
-	if len(sc.AnyOf) > 0 {
-		return synth(sc.AnyOf[0].Value, depth+1)
-	}
-	if len(sc.Enum) > 0 {
-		for _, e := range sc.Enum {
-			if e != nil {
-				return e
-			}
-		}
-		return nil
+	if v, ok := synthComposed(sc, depth); ok {
+		return v
 	}
 	switch {
 	case sc.Type.Is("object") || (sc.Type == nil && len(sc.Properties) > 0):
-		out := map[string]any{}
-		for _, name := range sc.Required {
-			p := sc.Properties[name]
-			if p == nil {
-				out[name] = ""
-				continue
-			}
-			if p.Value.Nullable {
-				out[name] = nil
-				continue
-			}
-			out[name] = synth(p.Value, depth+1)
-		}
-		return out
+		return synthObject(sc, depth)
 	case sc.Type.Is("array"):
 		return []any{}
 	case sc.Type.Is("integer"), sc.Type.Is("number"):
@@ -193,19 +159,69 @@ func synth(sc *openapi3.Schema, depth int) any {
 	case sc.Type.Is("boolean"):
 		return false
 	case sc.Type.Is("string"):
-		switch sc.Format {
-		case "date-time":
-			return "2026-12-01T00:00:00Z"
-		case "uri", "url":
-			return "https://example.invalid/"
-		case "email":
-			return "noreply@example.invalid"
-		case "date":
-			return "2026-12-01"
-		}
-		return "x"
+		return synthString(sc.Format)
 	}
 	return nil
+}
+
+// synthComposed is synth of a schema made of others (allOf, oneOf, anyOf)
+// or of an enum; false for any other schema.
+func synthComposed(sc *openapi3.Schema, depth int) (any, bool) {
+	switch {
+	case len(sc.AllOf) > 0:
+		out := map[string]any{}
+		for _, part := range sc.AllOf {
+			if m, ok := synth(part.Value, depth+1).(map[string]any); ok {
+				maps.Copy(out, m)
+			}
+		}
+		return out, true
+	case len(sc.OneOf) > 0:
+		return synth(sc.OneOf[0].Value, depth+1), true
+	case len(sc.AnyOf) > 0:
+		return synth(sc.AnyOf[0].Value, depth+1), true
+	case len(sc.Enum) > 0:
+		for _, e := range sc.Enum {
+			if e != nil {
+				return e, true
+			}
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// synthObject holds an object's required properties, each at its
+// smallest (null where the property is nullable).
+func synthObject(sc *openapi3.Schema, depth int) map[string]any {
+	out := map[string]any{}
+	for _, name := range sc.Required {
+		p := sc.Properties[name]
+		switch {
+		case p == nil:
+			out[name] = ""
+		case p.Value.Nullable:
+			out[name] = nil
+		default:
+			out[name] = synth(p.Value, depth+1)
+		}
+	}
+	return out
+}
+
+// synthString is the smallest string of a format.
+func synthString(format string) string {
+	switch format {
+	case "date-time":
+		return "2026-12-01T00:00:00Z"
+	case "uri", "url":
+		return "https://example.invalid/"
+	case "email":
+		return "noreply@example.invalid"
+	case "date":
+		return "2026-12-01"
+	}
+	return "x"
 }
 
 // checkErrorShape checks an error body is GitHub's basic-error shape: an

@@ -29,6 +29,7 @@ func fakeRemote(t *testing.T, clock clock.Clock) *githubtest.Server {
 // git endpoint with a token, as it does against git http-backend: the
 // fake's git is git's own.
 func TestGitStoreConformsOverTheFake(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the store's suite over HTTP is long")
 	}
@@ -49,6 +50,7 @@ func TestGitStoreConformsOverTheFake(t *testing.T) {
 
 // A token without contents: write gets one coded error from the store.
 func TestReadOnlyTokenIsStorePermission(t *testing.T) {
+	t.Parallel()
 	clock := clock.NewFake(t0)
 	s := fakeRemote(t, clock)
 	st, err := gitstore.New(context.Background(), gitstore.Options{URL: s.URL + "/octo/app.git", Token: "ro", Clock: clock})

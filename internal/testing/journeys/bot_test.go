@@ -26,6 +26,7 @@ func deletes(w *botWorld, branch string) int {
 // A branch applied by an agent, its pull request opened (succession), then
 // closed: nothing of it is left, and the pull request's comment says so.
 func TestBotJourneyBranchToClose(t *testing.T) {
+	t.Parallel()
 	w := newBotWorld(t)
 	for _, env := range []string{"preview", "staging"} {
 		if err := w.applyAs(env, 0, "feat-a", false); err != nil {
@@ -82,6 +83,7 @@ func TestBotJourneyBranchToClose(t *testing.T) {
 // The close delivery is lost (GitHub does not redeliver): the next sweep
 // finds the closed pull request with resources and destroys them.
 func TestBotJourneyLostCloseIsSwept(t *testing.T) {
+	t.Parallel()
 	w := newBotWorld(t)
 	w.gh.setBranch("feat-b", true)
 	w.gh.setPR(8, true, "feat-b", w.tm.Now())
@@ -105,6 +107,7 @@ func TestBotJourneyLostCloseIsSwept(t *testing.T) {
 // One delivery replayed five times within milliseconds (same id, and the
 // same body under new ids): one teardown, one comment.
 func TestBotJourneyReplayedDeliveryHasOneEffect(t *testing.T) {
+	t.Parallel()
 	w := newBotWorld(t)
 	w.gh.setBranch("feat-c", true)
 	w.gh.setPR(9, true, "feat-c", w.tm.Now())
@@ -151,6 +154,7 @@ func TestBotJourneyReplayedDeliveryHasOneEffect(t *testing.T) {
 // Two bot replicas behind one load balancer both get every delivery: the
 // store's leases and compare-and-swap make it one effect.
 func TestBotJourneyTwoReplicasOneEffect(t *testing.T) {
+	t.Parallel()
 	w := newBotWorld(t)
 	first := w.bot
 	firstURL := w.srv.URL
@@ -221,6 +225,7 @@ func idle(t *testing.T, b *bot.Bot) {
 // leaves); it restarts, and its sweep at start finishes the job once the
 // dead run's lease has expired.
 func TestBotJourneyKilledMidTeardownIsFinished(t *testing.T) {
+	t.Parallel()
 	w := newBotWorld(t)
 	w.gh.setBranch("feat-e", true)
 	w.gh.setPR(11, true, "feat-e", w.tm.Now())

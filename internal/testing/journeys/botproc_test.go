@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/bot"
+	"github.com/sponson/apply/internal/testing/buildtest"
 	"github.com/sponson/apply/internal/testing/githubtest"
 )
 
@@ -23,15 +24,6 @@ import (
 // against the fake GitHub (REST and git smart HTTP on one port, the App's
 // JWT and expiring installation tokens), with `sponson sim` as the
 // providers. Receipts live on the repository's own branches.
-
-var botBinary = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binDir, "sponson-bot")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/sponson/apply/cmd/bot").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // procWorld is a journey world (sim, CLI, plan) whose receipts are on a
 // repository of the fake GitHub, where the App is installed.
@@ -68,11 +60,7 @@ func (l *syncLog) String() string {
 
 func newProcWorld(t *testing.T, prs ...int) *procWorld {
 	t.Helper()
-	bin, err := botBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &procWorld{world: newWorld(t), botBin: bin}
+	w := &procWorld{world: newWorld(t), botBin: buildtest.Binary(t, botPackage)}
 	w.gh = githubtest.Start(t, nil)
 	key, err := w.gh.AddApp(githubtest.App{ID: 99, Slug: "sponson-journey"})
 	if err != nil {
@@ -171,7 +159,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func (w *procWorld) closeBody(n int) []byte {
-	pr, _ := w.gh.Pull(repoFull, n)
+	pr, _ := w.gh.Issues.Pull(repoFull, n)
 	return prPayloadSHA(w.t, "closed", n, fmt.Sprintf("feat/%d", n), pr.Head.SHA, time.Now().UTC())
 }
 
@@ -228,6 +216,7 @@ func chaos(t *testing.T, base string, req any) map[string]any {
 // at the provider; a new bot process starts, its first sweep sees the
 // dead process's lease, takes it over and finishes the teardown.
 func TestBotProcessesReplicasAndSIGKILL(t *testing.T) {
+	t.Parallel()
 	w := newProcWorld(t, 100, 101)
 	for _, n := range []int{100, 101} {
 		if code, out := w.run(args(n, "apply")...); code != 0 {

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,39 +16,39 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/testing/buildtest"
 	"github.com/sponson/apply/internal/testing/gittest"
 )
 
-// binDir holds the sponson CLI the journeys build; TestMain removes it.
-var binDir string
+// The journeys run the binaries built from this module (once per test
+// binary, found in buildtest's cache when the sources did not change).
+const (
+	cliPackage = "github.com/sponson/apply/cmd/sponson"
+	botPackage = "github.com/sponson/apply/cmd/bot"
+)
 
+// TestMain runs the journeys at once even on a machine with few cores
+// (-test.parallel defaults to GOMAXPROCS): a journey spends its time
+// waiting on other processes (a lease to expire, a provider's latency),
+// not computing. An explicit -parallel is kept.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sponson-journeys-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0)))) //nolint:errcheck // a flag of the testing package
 	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
-
-// binary builds the sponson CLI once per test binary.
-var binary = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binDir, "sponson")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/sponson/apply/cmd/sponson").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // world is one journey's fake cloud (another process), receipts remote and
 // working folder.
@@ -62,15 +63,11 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	bin, err := binary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &world{t: t, bin: bin, dir: t.TempDir(), seeded: map[string]string{}}
+	w := &world{t: t, bin: buildtest.Binary(t, cliPackage), dir: t.TempDir(), seeded: map[string]string{}}
 	_, remote := gittest.NewBareRepo(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	sim := exec.CommandContext(ctx, bin, "sim", "--addr", "127.0.0.1:0")
+	sim := exec.CommandContext(ctx, w.bin, "sim", "--addr", "127.0.0.1:0")
 	stdout, err := sim.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +189,20 @@ func (w *world) chaos(body string) {
 	}
 }
 
+// writes is how many write requests the fake cloud has received.
+func (w *world) writes() int {
+	resp, err := http.Get(w.base + "/_state")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct{ Writes []json.RawMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		w.t.Fatal(err)
+	}
+	return len(st.Writes)
+}
+
 // live lists what exists at the fake cloud for one pull request: its
 // database branch, its callback and its variables, as ledger keys.
 func (w *world) live(n int) []string {
@@ -271,75 +282,105 @@ func args(n int, cmd ...string) []string {
 // TestKilledApplyIsRecovered: `sponson apply` is SIGKILLed at a random
 // point while two other scopes apply on the same remote; the next run
 // takes over the expired lease and knows every resource that was created
-// (I11); a destroy then leaves nothing (I8).
+// (I11); a destroy then leaves nothing (I8). Each round is its own story
+// (its own cloud and remote), so the rounds run at once: a round spends
+// most of its time waiting for the killed run's lease to expire.
 func TestKilledApplyIsRecovered(t *testing.T) {
-	w := newWorld(t)
-	// Every write takes a while, so a kill lands in the middle of runs.
-	w.chaos(`{"rules": [{"kind": "latency", "method": "WRITE", "latency": "60ms"}]}`)
+	t.Parallel()
 	rounds := 6
 	if testing.Short() {
 		rounds = 2
 	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	preempted := 0
-	for n := 1; n <= rounds; n++ {
-		// Two other scopes apply on the same remote, and the same Auth0
-		// list, while this one is killed; they complete untouched.
-		var others sync.WaitGroup
-		for _, m := range []int{100 + n, 200 + n} {
-			others.Add(1)
-			go func() {
-				defer others.Done()
-				// The killed run may hold the list's lease: wait for it
-				// to expire, however long this machine takes.
-				if code, out := w.run(args(m, "apply", "--lock-wait", "10m")...); code != 0 {
-					t.Errorf("round %d: pr-%d beside the killed run: exit %d\n%s", n, m, code, out)
+	seed := uint64(time.Now().UnixNano())
+	var preempted atomic.Int32
+	t.Run("rounds", func(t *testing.T) {
+		for n := 1; n <= rounds; n++ {
+			t.Run(fmt.Sprintf("round %d", n), func(t *testing.T) {
+				t.Parallel()
+				if killedRound(t, n, rand.New(rand.NewPCG(seed, uint64(n)))) {
+					preempted.Add(1)
 				}
-			}()
+			})
 		}
-		killed := w.killable(args(n, "apply")...)
-		if err := killed.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(100+rng.IntN(700)) * time.Millisecond)
-		killed.Process.Kill()
-		killed.Wait()
-		others.Wait()
-		for _, m := range []int{100 + n, 200 + n} {
-			if got := w.live(m); len(got) != 5 {
-				t.Errorf("round %d: pr-%d has %v at the cloud", n, m, got)
-			}
-		}
+	})
+	t.Logf("%d rounds, %d took over a killed run's lease (seed %d)", rounds, preempted.Load(), seed)
+}
 
-		code, out := w.run(args(n, "apply", "--wait", "--wait-timeout", "10m")...)
-		if code != 0 || !strings.Contains(out, ": complete") {
-			t.Fatalf("round %d: the run after the kill: exit %d\n%s", n, code, out)
+// killedRound is one round of TestKilledApplyIsRecovered on a world of
+// its own: pr-n is killed while pr-(100+n) and pr-(200+n) apply beside
+// it. It reports whether the run after the kill took over the lease.
+func killedRound(t *testing.T, n int, rng *rand.Rand) (preempted bool) {
+	w := newWorld(t)
+	// Every write takes a while, so a kill lands in the middle of runs.
+	w.chaos(`{"rules": [{"kind": "latency", "method": "WRITE", "latency": "60ms"}]}`)
+	// Two other scopes apply on the same remote, and the same Auth0
+	// list, while this one is killed; they complete untouched.
+	var others sync.WaitGroup
+	for _, m := range []int{100 + n, 200 + n} {
+		others.Add(1)
+		go func() {
+			defer others.Done()
+			// The killed run may hold the list's lease: wait for it
+			// to expire, however long this machine takes.
+			if code, out := w.run(args(m, "apply", "--lock-wait", "10m")...); code != 0 {
+				t.Errorf("pr-%d beside the killed run: exit %d\n%s", m, code, out)
+			}
+		}()
+	}
+	// The kill lands at a random point of the runs, counted in writes
+	// that reached the cloud (whoever made them), never in time: how far
+	// the runs got does not depend on this machine's speed, and every
+	// point must be recoverable.
+	at := w.writes() + rng.IntN(12)
+	killed := w.killable(args(n, "apply")...)
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { killed.Wait(); close(exited) }()
+	eventually(t, "the kill point", func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return w.writes() >= at
 		}
-		ledger, pre := w.ledger(n)
-		if pre {
-			preempted++
-		}
-		live := w.live(n)
-		if !slices.Equal(ledger, live) {
-			t.Fatalf("round %d (I11): the ledger knows %v, the cloud has %v", n, ledger, live)
-		}
-		if len(live) != 5 {
-			t.Fatalf("round %d: want 5 resources (a branch, 3 variables, a callback), got %v", n, live)
-		}
-		if code, out := w.run(args(n, "destroy")...); code != 0 {
-			t.Fatalf("round %d: destroy: exit %d\n%s", n, code, out)
-		}
-		if left := w.live(n); len(left) != 0 {
-			t.Fatalf("round %d (I8): destroy left %v", n, left)
+	})
+	killed.Process.Kill()
+	<-exited
+	others.Wait()
+	for _, m := range []int{100 + n, 200 + n} {
+		if got := w.live(m); len(got) != 5 {
+			t.Errorf("pr-%d has %v at the cloud", m, got)
 		}
 	}
-	t.Logf("%d rounds, %d took over a killed run's lease", rounds, preempted)
+
+	code, out := w.run(args(n, "apply", "--wait", "--wait-timeout", "10m")...)
+	if code != 0 || !strings.Contains(out, ": complete") {
+		t.Fatalf("the run after the kill: exit %d\n%s", code, out)
+	}
+	ledger, preempted := w.ledger(n)
+	live := w.live(n)
+	if !slices.Equal(ledger, live) {
+		t.Fatalf("(I11): the ledger knows %v, the cloud has %v", ledger, live)
+	}
+	if len(live) != 5 {
+		t.Fatalf("want 5 resources (a branch, 3 variables, a callback), got %v", live)
+	}
+	if code, out := w.run(args(n, "destroy")...); code != 0 {
+		t.Fatalf("destroy: exit %d\n%s", code, out)
+	}
+	if left := w.live(n); len(left) != 0 {
+		t.Fatalf("(I8): destroy left %v", left)
+	}
+	return preempted
 }
 
 // TestManyAppliesOnOneRemote: several sponson processes apply their own
 // scopes at once on one git remote and one shared Auth0 list; all of them
 // complete and every callback survives.
 func TestManyAppliesOnOneRemote(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const n = 5
 	var wg sync.WaitGroup

@@ -62,6 +62,7 @@ type monthEvent struct {
 // was created again after its scope's tombstone (unless reopened), and
 // every open pull request still has its resources.
 func TestBotMonthInTheLife(t *testing.T) {
+	t.Parallel()
 	n := monthPRs(t)
 	seed := monthSeed(t)
 	// The whole month is a function of (seed, size) on an injected clock:

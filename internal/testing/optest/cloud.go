@@ -2,6 +2,7 @@ package optest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -73,6 +75,10 @@ type Object struct {
 
 // Cloud is the in-memory provider. The zero value is not usable: call New.
 type Cloud struct {
+	// Clock is what the latency set by SetLatency waits on (nil: the
+	// system clock); set it before the cloud is used.
+	Clock clock.Clock
+
 	mu         sync.Mutex
 	objects    map[string]*Object  // by key
 	lists      map[string][]string // by listID(project, list), in order
@@ -85,18 +91,34 @@ type Cloud struct {
 	nextObj    int
 	nextDpl    int
 	nextTok    uint64
+
+	// The parts: the provider's side of the ops (objects, lists, ids,
+	// the write log) and the faults and latency injected at them.
+	prov   *provider
+	inject *injector
 }
+
+// provider is the provider's side of the ops: it creates, updates and
+// deletes objects and list items, deals ids and tokens and logs writes,
+// all under the Cloud's lock.
+type provider struct{ c *Cloud }
+
+// injector matches calls against the faults and latency set on the
+// Cloud (faults.go) and counts them.
+type injector struct{ c *Cloud }
 
 // New returns an empty cloud: no objects, no lists, no faults, no latency,
 // deployments pending until Deploy.
 func New() *Cloud {
-	return &Cloud{
+	c := &Cloud{
 		objects: map[string]*Object{},
 		lists:   map[string][]string{},
 		seeded:  map[string]bool{},
 		calls:   map[string]int{},
 		latency: map[string]time.Duration{},
 	}
+	c.prov, c.inject = &provider{c}, &injector{c}
+	return c
 }
 
 // Ops returns fake.object and fake.item, bound to this cloud.
@@ -198,15 +220,15 @@ func (c *Cloud) Keys() []string {
 func (c *Cloud) Exists(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.existsLocked(key)
+	return c.prov.existsLocked(key)
 }
 
-func (c *Cloud) existsLocked(key string) bool {
-	if _, ok := c.objects[key]; ok {
+func (pv *provider) existsLocked(key string) bool {
+	if _, ok := pv.c.objects[key]; ok {
 		return true
 	}
 	if p, l, it, ok := parseItemKey(key); ok {
-		return slices.Contains(c.lists[listID(p, l)], it)
+		return slices.Contains(pv.c.lists[listID(p, l)], it)
 	}
 	return false
 }
@@ -219,7 +241,7 @@ func (c *Cloud) IsSeeded(key string) bool {
 	if o, ok := c.objects[key]; ok {
 		return o.Seeded
 	}
-	return c.seeded[key] && c.existsLocked(key)
+	return c.seeded[key] && c.prov.existsLocked(key)
 }
 
 // Writes returns a copy of the write log, oldest first.
@@ -244,11 +266,7 @@ func (c *Cloud) ResetWrites() {
 func (c *Cloud) Calls() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.calls))
-	for k, v := range c.calls {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.calls)
 }
 
 // ResetCalls zeroes the call counts.
@@ -268,7 +286,7 @@ func (c *Cloud) SeedObject(project, name string, fields, createOnly map[string]a
 	defer c.mu.Unlock()
 	o := &Object{
 		Key: ObjectKey(project, name), Project: project, Name: name,
-		ID: c.newID(), Token: c.newToken(),
+		ID: c.prov.newID(), Token: c.prov.newToken(),
 		Fields: copyMap(fields), CreateOnly: copyMap(createOnly),
 		Seeded: true,
 	}
@@ -354,9 +372,9 @@ func (c *Cloud) Recreate(key string) error {
 		return errs.New(errs.PROVIDER_NOT_FOUND, "fakeop: no object %s to recreate", key)
 	}
 	n := o.clone()
-	n.ID = c.newID()
-	n.Token = c.newToken()
-	n.Deploy = c.newDeploy(o.Deploy.Status != "", n.Name)
+	n.ID = c.prov.newID()
+	n.Token = c.prov.newToken()
+	n.Deploy = c.prov.newDeploy(o.Deploy.Status != "", n.Name)
 	n.Seeded = true
 	c.objects[key] = &n
 	return nil
@@ -379,7 +397,7 @@ func (c *Cloud) Deploy(key, outcome string) error {
 	if !ok || o.Deploy.Status == "" {
 		return errs.New(errs.PROVIDER_NOT_FOUND, "fakeop: no object with a deployment at %s", key)
 	}
-	o.Deploy = c.deployState(outcome, o.Name)
+	o.Deploy = c.prov.deployState(outcome, o.Name)
 	return nil
 }
 
@@ -408,45 +426,45 @@ func checkOutcome(o string) error {
 }
 
 // newDeploy is the deployment of a new object; c.mu held.
-func (c *Cloud) newDeploy(deploy bool, name string) DeployState {
+func (pv *provider) newDeploy(deploy bool, name string) DeployState {
 	if !deploy {
 		return DeployState{}
 	}
-	outcome := c.deployAuto
+	outcome := pv.c.deployAuto
 	if outcome == "" {
 		outcome = DeployPending
 	}
-	return c.deployState(outcome, name)
+	return pv.deployState(outcome, name)
 }
 
 // deployState is a deployment with outcome; c.mu held.
-func (c *Cloud) deployState(outcome, name string) DeployState {
+func (pv *provider) deployState(outcome, name string) DeployState {
 	if outcome != DeployReady {
 		return DeployState{Status: outcome}
 	}
-	c.nextDpl++
-	id := fmt.Sprintf("dpl_%d", c.nextDpl)
+	pv.c.nextDpl++
+	id := fmt.Sprintf("dpl_%d", pv.c.nextDpl)
 	return DeployState{Status: DeployReady, ID: id, URL: "https://" + name + "-" + id + ".deploy.fake.test"}
 }
 
 // ---- ids and tokens; c.mu held ----
 
-func (c *Cloud) newID() string {
-	c.nextObj++
-	return fmt.Sprintf("obj_%d", c.nextObj)
+func (pv *provider) newID() string {
+	pv.c.nextObj++
+	return fmt.Sprintf("obj_%d", pv.c.nextObj)
 }
 
 // newToken is a random-looking, deterministic, 36-character token
 // (splitmix64 of a counter): long enough that the redactor masks it.
-func (c *Cloud) newToken() string {
-	c.nextTok++
+func (pv *provider) newToken() string {
+	pv.c.nextTok++
 	mix := func(x uint64) uint64 {
 		x += 0x9e3779b97f4a7c15
 		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 		return x ^ (x >> 31)
 	}
-	a := mix(c.nextTok)
+	a := mix(pv.c.nextTok)
 	return fmt.Sprintf("ftok_%016x%016x", a, mix(a))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -55,14 +56,14 @@ func (c *Cloud) FailNext(m Match, err error, n int) {
 	if n <= 0 {
 		return
 	}
-	c.addFault(&fault{kind: faultFail, m: m, n: n, err: err})
+	c.inject.addFault(&fault{kind: faultFail, m: m, n: n, err: err})
 }
 
 // LoseResponse makes the next matching write (create, update or delete; a
 // read, lookup, await or list is never matched) succeed at the provider and
 // then return a PROVIDER_TIMEOUT error, as if the response was lost.
 func (c *Cloud) LoseResponse(m Match) {
-	c.addFault(&fault{kind: faultLose, m: m, n: 1})
+	c.inject.addFault(&fault{kind: faultLose, m: m, n: 1})
 }
 
 // OnCall runs fn once, just before the next matching call takes effect (for
@@ -71,7 +72,7 @@ func (c *Cloud) LoseResponse(m Match) {
 // side effect, and returns a PROVIDER_TIMEOUT error wrapping the context's
 // error. A panic in fn propagates out of the op, with no state changed.
 func (c *Cloud) OnCall(m Match, fn func()) {
-	c.addFault(&fault{kind: faultBefore, m: m, n: 1, fn: fn})
+	c.inject.addFault(&fault{kind: faultBefore, m: m, n: 1, fn: fn})
 }
 
 // Crash simulates the process dying just before the next matching call
@@ -80,7 +81,7 @@ func (c *Cloud) OnCall(m Match, fn func()) {
 // and has no side effect. For a create this is the crash between the
 // engine's checkpoint (intend) and the create.
 func (c *Cloud) Crash(m Match, fn func()) {
-	c.addFault(&fault{kind: faultCrash, m: m, n: 1, fn: fn})
+	c.inject.addFault(&fault{kind: faultCrash, m: m, n: 1, fn: fn})
 }
 
 // CrashAfter simulates the process dying just after the next matching write
@@ -89,7 +90,7 @@ func (c *Cloud) Crash(m Match, fn func()) {
 // wrapping context.Canceled. For a create this is "created, but nobody
 // heard the answer": only the intent knows.
 func (c *Cloud) CrashAfter(m Match, fn func()) {
-	c.addFault(&fault{kind: faultCrashAfter, m: m, n: 1, fn: fn})
+	c.inject.addFault(&fault{kind: faultCrashAfter, m: m, n: 1, fn: fn})
 }
 
 // SetLatency makes op (OpObject or OpItem) slow: an object write sleeps d
@@ -111,16 +112,16 @@ func (c *Cloud) ClearFaults() {
 	c.latency = map[string]time.Duration{}
 }
 
-func (c *Cloud) addFault(f *fault) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults = append(c.faults, f)
+func (in *injector) addFault(f *fault) {
+	in.c.mu.Lock()
+	defer in.c.mu.Unlock()
+	in.c.faults = append(in.c.faults, f)
 }
 
 // take consumes one firing of the oldest fault of one of kinds matching the
 // call; c.mu held.
-func (c *Cloud) take(op, method, key string, kinds ...faultKind) *fault {
-	for i, f := range c.faults {
+func (in *injector) take(op, method, key string, kinds ...faultKind) *fault {
+	for i, f := range in.c.faults {
 		if !f.m.matches(op, method, key) {
 			continue
 		}
@@ -133,7 +134,7 @@ func (c *Cloud) take(op, method, key string, kinds ...faultKind) *fault {
 		}
 		f.n--
 		if f.n <= 0 {
-			c.faults = append(c.faults[:i:i], c.faults[i+1:]...)
+			in.c.faults = append(in.c.faults[:i:i], in.c.faults[i+1:]...)
 		}
 		return f
 	}
@@ -151,11 +152,11 @@ type sent struct {
 
 // begin counts a call and fires the faults that act before it takes
 // effect. An error means the call had no side effect.
-func (c *Cloud) begin(ctx context.Context, op, method, key string) (*sent, error) {
-	c.mu.Lock()
-	c.calls[op+"."+method]++
-	hook := c.take(op, method, key, faultBefore, faultCrash)
-	c.mu.Unlock()
+func (in *injector) begin(ctx context.Context, op, method, key string) (*sent, error) {
+	in.c.mu.Lock()
+	in.c.calls[op+"."+method]++
+	hook := in.take(op, method, key, faultBefore, faultCrash)
+	in.c.mu.Unlock()
 
 	if hook != nil {
 		if hook.fn != nil {
@@ -169,11 +170,11 @@ func (c *Cloud) begin(ctx context.Context, op, method, key string) (*sent, error
 		return nil, errs.Wrap(err, errs.PROVIDER_TIMEOUT, "%s %s %s: not sent", op, method, key)
 	}
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.take(op, method, key, faultFail); f != nil {
+	in.c.mu.Lock()
+	defer in.c.mu.Unlock()
+	if f := in.take(op, method, key, faultFail); f != nil {
 		if isWrite(method) {
-			c.writes = append(c.writes, Write{Op: op, Method: method, Key: key, Failed: true})
+			in.c.writes = append(in.c.writes, Write{Op: op, Method: method, Key: key, Failed: true})
 		}
 		if f.err != nil {
 			return nil, f.err
@@ -182,7 +183,7 @@ func (c *Cloud) begin(ctx context.Context, op, method, key string) (*sent, error
 	}
 	s := &sent{op: op, method: method, key: key}
 	if isWrite(method) {
-		if f := c.take(op, method, key, faultLose, faultCrashAfter); f != nil {
+		if f := in.take(op, method, key, faultLose, faultCrashAfter); f != nil {
 			if f.kind == faultLose {
 				s.lose = true
 			} else {
@@ -209,25 +210,21 @@ func (s *sent) finish() error {
 }
 
 // logWrite appends a write; c.mu held.
-func (c *Cloud) logWrite(op, method, key string, failed bool) {
-	c.writes = append(c.writes, Write{Op: op, Method: method, Key: key, Failed: failed})
+func (pv *provider) logWrite(op, method, key string, failed bool) {
+	pv.c.writes = append(pv.c.writes, Write{Op: op, Method: method, Key: key, Failed: failed})
 }
 
 // sleep waits the op's latency, or until ctx is done (an error: the write
 // is not sent).
-func (c *Cloud) sleep(ctx context.Context, op, method, key string) error {
-	c.mu.Lock()
-	d := c.latency[op]
-	c.mu.Unlock()
+func (in *injector) sleep(ctx context.Context, op, method, key string) error {
+	in.c.mu.Lock()
+	d := in.c.latency[op]
+	in.c.mu.Unlock()
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return errs.Wrap(ctx.Err(), errs.PROVIDER_TIMEOUT, "%s %s %s: not sent", op, method, key)
+	if err := clock.Or(in.c.Clock).Sleep(ctx, d); err != nil {
+		return errs.Wrap(err, errs.PROVIDER_TIMEOUT, "%s %s %s: not sent", op, method, key)
 	}
+	return nil
 }

@@ -113,7 +113,7 @@ func (op *ItemOp) Read(ctx context.Context, req adapter.Request) (*adapter.Live,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := op.c.begin(ctx, OpItem, MethodRead, r.key); err != nil {
+	if _, err := op.c.inject.begin(ctx, OpItem, MethodRead, r.key); err != nil {
 		return nil, err
 	}
 	op.c.mu.Lock()
@@ -167,7 +167,7 @@ func (op *ItemOp) Apply(ctx context.Context, req adapter.Request, live *adapter.
 				return nil, err
 			}
 		}
-		added, err := op.c.addItem(ctx, r.project, r.list, r.item)
+		added, err := op.c.prov.addItem(ctx, r.project, r.list, r.item)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func (op *ItemOp) Lookup(ctx context.Context, provider adapter.Provider, run ada
 	if !ok {
 		return nil, errs.New(errs.PARAM_INVALID, "%s: %q is not an item key", OpItem, key)
 	}
-	if _, err := op.c.begin(ctx, OpItem, MethodLookup, key); err != nil {
+	if _, err := op.c.inject.begin(ctx, OpItem, MethodLookup, key); err != nil {
 		return nil, err
 	}
 	op.c.mu.Lock()
@@ -205,7 +205,7 @@ func (op *ItemOp) Destroy(ctx context.Context, provider adapter.Provider, run ad
 	if !ok {
 		return errs.New(errs.PARAM_INVALID, "%s: %q is not an item key", OpItem, r.Key)
 	}
-	return op.c.removeItem(ctx, p, l, it)
+	return op.c.prov.removeItem(ctx, p, l, it)
 }
 
 // ListScope lists the items of the line's list that start with the prefix
@@ -218,7 +218,7 @@ func (op *ItemOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter
 	if r.list == "" {
 		return nil, errs.New(errs.PARAM_INVALID, "%s parameter list must be known to list its items", OpItem)
 	}
-	if _, err := op.c.begin(ctx, OpItem, MethodList, ""); err != nil {
+	if _, err := op.c.inject.begin(ctx, OpItem, MethodList, ""); err != nil {
 		return nil, err
 	}
 	op.c.mu.Lock()
@@ -236,55 +236,55 @@ func (op *ItemOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter
 
 // addItem GETs the list, sleeps, and PUTs it back with item appended.
 // added is false when the list already held it (no PUT).
-func (c *Cloud) addItem(ctx context.Context, project, list, item string) (added bool, err error) {
+func (pv *provider) addItem(ctx context.Context, project, list, item string) (added bool, err error) {
 	key := ItemKey(project, list, item)
-	s, err := c.begin(ctx, OpItem, MethodCreate, key)
+	s, err := pv.c.inject.begin(ctx, OpItem, MethodCreate, key)
 	if err != nil {
 		return false, err
 	}
 	id := listID(project, list)
-	c.mu.Lock()
-	cur := slices.Clone(c.lists[id]) // GET
-	c.mu.Unlock()
+	pv.c.mu.Lock()
+	cur := slices.Clone(pv.c.lists[id]) // GET
+	pv.c.mu.Unlock()
 	if slices.Contains(cur, item) {
 		return false, s.finish()
 	}
-	if err := c.sleep(ctx, OpItem, MethodCreate, key); err != nil {
+	if err := pv.c.inject.sleep(ctx, OpItem, MethodCreate, key); err != nil {
 		return false, err
 	}
 	cur = append(cur, item)
-	c.mu.Lock()
-	c.lists[id] = cur // PUT, overwriting whatever was written since the GET
-	delete(c.seeded, key)
-	c.logWrite(OpItem, MethodCreate, key, false)
-	c.mu.Unlock()
+	pv.c.mu.Lock()
+	pv.c.lists[id] = cur // PUT, overwriting whatever was written since the GET
+	delete(pv.c.seeded, key)
+	pv.logWrite(OpItem, MethodCreate, key, false)
+	pv.c.mu.Unlock()
 	return true, s.finish()
 }
 
 // removeItem GETs the list, sleeps, and PUTs it back without item; nothing
 // when the list lacks it.
-func (c *Cloud) removeItem(ctx context.Context, project, list, item string) error {
+func (pv *provider) removeItem(ctx context.Context, project, list, item string) error {
 	key := ItemKey(project, list, item)
-	s, err := c.begin(ctx, OpItem, MethodDelete, key)
+	s, err := pv.c.inject.begin(ctx, OpItem, MethodDelete, key)
 	if err != nil {
 		return err
 	}
 	id := listID(project, list)
-	c.mu.Lock()
-	cur := slices.Clone(c.lists[id]) // GET
-	c.mu.Unlock()
+	pv.c.mu.Lock()
+	cur := slices.Clone(pv.c.lists[id]) // GET
+	pv.c.mu.Unlock()
 	i := slices.Index(cur, item)
 	if i < 0 {
 		return s.finish()
 	}
-	if err := c.sleep(ctx, OpItem, MethodDelete, key); err != nil {
+	if err := pv.c.inject.sleep(ctx, OpItem, MethodDelete, key); err != nil {
 		return err
 	}
 	cur = slices.Delete(cur, i, i+1)
-	c.mu.Lock()
-	c.lists[id] = cur // PUT
-	delete(c.seeded, key)
-	c.logWrite(OpItem, MethodDelete, key, false)
-	c.mu.Unlock()
+	pv.c.mu.Lock()
+	pv.c.lists[id] = cur // PUT
+	delete(pv.c.seeded, key)
+	pv.logWrite(OpItem, MethodDelete, key, false)
+	pv.c.mu.Unlock()
 	return s.finish()
 }

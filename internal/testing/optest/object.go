@@ -127,7 +127,7 @@ func (op *ObjectOp) Read(ctx context.Context, req adapter.Request) (*adapter.Liv
 	if err != nil {
 		return nil, err
 	}
-	if _, err := op.c.begin(ctx, OpObject, MethodRead, r.key); err != nil {
+	if _, err := op.c.inject.begin(ctx, OpObject, MethodRead, r.key); err != nil {
 		return nil, err
 	}
 	op.c.mu.Lock()
@@ -235,7 +235,7 @@ func (op *ObjectOp) Apply(ctx context.Context, req adapter.Request, live *adapte
 		res = *p.live
 		res.Outputs = copyMap(res.Outputs)
 	case adapter.Update:
-		if res, err = op.c.updateObject(ctx, r.key, p.live.ID, fields); err != nil {
+		if res, err = op.c.prov.updateObject(ctx, r.key, p.live.ID, fields); err != nil {
 			return nil, err
 		}
 	case adapter.Create, adapter.Replace:
@@ -245,11 +245,11 @@ func (op *ObjectOp) Apply(ctx context.Context, req adapter.Request, live *adapte
 			}
 		}
 		if p.diff.Action == adapter.Replace {
-			if err := op.c.deleteObject(ctx, r.key, p.live.ID); err != nil {
+			if err := op.c.prov.deleteObject(ctx, r.key, p.live.ID); err != nil {
 				return nil, err
 			}
 		}
-		if res, err = op.c.createObject(ctx, r, fields, co); err != nil {
+		if res, err = op.c.prov.createObject(ctx, r, fields, co); err != nil {
 			return nil, err
 		}
 		created = []string{r.key}
@@ -267,7 +267,7 @@ func (op *ObjectOp) Lookup(ctx context.Context, provider adapter.Provider, run a
 	if _, _, ok := parseObjectKey(key); !ok {
 		return nil, errs.New(errs.PARAM_INVALID, "%s: %q is not an object key", OpObject, key)
 	}
-	if _, err := op.c.begin(ctx, OpObject, MethodLookup, key); err != nil {
+	if _, err := op.c.inject.begin(ctx, OpObject, MethodLookup, key); err != nil {
 		return nil, err
 	}
 	op.c.mu.Lock()
@@ -287,7 +287,7 @@ func (op *ObjectOp) Destroy(ctx context.Context, provider adapter.Provider, run 
 	if _, _, ok := parseObjectKey(r.Key); !ok {
 		return errs.New(errs.PARAM_INVALID, "%s: %q is not an object key", OpObject, r.Key)
 	}
-	return op.c.deleteObject(ctx, r.Key, r.ID)
+	return op.c.prov.deleteObject(ctx, r.Key, r.ID)
 }
 
 // AwaitExternal answers the deploy event's outputs (deploy_url, deploy_id)
@@ -302,7 +302,7 @@ func (op *ObjectOp) AwaitExternal(ctx context.Context, req adapter.Request, live
 	if !r.deploy {
 		return nil, errs.New(errs.PARAM_INVALID, "%s parameter deploy is not true: line %s has no deploy event to wait for", OpObject, req.Line)
 	}
-	if _, err := op.c.begin(ctx, OpObject, MethodAwait, r.key); err != nil {
+	if _, err := op.c.inject.begin(ctx, OpObject, MethodAwait, r.key); err != nil {
 		return nil, err
 	}
 	op.c.mu.Lock()
@@ -328,7 +328,7 @@ func (op *ObjectOp) ListScope(ctx context.Context, req adapter.Request) ([]adapt
 	if err != nil {
 		return nil, err
 	}
-	if _, err := op.c.begin(ctx, OpObject, MethodList, ""); err != nil {
+	if _, err := op.c.inject.begin(ctx, OpObject, MethodList, ""); err != nil {
 		return nil, err
 	}
 	op.c.mu.Lock()
@@ -345,71 +345,71 @@ func (op *ObjectOp) ListScope(ctx context.Context, req adapter.Request) ([]adapt
 
 // ---- provider side ----
 
-func (c *Cloud) createObject(ctx context.Context, r objectReq, fields, createOnly map[string]any) (adapter.Resource, error) {
-	s, err := c.begin(ctx, OpObject, MethodCreate, r.key)
+func (pv *provider) createObject(ctx context.Context, r objectReq, fields, createOnly map[string]any) (adapter.Resource, error) {
+	s, err := pv.c.inject.begin(ctx, OpObject, MethodCreate, r.key)
 	if err != nil {
 		return adapter.Resource{}, err
 	}
-	if err := c.sleep(ctx, OpObject, MethodCreate, r.key); err != nil {
+	if err := pv.c.inject.sleep(ctx, OpObject, MethodCreate, r.key); err != nil {
 		return adapter.Resource{}, err
 	}
-	c.mu.Lock()
-	if _, exists := c.objects[r.key]; exists {
-		c.logWrite(OpObject, MethodCreate, r.key, true)
-		c.mu.Unlock()
+	pv.c.mu.Lock()
+	if _, exists := pv.c.objects[r.key]; exists {
+		pv.logWrite(OpObject, MethodCreate, r.key, true)
+		pv.c.mu.Unlock()
 		return adapter.Resource{}, adapter.NotCreated(errs.New(errs.PROVIDER_CONFLICT, "%s: an object named %q already exists in project %s", OpObject, r.name, r.project), r.key)
 	}
 	o := &Object{
 		Key: r.key, Project: r.project, Name: r.name,
-		ID: c.newID(), Token: c.newToken(),
+		ID: pv.newID(), Token: pv.newToken(),
 		Fields: copyMap(fields), CreateOnly: copyMap(createOnly),
-		Deploy: c.newDeploy(r.deploy, r.name),
+		Deploy: pv.newDeploy(r.deploy, r.name),
 	}
-	c.objects[r.key] = o
-	c.logWrite(OpObject, MethodCreate, r.key, false)
+	pv.c.objects[r.key] = o
+	pv.logWrite(OpObject, MethodCreate, r.key, false)
 	res := o.resource()
-	c.mu.Unlock()
+	pv.c.mu.Unlock()
 	return res, s.finish()
 }
 
-func (c *Cloud) updateObject(ctx context.Context, key, id string, fields map[string]any) (adapter.Resource, error) {
-	s, err := c.begin(ctx, OpObject, MethodUpdate, key)
+func (pv *provider) updateObject(ctx context.Context, key, id string, fields map[string]any) (adapter.Resource, error) {
+	s, err := pv.c.inject.begin(ctx, OpObject, MethodUpdate, key)
 	if err != nil {
 		return adapter.Resource{}, err
 	}
-	if err := c.sleep(ctx, OpObject, MethodUpdate, key); err != nil {
+	if err := pv.c.inject.sleep(ctx, OpObject, MethodUpdate, key); err != nil {
 		return adapter.Resource{}, err
 	}
-	c.mu.Lock()
-	o, ok := c.objects[key]
+	pv.c.mu.Lock()
+	o, ok := pv.c.objects[key]
 	if !ok || (id != "" && o.ID != id) {
-		c.logWrite(OpObject, MethodUpdate, key, true)
-		c.mu.Unlock()
+		pv.logWrite(OpObject, MethodUpdate, key, true)
+		pv.c.mu.Unlock()
 		return adapter.Resource{}, errs.New(errs.PROVIDER_NOT_FOUND, "%s: object %s (%s) no longer exists: deleted or replaced outside Sponson", OpObject, key, id)
 	}
 	o.Fields = copyMap(fields)
-	c.logWrite(OpObject, MethodUpdate, key, false)
+	pv.logWrite(OpObject, MethodUpdate, key, false)
 	res := o.resource()
-	c.mu.Unlock()
+	pv.c.mu.Unlock()
 	return res, s.finish()
 }
 
 // deleteObject deletes key (by id when id is set); gone is success.
-func (c *Cloud) deleteObject(ctx context.Context, key, id string) error {
-	s, err := c.begin(ctx, OpObject, MethodDelete, key)
+func (pv *provider) deleteObject(ctx context.Context, key, id string) error {
+	s, err := pv.c.inject.begin(ctx, OpObject, MethodDelete, key)
 	if err != nil {
 		return err
 	}
-	if err := c.sleep(ctx, OpObject, MethodDelete, key); err != nil {
+	if err := pv.c.inject.sleep(ctx, OpObject, MethodDelete, key); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	o, ok := c.objects[key]
+	pv.c.mu.Lock()
+	o, ok := pv.c.objects[key]
 	if ok && (id == "" || o.ID == id) {
-		delete(c.objects, key)
-		c.logWrite(OpObject, MethodDelete, key, false)
+		delete(pv.c.objects, key)
+		pv.logWrite(OpObject, MethodDelete, key, false)
 	}
-	c.mu.Unlock()
+	pv.c.mu.Unlock()
 	return s.finish()
 }
 
