@@ -90,7 +90,7 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if args[0] == "start" {
 		c := sim.New(sim.Options{Seed: uint64(time.Now().UnixNano())})
-		demo := c.SeedDemo()
+		demo := c.Console.SeedDemo()
 		srv, err := c.Start("127.0.0.1:0")
 		ts.Check(err)
 		ts.Defer(func() { srv.Close(); clouds.Delete(ts) })
@@ -220,7 +220,7 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		s := sim.DeploySpec{Project: ts.Getenv("SIM_VERCEL_PROJECT"), SHA: ts.Getenv("SPONSON_CTX_SHA"), Branch: ts.Getenv("SPONSON_CTX_BRANCH")}
 		decodeFields(ts, args[2:], &s)
 		s.Behavior = args[1]
-		uids, err := c.Deploy(s)
+		uids, err := c.Console.Deploy(s)
 		ts.Check(err)
 		// Name what was made, older first, for later patterns.
 		p, _ := c.State().VercelProject(s.Project)
@@ -252,14 +252,14 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		s := sim.NetlifyDeploySpec{Site: ts.Getenv("SIM_NETLIFY_SITE"), Context: "deploy-preview", CommitRef: ts.Getenv("SPONSON_CTX_SHA")}
 		decodeFields(ts, args[2:], &s)
 		s.State = args[1]
-		id, err := c.NetlifyDeploy(s)
+		id, err := c.Console.NetlifyDeploy(s)
 		ts.Check(err)
 		ts.Setenv("SIM_NETLIFY_DEPLOY", id)
 	case "netlify-state":
 		if len(args) != 3 {
 			ts.Fatalf("usage: sim netlify-state DEPLOY_ID STATE")
 		}
-		ts.Check(c.SetNetlifyDeployState(ts.Getenv("SIM_NETLIFY_SITE"), args[1], args[2]))
+		ts.Check(c.Console.SetNetlifyDeployState(ts.Getenv("SIM_NETLIFY_SITE"), args[1], args[2]))
 	case "push":
 		p := sim.Push{SHA: ts.Getenv("SPONSON_CTX_SHA"), Branch: ts.Getenv("SPONSON_CTX_BRANCH")}
 		decodeFields(ts, args[1:], &p)
@@ -313,7 +313,7 @@ func cmdSim(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		var fields map[string]any
 		ts.Check(json.Unmarshal([]byte(args[2]), &fields))
-		_, err := c.SeedHTTPObject(args[1], fields)
+		_, err := c.Console.SeedHTTPObject(args[1], fields)
 		ts.Check(err)
 	default:
 		ts.Fatalf("sim: unknown subcommand %q", args[0])

@@ -22,7 +22,7 @@ func TestCommandPlanAfterDeploy(t *testing.T) {
 	w.event("pull_request", fixture(t, "pull_request/opened.payload.json"))
 	w.run()
 	w.want("status", "partial")
-	if _, err := w.cloud.Deploy(sim.DeploySpec{Project: w.demo.VercelProject, SHA: headSHA, Branch: "changes"}); err != nil {
+	if _, err := w.cloud.Console.Deploy(sim.DeploySpec{Project: w.demo.VercelProject, SHA: headSHA, Branch: "changes"}); err != nil {
 		t.Fatal(err)
 	}
 	// The deployment is building on the first look, ready on the next.

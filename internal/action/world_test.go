@@ -57,7 +57,7 @@ func newWorld(t *testing.T) *world {
 	}
 	w.cloud = sim.New(sim.Options{Seed: 7})
 	w.cloud.CheckDescriptions(t)
-	w.demo = w.cloud.SeedDemo()
+	w.demo = w.cloud.Console.SeedDemo()
 	srv, err := w.cloud.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

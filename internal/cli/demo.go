@@ -188,7 +188,7 @@ func demoRun(opts *DemoOptions) error {
 // the plan in the demo's folder, and tells the story's start.
 func (d *demo) start() (*sim.Server, error) {
 	d.cloud = sim.New(sim.Options{Seed: uint64(time.Now().UnixNano())})
-	d.seeded = d.cloud.SeedDemo()
+	d.seeded = d.cloud.Console.SeedDemo()
 	srv, err := d.cloud.Start("127.0.0.1:0")
 	if err != nil {
 		return nil, errs.Wrap(err, errs.INTERNAL, "starting the fake cloud")
@@ -487,7 +487,7 @@ func (d *demo) stepDrift(pr demoPR) error {
 
 func (d *demo) stepDeploy(pr demoPR) error {
 	s := d.begin("Vercel deploys pull request 2: the waiting line completes")
-	if _, err := d.cloud.Deploy(sim.DeploySpec{Project: d.seeded.VercelProject, SHA: pr.sha, Branch: pr.branch}); err != nil {
+	if _, err := d.cloud.Console.Deploy(sim.DeploySpec{Project: d.seeded.VercelProject, SHA: pr.sha, Branch: pr.branch}); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.out, "\n(vercel) deployment of %s (%s) started\n", pr.branch, pr.sha[:7])

@@ -75,7 +75,7 @@ func exampleCloud(t *testing.T) (*sim.Cloud, map[string]string) {
 	cloud.CheckDescriptions(t)
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
-	if err := cloud.SeedExamples(); err != nil {
+	if err := cloud.Console.SeedExamples(); err != nil {
 		t.Fatal(err)
 	}
 	vars := map[string]string{"SPONSON_CTX_SHA": exampleSHA}

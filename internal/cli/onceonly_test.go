@@ -40,7 +40,7 @@ changes:
 func TestRecreateOnceOnlyUser(t *testing.T) {
 	t.Parallel()
 	cloud := sim.New(sim.Options{Seed: 11})
-	if err := cloud.SeedExamples(); err != nil {
+	if err := cloud.Console.SeedExamples(); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(cloud.Handler())

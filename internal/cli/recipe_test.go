@@ -18,8 +18,8 @@ func TestRecipesPlanApplyDestroy(t *testing.T) {
 	cloud.CheckDescriptions(t)
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
-	cloud.SetHTTPShape("repos/*/*/hooks", sim.HTTPShape{BareList: true, NumericID: true})
-	cloud.SetHTTPShape("organizations/*/releases", sim.HTTPShape{IDField: "version"})
+	cloud.Console.SetHTTPShape("repos/*/*/hooks", sim.HTTPShape{BareList: true, NumericID: true})
+	cloud.Console.SetHTTPShape("organizations/*/releases", sim.HTTPShape{IDField: "version"})
 	vars := map[string]string{}
 	for _, kv := range cloud.Env(srv.URL) {
 		k, v, _ := strings.Cut(kv, "=")

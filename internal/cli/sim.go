@@ -63,8 +63,8 @@ func simRun(opts *SimOptions, stderr io.Writer) error {
 	c := sim.New(sim.Options{Seed: uint64(time.Now().UnixNano()), OnViolation: func(v sim.Violation) {
 		fmt.Fprintf(stderr, "sponson sim: %s\n", v)
 	}})
-	demo := c.SeedDemo()
-	if err := c.SeedExamples(); err != nil {
+	demo := c.Console.SeedDemo()
+	if err := c.Console.SeedExamples(); err != nil {
 		return err
 	}
 	var pushed *sim.PushResult

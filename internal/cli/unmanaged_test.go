@@ -107,8 +107,8 @@ func TestUnmanagedDriftOfListsAndBranches(t *testing.T) {
 		}
 	}
 
-	cloud.SeedClerkRedirectURL("https://pr-99.preview.acme.dev/sso-callback")
-	cloud.SeedClerkRedirectURL("https://app.acme.dev/sso-callback")
+	cloud.Console.SeedClerkRedirectURL("https://pr-99.preview.acme.dev/sso-callback")
+	cloud.Console.SeedClerkRedirectURL("https://app.acme.dev/sso-callback")
 
 	cloud.ResetWrites()
 	got := unmanagedKeys(t, run, "1")

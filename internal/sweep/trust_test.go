@@ -38,10 +38,10 @@ func simWorld(t *testing.T) (*sim.Cloud, *world) {
 	cloud := sim.New(sim.Options{Seed: 5})
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
-	cloud.SeedLaunchDarklyFlag(sim.LaunchDarklyFlag{Project: "shop", Key: "checkout",
+	cloud.Console.SeedLaunchDarklyFlag(sim.LaunchDarklyFlag{Project: "shop", Key: "checkout",
 		Variations:   []sim.LaunchDarklyVariation{{Value: true, Name: "on"}, {Value: false, Name: "off"}},
 		Environments: map[string]*sim.LaunchDarklyEnv{"production": {On: true}}})
-	cloud.SeedVercelProject(sim.VercelProject{Name: "web", Envs: []sim.VercelEnv{
+	cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web", Envs: []sim.VercelEnv{
 		{Key: "DATABASE_URL", Value: "postgres://prod", Target: []string{"production"}}}})
 	vars := map[string]string{}
 	for _, kv := range cloud.Env(srv.URL) {

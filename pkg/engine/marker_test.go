@@ -56,9 +56,9 @@ func newMarkWorld(t *testing.T) *markWorld {
 	cloud := sim.New(sim.Options{Seed: 7})
 	srv := httptest.NewServer(cloud.Handler())
 	t.Cleanup(srv.Close)
-	np := cloud.SeedNeonProject(sim.NeonProject{})
-	cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	site := cloud.SeedNetlifySite(sim.NetlifySite{Name: "web"})
+	np := cloud.Console.SeedNeonProject(sim.NeonProject{})
+	cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
+	site := cloud.Console.SeedNetlifySite(sim.NetlifySite{Name: "web"})
 	vars := map[string]string{}
 	for _, kv := range cloud.Env(srv.URL) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -159,11 +159,11 @@ func TestDestroyRefusesWhatCarriesAnotherScopesMark(t *testing.T) {
 	gittest.Run(t, m.dir, "update-ref", "-d", "refs/heads/sponson-receipts/preview/pr-7")
 
 	ghost := markCtx("ghost")
-	hand, err := m.cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "HAND", Value: "x", Target: []string{"preview"}, GitBranch: "ghost", Comment: "the staging key, do not touch"})
+	hand, err := m.cloud.Console.SeedVercelEnv("web", sim.VercelEnv{Key: "HAND", Value: "x", Target: []string{"preview"}, GitBranch: "ghost", Comment: "the staging key, do not touch"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := m.cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "OWN", Value: "y", Target: []string{"preview"}, GitBranch: "ghost", Comment: vercel.Mark(adapter.RunCtx{Env: "preview", Scope: ghost.Scope})})
+	own, err := m.cloud.Console.SeedVercelEnv("web", sim.VercelEnv{Key: "OWN", Value: "y", Target: []string{"preview"}, GitBranch: "ghost", Comment: vercel.Mark(adapter.RunCtx{Env: "preview", Scope: ghost.Scope})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,7 +262,8 @@ func absoluteURL(s string) bool {
 
 // SeedAuth0Client adds an application, marked seeded, and returns its
 // client id (32 characters, generated when empty).
-func (c *Cloud) SeedAuth0Client(cl Auth0Client) string {
+func (k Console) SeedAuth0Client(cl Auth0Client) string {
+	c := k.c
 	return lookup[*auth0](c).seedAuth0Client(cl)
 }
 

@@ -459,11 +459,16 @@ type ChaosResponse struct {
 	Error       string   `json:"error,omitempty"`
 }
 
-func (c *Cloud) handleChaosGet(w http.ResponseWriter, r *http.Request) {
+// chaosEndpoint serves /_chaos: the controls of `sponson sim` over HTTP.
+type chaosEndpoint struct{ c *Cloud }
+
+func (e chaosEndpoint) get(w http.ResponseWriter, r *http.Request) {
+	c := e.c
 	writeJSON(w, http.StatusOK, map[string]any{"rules": c.Rules()})
 }
 
-func (c *Cloud) handleChaosPost(w http.ResponseWriter, r *http.Request) {
+func (e chaosEndpoint) post(w http.ResponseWriter, r *http.Request) {
+	c := e.c
 	var req ChaosRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, c.maxBody))
 	dec.DisallowUnknownFields()
@@ -513,7 +518,7 @@ func (c *Cloud) handleChaosPost(w http.ResponseWriter, r *http.Request) {
 		resp.Drift = append(resp.Drift, id)
 	}
 	for _, d := range req.Deploy {
-		ids, err := c.Deploy(d)
+		ids, err := c.Console.Deploy(d)
 		if err != nil {
 			fail(err)
 			return

@@ -89,7 +89,7 @@ func TestChaosFailNextN(t *testing.T) {
 
 func TestChaosFailFormats(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
 	tc.c.MustAddRule(Rule{Kind: KindFail, Count: 4, Status: 500})
 	if r := tc.call("vercel", "GET", "/v10/projects/web/env", nil).want(t, 500).obj(t); str(r, "error", "code") != "internal_server_error" {
 		t.Errorf("vercel %v", r)
@@ -123,7 +123,7 @@ func TestChaosRateLimitEveryProvider(t *testing.T) {
 
 func TestChaosDropLosesTheResponseNotTheWrite(t *testing.T) {
 	tc := newCloud(t, Options{})
-	p := tc.c.SeedNeonProject(NeonProject{})
+	p := tc.c.Console.SeedNeonProject(NeonProject{})
 	tc.c.MustAddRule(Rule{Kind: KindDrop, Provider: "neon", Method: "POST", Path: "/projects/*/branches", Count: 1})
 	body := `{"branch":{"name":"sponson/pr-1"},"endpoints":[{"type":"read_write"}]}`
 	_, err := tc.try(context.Background(), "POST", "/neon/projects/"+p.ID+"/branches", "Bearer "+tc.token("neon"), body, nil)
@@ -151,7 +151,7 @@ func TestChaosDropLosesTheResponseNotTheWrite(t *testing.T) {
 
 func TestChaosHoldAndRelease(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedHTTPObject("apps", map[string]any{"id": "a", "v": 1})
+	tc.c.Console.SeedHTTPObject("apps", map[string]any{"id": "a", "v": 1})
 	pin := tc.c.MustAddRule(Rule{ID: "pin", Kind: KindHold, Provider: "http", Method: "PUT", Count: 1})
 	done := make(chan resp, 1)
 	go func() { done <- tc.call("http", "PUT", "/apps/a", map[string]any{"v": 2}) }()
@@ -185,7 +185,7 @@ func TestChaosHoldAndRelease(t *testing.T) {
 
 func TestChaosHoldClientGivesUp(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedHTTPObject("apps", map[string]any{"id": "a", "v": 1})
+	tc.c.Console.SeedHTTPObject("apps", map[string]any{"id": "a", "v": 1})
 	pin := tc.c.MustAddRule(Rule{Kind: KindHold, Provider: "http", Method: "PUT"})
 	giveUpWhenHeld(t, tc, pin, "PUT", map[string]any{"v": 2})
 	waitUnheld(t, tc.c, pin)
@@ -230,7 +230,7 @@ func waitUnheld(t *testing.T, c *Cloud, id string) {
 
 func TestChaosHang(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedHTTPObject("apps", map[string]any{"id": "a", "v": 1})
+	tc.c.Console.SeedHTTPObject("apps", map[string]any{"id": "a", "v": 1})
 	hang := tc.c.MustAddRule(Rule{Kind: KindHang, Provider: "http", Method: "PATCH"})
 	giveUpWhenHeld(t, tc, hang, "PATCH", map[string]any{"v": 2})
 
@@ -260,7 +260,7 @@ func TestChaosLatency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := New(Options{})
 		c.CheckDescriptions(t)
-		c.SeedAuth0Client(Auth0Client{ClientID: "c1"})
+		c.Console.SeedAuth0Client(Auth0Client{ClientID: "c1"})
 		c.MustAddRule(Rule{Kind: KindLatency, Provider: "auth0", Method: "GET", Path: "/api/v2/clients/*", Latency: Duration(60 * time.Millisecond), Jitter: Duration(20 * time.Millisecond), Count: 1})
 		get := func() time.Duration {
 			req := httptest.NewRequest("GET", "/auth0/api/v2/clients/c1", nil)
@@ -287,8 +287,8 @@ func TestChaosLatency(t *testing.T) {
 
 func TestChaosAPI(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
-	tc.c.SeedAuth0Client(Auth0Client{ClientID: "c1"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
+	tc.c.Console.SeedAuth0Client(Auth0Client{ClientID: "c1"})
 	post := func(body string) resp {
 		return tc.raw(context.Background(), "POST", "/_chaos", "", body, nil)
 	}
@@ -333,7 +333,7 @@ func TestChaosAPI(t *testing.T) {
 
 func TestStateAPI(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedDemo()
+	tc.c.Console.SeedDemo()
 	tc.call("http", "POST", "/apps", map[string]any{"name": "x"}).want(t, 201)
 	tc.c.MustAddRule(Rule{Kind: KindDrop, Provider: "neon", Count: 1})
 	r := tc.raw(context.Background(), "GET", "/_state", "", nil, nil).want(t, 200)
@@ -354,7 +354,7 @@ func TestStateAPI(t *testing.T) {
 
 func TestAuthEveryProvider(t *testing.T) {
 	tc := newCloud(t, Options{})
-	d := tc.c.SeedDemo()
+	d := tc.c.Console.SeedDemo()
 	for _, tt := range []struct {
 		provider, path string
 		status         int

@@ -203,7 +203,8 @@ func (ck *clerk) delete(w http.ResponseWriter, r *http.Request) {
 
 // SeedClerkRedirectURL adds an allowed redirect URL, marked seeded, and
 // returns its id.
-func (c *Cloud) SeedClerkRedirectURL(url string) string {
+func (k Console) SeedClerkRedirectURL(url string) string {
+	c := k.c
 	return lookup[*clerk](c).seedClerkRedirectURL(url)
 }
 

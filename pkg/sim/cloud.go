@@ -158,6 +158,9 @@ type Cloud struct {
 	violations []Violation
 	chaos      *chaos
 
+	// Console seeds and moves the world as a person in a console would.
+	Console Console
+
 	plugins   []provider      // in the order of providers
 	providers map[string]*api // every provider's api by name
 	order     []string        // the names, in the order Env lists them
@@ -186,6 +189,7 @@ func New(opts Options) *Cloud {
 	}
 	c.now = c.clock.Now
 	c.chaos = &chaos{core: c.core, heldCh: make(chan struct{})}
+	c.Console = Console{c: c}
 	c.maxBody = opts.MaxBodyBytes
 	if c.maxBody <= 0 {
 		c.maxBody = 1 << 20
@@ -201,8 +205,8 @@ func New(opts Options) *Cloud {
 	c.resetState()
 	root := http.NewServeMux()
 	root.HandleFunc("GET /_state", c.handleState)
-	root.HandleFunc("GET /_chaos", c.handleChaosGet)
-	root.HandleFunc("POST /_chaos", c.handleChaosPost)
+	root.HandleFunc("GET /_chaos", chaosEndpoint{c}.get)
+	root.HandleFunc("POST /_chaos", chaosEndpoint{c}.post)
 	for name, p := range c.providers {
 		root.Handle("/"+name+"/", c.providerHandler(p))
 	}
@@ -442,3 +446,9 @@ func readBody(r *http.Request) []byte {
 	b, _ := io.ReadAll(r.Body)
 	return b
 }
+
+// Console is what a person does in the providers' consoles, beside what
+// Sponson does through their APIs: seed projects and records, deploy,
+// move a deployment's state, shape the generic API. Tests arrange a world
+// with it; `sponson sim` and the demo seed theirs.
+type Console struct{ c *Cloud }

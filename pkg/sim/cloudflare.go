@@ -191,7 +191,8 @@ func (cf *cloudflare) cfPatch(w http.ResponseWriter, r *http.Request) {
 }
 
 // SeedCloudflarePagesProject adds a project (marked seeded).
-func (c *Cloud) SeedCloudflarePagesProject(p CloudflarePagesProject) {
+func (k Console) SeedCloudflarePagesProject(p CloudflarePagesProject) {
+	c := k.c
 	lookup[*cloudflare](c).seedCloudflarePagesProject(p)
 }
 

@@ -14,7 +14,7 @@ import (
 // recorded; the same request with eventTypes passes.
 func TestDescriptionRefusesForbiddenRequest(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SetHTTPShape("api/v1/app/*/endpoint", HTTPShape{IDField: "uid"})
+	tc.c.Console.SetHTTPShape("api/v1/app/*/endpoint", HTTPShape{IDField: "uid"})
 	tc.call(ProviderHTTP, "POST", "/api/v1/app/app_1/endpoint", map[string]any{"uid": "a", "url": "https://x.example/h", "filterTypes": []string{"user.created"}}).want(t, http.StatusBadRequest)
 	got := tc.c.TakeViolations()
 	if len(got) != 1 || got[0].Description != "svix" || got[0].Kind != "request" || !strings.Contains(got[0].Message, "filterTypes") {

@@ -60,7 +60,7 @@
 //     whether it failed (took no effect) or was lost (took effect, response
 //     dropped). Reads, seeds, drift edits and control requests are not
 //     logged. "The second apply wrote nothing" is len(Writes()) == 0.
-//   - Every record says who made it: OriginSeed (Seed* helpers, Deploy),
+//   - Every record says who made it: OriginSeed (Console.Seed*, Console.Deploy),
 //     OriginAPI (a request), OriginConsole (a drift edit); list entries of
 //     shared parents (Supabase allow-list, Auth0 lists) carry their own.
 //     "Nothing Sponson did not create was touched" is: every seeded record

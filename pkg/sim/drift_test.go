@@ -17,7 +17,7 @@ func mustDrift(t *testing.T, c *Cloud, d Drift) string {
 
 func TestDriftVercel(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
 	id := str(tc.call("vercel", "POST", "/v10/projects/web/env", map[string]any{"key": "K", "value": "v1", "type": "encrypted", "target": []string{"preview"}}).want(t, 201).obj(t), "created", "id")
 	value := func() (string, string) {
 		e := get(tc.call("vercel", "GET", "/v10/projects/web/env?decrypt=true", nil).want(t, 200).obj(t), "envs", 0)
@@ -50,7 +50,7 @@ func TestDriftVercel(t *testing.T) {
 
 func TestDriftNeon(t *testing.T) {
 	tc := newCloud(t, Options{})
-	p := tc.c.SeedNeonProject(NeonProject{Branches: []NeonBranch{{Name: "pr-1"}, {Name: "pr-2"}}})
+	p := tc.c.Console.SeedNeonProject(NeonProject{Branches: []NeonBranch{{Name: "pr-1"}, {Name: "pr-2"}}})
 	old := p.Branches[1].ID
 	newID := mustDrift(t, tc.c, Drift{Provider: "neon", Action: DriftRecreate, Project: p.ID, ID: "pr-1"})
 	tc.call("neon", "GET", "/projects/"+p.ID+"/branches/"+old, nil).want(t, 404)
@@ -72,7 +72,7 @@ func TestDriftNeon(t *testing.T) {
 
 func TestDriftLists(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedSupabaseProject(SupabaseProject{Ref: ref, Auth: SupabaseAuthConfig{URIAllowList: "https://a,https://b"}})
+	tc.c.Console.SeedSupabaseProject(SupabaseProject{Ref: ref, Auth: SupabaseAuthConfig{URIAllowList: "https://a,https://b"}})
 	mustDrift(t, tc.c, Drift{Provider: "supabase", Action: DriftRemove, Project: ref, Value: "https://a"})
 	mustDrift(t, tc.c, Drift{Provider: "supabase", Action: DriftAdd, Project: ref, Value: "https://c"})
 	if got := tc.call("supabase", "GET", "/v1/projects/"+ref+"/config/auth", nil).want(t, 200).obj(t)["uri_allow_list"]; got != "https://b,https://c" {
@@ -84,7 +84,7 @@ func TestDriftLists(t *testing.T) {
 	}
 	mustDrift(t, tc.c, Drift{Provider: "supabase", Action: DriftChange, Project: ref, Field: "site_url", Value: "https://site"})
 
-	id := tc.c.SeedAuth0Client(Auth0Client{Lists: map[string][]string{Auth0AllowedLogoutURLs: {"https://x"}}})
+	id := tc.c.Console.SeedAuth0Client(Auth0Client{Lists: map[string][]string{Auth0AllowedLogoutURLs: {"https://x"}}})
 	mustDrift(t, tc.c, Drift{Provider: "auth0", Action: DriftAdd, Project: id, List: Auth0AllowedLogoutURLs, Value: "https://y"})
 	mustDrift(t, tc.c, Drift{Provider: "auth0", Action: DriftRemove, Project: id, List: Auth0AllowedLogoutURLs, Value: "https://x"})
 	mustDrift(t, tc.c, Drift{Provider: "auth0", Action: DriftChange, Project: id, Value: "https://1, https://2"})
@@ -96,7 +96,7 @@ func TestDriftLists(t *testing.T) {
 
 func TestDriftHTTP(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedHTTPObject("apps", map[string]any{"id": "a", "arr": []string{"1", "2"}, "csv": "x,y", "m": map[string]any{"k": "v"}, "n": 1})
+	tc.c.Console.SeedHTTPObject("apps", map[string]any{"id": "a", "arr": []string{"1", "2"}, "csv": "x,y", "m": map[string]any{"k": "v"}, "n": 1})
 	for _, d := range []Drift{
 		{Action: DriftAdd, Field: "arr", Value: "3"},
 		{Action: DriftRemove, Field: "arr", Value: "1"},
@@ -132,8 +132,8 @@ func TestDriftHTTP(t *testing.T) {
 
 func TestDriftRefusals(t *testing.T) {
 	c := New(Options{})
-	c.SeedVercelProject(VercelProject{Name: "web"})
-	c.SeedAuth0Client(Auth0Client{ClientID: "c"})
+	c.Console.SeedVercelProject(VercelProject{Name: "web"})
+	c.Console.SeedAuth0Client(Auth0Client{ClientID: "c"})
 	for _, d := range []Drift{
 		{Provider: "aws"},
 		{Provider: "vercel", Action: DriftChange, Project: "nope"},

@@ -9,49 +9,50 @@ package sim
 // API (GitHub's bare lists, Sentry's releases addressed by version,
 // Cloudflare's "result" envelope, Resend's "data" lists). `sponson sim`
 // and internal/cli's examples test both call it.
-func (c *Cloud) SeedExamples() error {
+func (k Console) SeedExamples() error {
+	c := k.c
 	// README.md, "A plan".
-	c.SeedNeonProject(NeonProject{ID: "proj_abc"})
-	c.SeedVercelProject(VercelProject{ID: "prj_123", Name: "readme", TeamID: "team_9"})
-	c.SeedAuth0Client(Auth0Client{ClientID: "AbCd123"})
+	c.Console.SeedNeonProject(NeonProject{ID: "proj_abc"})
+	c.Console.SeedVercelProject(VercelProject{ID: "prj_123", Name: "readme", TeamID: "team_9"})
+	c.Console.SeedAuth0Client(Auth0Client{ClientID: "AbCd123"})
 
 	// examples/*.release.plan.yaml, the providers with adapters.
-	c.SeedNeonProject(NeonProject{ID: "proj-snowy-meadow-421"})
+	c.Console.SeedNeonProject(NeonProject{ID: "proj-snowy-meadow-421"})
 	// Its production database URL is managed elsewhere; the production
 	// example keeps it ({keep: true}).
-	c.SeedVercelProject(VercelProject{ID: "prj_8f2kQx1LmN3", Name: "web", TeamID: "team_acme",
+	c.Console.SeedVercelProject(VercelProject{ID: "prj_8f2kQx1LmN3", Name: "web", TeamID: "team_acme",
 		Link: &VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 4815162342, ProductionBranch: "main"},
 		Envs: []VercelEnv{{Key: "DATABASE_URL", Value: "postgres://app@db.acme.internal/shop", Type: "encrypted", Target: []string{"production"}}}})
-	c.SeedAuth0Client(Auth0Client{ClientID: "q8XbT2nYv0pLwE4r"})
-	if _, err := c.SeedSupabaseProject(SupabaseProject{Ref: "abcdefghijklmnopqrst", Name: "shop"}); err != nil {
+	c.Console.SeedAuth0Client(Auth0Client{ClientID: "q8XbT2nYv0pLwE4r"})
+	if _, err := c.Console.SeedSupabaseProject(SupabaseProject{Ref: "abcdefghijklmnopqrst", Name: "shop"}); err != nil {
 		return err
 	}
-	c.SeedNetlifySite(NetlifySite{ID: "3f1c2a9e-7b4d-4e61-9a0f-2c8d5e6b7a10", Name: "shop", AccountID: "5e8a1c0f2b3d4e5f6a7b8c9d", AccountSlug: "acme"})
-	c.SeedPlanetScaleDatabase("acme", "shop")
-	c.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: "shop", Key: "new-checkout",
+	c.Console.SeedNetlifySite(NetlifySite{ID: "3f1c2a9e-7b4d-4e61-9a0f-2c8d5e6b7a10", Name: "shop", AccountID: "5e8a1c0f2b3d4e5f6a7b8c9d", AccountSlug: "acme"})
+	c.Console.SeedPlanetScaleDatabase("acme", "shop")
+	c.Console.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: "shop", Key: "new-checkout",
 		Variations:   []LaunchDarklyVariation{{Value: true}, {Value: false}},
 		Environments: map[string]*LaunchDarklyEnv{"test": {}}})
-	c.SeedCloudflarePagesProject(CloudflarePagesProject{Account: "023e105f4ecef8ad9ca31a8372d0c353", Name: "acme-marketing"})
+	c.Console.SeedCloudflarePagesProject(CloudflarePagesProject{Account: "023e105f4ecef8ad9ca31a8372d0c353", Name: "acme-marketing"})
 
 	// examples/http-generic.release.plan.yaml: the shared objects whose
 	// lists it adds to.
-	if _, err := c.SeedHTTPObject("v2/buckets/assets", map[string]any{
+	if _, err := c.Console.SeedHTTPObject("v2/buckets/assets", map[string]any{
 		"id": "cors", "allowed_origins": []any{"https://acme.dev"},
 	}); err != nil {
 		return err
 	}
-	if _, err := c.SeedHTTPObject("v1/clients", map[string]any{"id": "web", "flag_keys": "checkout-v2"}); err != nil {
+	if _, err := c.Console.SeedHTTPObject("v1/clients", map[string]any{"id": "web", "flag_keys": "checkout-v2"}); err != nil {
 		return err
 	}
 	// The flag service makes a flag's key from its name and stamps its
 	// creation, as the example's outputs (/key, /created_at) read them.
-	c.SetHTTPShape("v1/flags", HTTPShape{Generated: map[string]string{"key": "slug:name", "created_at": "now"}})
+	c.Console.SetHTTPShape("v1/flags", HTTPShape{Generated: map[string]string{"key": "slug:name", "created_at": "now"}})
 
 	// examples/recipes-and-manual-steps.release.plan.yaml: the recipes'
 	// providers, as their APIs answer (pkg/adapters/httpop/recipes.go).
-	c.SetHTTPShape("repos/*/*/hooks", HTTPShape{BareList: true})
-	c.SetHTTPShape("organizations/*/releases", HTTPShape{IDField: "version"})
-	c.SetHTTPShape("zones/*/dns_records", HTTPShape{Object: "result", List: "result"})
-	c.SetHTTPShape("webhooks", HTTPShape{List: "data"})
+	c.Console.SetHTTPShape("repos/*/*/hooks", HTTPShape{BareList: true})
+	c.Console.SetHTTPShape("organizations/*/releases", HTTPShape{IDField: "version"})
+	c.Console.SetHTTPShape("zones/*/dns_records", HTTPShape{Object: "result", List: "result"})
+	c.Console.SetHTTPShape("webhooks", HTTPShape{List: "data"})
 	return nil
 }

@@ -118,7 +118,8 @@ type httpShapeRule struct {
 // over the collection path without slashes at the ends, such as
 // "zones/*/dns_records") answer in shape. Later rules win. Reset clears
 // them.
-func (c *Cloud) SetHTTPShape(pattern string, shape HTTPShape) {
+func (k Console) SetHTTPShape(pattern string, shape HTTPShape) {
+	c := k.c
 	lookup[*generic](c).setHTTPShape(pattern, shape)
 }
 
@@ -530,7 +531,8 @@ func scalarString(v any) string {
 // SeedHTTPObject adds an object to a collection, marked seeded, and returns
 // its id (fields["id"] when it is a string, else generated). Fields are
 // copied through JSON, so they read back as the API would return them.
-func (c *Cloud) SeedHTTPObject(collection string, fields map[string]any) (string, error) {
+func (k Console) SeedHTTPObject(collection string, fields map[string]any) (string, error) {
+	c := k.c
 	return lookup[*generic](c).seedHTTPObject(collection, fields)
 }
 

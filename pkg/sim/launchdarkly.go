@@ -274,7 +274,8 @@ func (ld *launchdarkly) ldPatch(w http.ResponseWriter, r *http.Request) {
 
 // SeedLaunchDarklyFlag adds a flag (marked seeded). Variations without an
 // id get one; environments without targets get an empty list.
-func (c *Cloud) SeedLaunchDarklyFlag(f LaunchDarklyFlag) {
+func (k Console) SeedLaunchDarklyFlag(f LaunchDarklyFlag) {
+	c := k.c
 	lookup[*launchdarkly](c).seedLaunchDarklyFlag(f)
 }
 

@@ -13,7 +13,7 @@ const ref = "abcdefghijklmnopqrst"
 
 func TestSupabaseAuthConfig(t *testing.T) {
 	tc := newCloud(t, Options{})
-	if _, err := tc.c.SeedSupabaseProject(SupabaseProject{Ref: ref, Auth: SupabaseAuthConfig{SiteURL: "https://example.com", URIAllowList: "https://example.com/**"}}); err != nil {
+	if _, err := tc.c.Console.SeedSupabaseProject(SupabaseProject{Ref: ref, Auth: SupabaseAuthConfig{SiteURL: "https://example.com", URIAllowList: "https://example.com/**"}}); err != nil {
 		t.Fatal(err)
 	}
 	path := "/v1/projects/" + ref + "/config/auth"
@@ -51,7 +51,7 @@ func TestSupabaseAuthConfig(t *testing.T) {
 func TestAuth0Client(t *testing.T) {
 	tc := newCloud(t, Options{})
 	tc.sendsForbidden()
-	id := tc.c.SeedAuth0Client(Auth0Client{Lists: map[string][]string{Auth0Callbacks: {"https://example.com/cb"}}})
+	id := tc.c.Console.SeedAuth0Client(Auth0Client{Lists: map[string][]string{Auth0Callbacks: {"https://example.com/cb"}}})
 	path := "/api/v2/clients/" + id
 
 	r := tc.call("auth0", "GET", path+"?fields=callbacks,web_origins&include_fields=true", nil).want(t, 200).obj(t)
@@ -112,7 +112,7 @@ func TestAuth0Client(t *testing.T) {
 // This is the loss the parent lock must prevent (I9's control case).
 func TestAuth0LostUpdate(t *testing.T) {
 	tc := newCloud(t, Options{})
-	id := tc.c.SeedAuth0Client(Auth0Client{Lists: map[string][]string{Auth0Callbacks: {"https://seed/cb"}}})
+	id := tc.c.Console.SeedAuth0Client(Auth0Client{Lists: map[string][]string{Auth0Callbacks: {"https://seed/cb"}}})
 	path := "/api/v2/clients/" + id
 	readCallbacks := func() []string {
 		return strs(tc.call("auth0", "GET", path+"?fields=callbacks", nil).want(t, 200).obj(t)["callbacks"])
@@ -139,7 +139,7 @@ func TestAuth0LostUpdate(t *testing.T) {
 
 func TestAuth0RateLimit(t *testing.T) {
 	tc := newCloud(t, Options{})
-	id := tc.c.SeedAuth0Client(Auth0Client{})
+	id := tc.c.Console.SeedAuth0Client(Auth0Client{})
 	tc.c.MustAddRule(Rule{Kind: KindRateLimit, Provider: "auth0", Count: 1, RetryAfter: Duration(2500 * time.Millisecond)})
 	r := tc.call("auth0", "GET", "/api/v2/clients/"+id, nil).want(t, 429)
 	body := r.obj(t)
@@ -242,7 +242,7 @@ func TestHTTPListPagesAndFilters(t *testing.T) {
 
 func TestHTTPParentListShapes(t *testing.T) {
 	tc := newCloud(t, Options{})
-	if _, err := tc.c.SeedHTTPObject("apps", map[string]any{
+	if _, err := tc.c.Console.SeedHTTPObject("apps", map[string]any{
 		"id": "app1", "redirects": []string{"https://a"}, "origins": "https://a,https://b", "headers": map[string]any{"x": "1"},
 	}); err != nil {
 		t.Fatal(err)

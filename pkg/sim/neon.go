@@ -207,7 +207,8 @@ func (ne *neon) errLocked(w http.ResponseWriter, status int, msg string) {
 // SetNeonOps changes when Neon operations finish: after that many further
 // requests to the project, or after that much clock time (zero turns a
 // trigger off; both zero restores the default of 2 requests).
-func (c *Cloud) SetNeonOps(afterRequests int, after time.Duration) {
+func (k Console) SetNeonOps(afterRequests int, after time.Duration) {
+	c := k.c
 	lookup[*neon](c).setNeonOps(afterRequests, after)
 }
 
@@ -707,7 +708,8 @@ func (ne *neon) getOperation(w http.ResponseWriter, r *http.Request) {
 // read_write compute), marked seeded, and returns it with the generated
 // fields filled in (ID, DefaultBranchID, Password, ...). Branches given are
 // seeded too, as children of main unless they name a parent.
-func (c *Cloud) SeedNeonProject(p NeonProject) NeonProject {
+func (k Console) SeedNeonProject(p NeonProject) NeonProject {
+	c := k.c
 	return lookup[*neon](c).seedNeonProject(p)
 }
 
@@ -749,7 +751,8 @@ func (ne *neon) seedNeonProject(p NeonProject) NeonProject {
 
 // SeedNeonBranch adds a ready branch with a compute to a project, marked
 // seeded, and returns its id. The parent defaults to the default branch.
-func (c *Cloud) SeedNeonBranch(project string, b NeonBranch) (string, error) {
+func (k Console) SeedNeonBranch(project string, b NeonBranch) (string, error) {
+	c := k.c
 	return lookup[*neon](c).seedNeonBranch(project, b)
 }
 

@@ -18,7 +18,7 @@ func neonCreate(name string, endpoint bool) map[string]any {
 
 func TestNeonBranchLifecycle(t *testing.T) {
 	tc := newCloud(t, Options{})
-	p := tc.c.SeedNeonProject(NeonProject{})
+	p := tc.c.Console.SeedNeonProject(NeonProject{})
 	base := "/projects/" + p.ID
 
 	r := tc.call("neon", "POST", base+"/branches", neonCreate("sponson/pr-1", true)).want(t, 201).obj(t)
@@ -69,7 +69,7 @@ func TestNeonBranchLifecycle(t *testing.T) {
 
 func TestNeonOperationsRunningThenFinished(t *testing.T) {
 	tc := newCloud(t, Options{NeonOpsAfterRequests: 3})
-	p := tc.c.SeedNeonProject(NeonProject{})
+	p := tc.c.Console.SeedNeonProject(NeonProject{})
 	r := tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("b", false)).want(t, 201).obj(t)
 	if get(r, "connection_uris") != nil || len(get(r, "endpoints").([]any)) != 0 {
 		t.Errorf("no endpoint was asked for: %v", r)
@@ -87,7 +87,7 @@ func TestNeonOperationsRunningThenFinished(t *testing.T) {
 func TestNeonOperationsByTime(t *testing.T) {
 	clk := newClock()
 	tc := newCloud(t, Options{Now: clk.Now, NeonOpsAfter: time.Minute})
-	p := tc.c.SeedNeonProject(NeonProject{})
+	p := tc.c.Console.SeedNeonProject(NeonProject{})
 	id := str(tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("b", true)).want(t, 201).obj(t), "branch", "id")
 	for range 5 {
 		tc.call("neon", "DELETE", "/projects/"+p.ID+"/branches/"+id, nil).want(t, 423)
@@ -98,7 +98,7 @@ func TestNeonOperationsByTime(t *testing.T) {
 
 func TestNeonOperationsImmediate(t *testing.T) {
 	tc := newCloud(t, Options{NeonOpsImmediate: true})
-	p := tc.c.SeedNeonProject(NeonProject{})
+	p := tc.c.Console.SeedNeonProject(NeonProject{})
 	r := tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("b", true)).want(t, 201).obj(t)
 	if str(r, "operations", 0, "status") != "finished" || str(r, "branch", "current_state") != "ready" {
 		t.Errorf("immediate: %v", r)
@@ -109,7 +109,7 @@ func TestNeonOperationsImmediate(t *testing.T) {
 func TestNeonLocking(t *testing.T) {
 	t.Run("branch scope", func(t *testing.T) {
 		tc := newCloud(t, Options{})
-		p := tc.c.SeedNeonProject(NeonProject{})
+		p := tc.c.Console.SeedNeonProject(NeonProject{})
 		a := str(tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("a", true)).want(t, 201).obj(t), "branch", "id")
 		tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("b", true)).want(t, 201)
 		child := neonCreate("c", true)
@@ -119,7 +119,7 @@ func TestNeonLocking(t *testing.T) {
 	})
 	t.Run("project scope", func(t *testing.T) {
 		tc := newCloud(t, Options{NeonLockProject: true})
-		p := tc.c.SeedNeonProject(NeonProject{})
+		p := tc.c.Console.SeedNeonProject(NeonProject{})
 		tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("a", true)).want(t, 201)
 		tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("b", true)).want(t, 423)
 		tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("b", true)).want(t, 201)
@@ -130,11 +130,11 @@ func TestNeonLocking(t *testing.T) {
 }
 
 // SetNeonOpsNever makes operations effectively never finish.
-func (tc *tcloud) SetNeonOpsNever() { tc.c.SetNeonOps(1<<30, 0) }
+func (tc *tcloud) SetNeonOpsNever() { tc.c.Console.SetNeonOps(1<<30, 0) }
 
 func TestNeonDuplicateName(t *testing.T) {
 	tc := newCloud(t, Options{})
-	p := tc.c.SeedNeonProject(NeonProject{Branches: []NeonBranch{{Name: "taken"}}})
+	p := tc.c.Console.SeedNeonProject(NeonProject{Branches: []NeonBranch{{Name: "taken"}}})
 	r := tc.call("neon", "POST", "/projects/"+p.ID+"/branches", neonCreate("taken", true)).want(t, 409).obj(t)
 	if !strings.Contains(str(r, "message"), `branch already exists; branch_name:"taken"`) {
 		t.Errorf("409 body = %v", r)
@@ -150,7 +150,7 @@ func TestNeonDuplicateName(t *testing.T) {
 
 func TestNeonListBranches(t *testing.T) {
 	tc := newCloud(t, Options{})
-	p := tc.c.SeedNeonProject(NeonProject{Branches: []NeonBranch{{Name: "sponson/pr-1"}, {Name: "sponson/pr-10"}, {Name: "other"}}})
+	p := tc.c.Console.SeedNeonProject(NeonProject{Branches: []NeonBranch{{Name: "sponson/pr-1"}, {Name: "sponson/pr-10"}, {Name: "other"}}})
 	names := func(q string) ([]string, string) {
 		r := tc.call("neon", "GET", "/projects/"+p.ID+"/branches"+q, nil).want(t, 200).obj(t)
 		var ns []string
@@ -187,7 +187,7 @@ func TestNeonListBranches(t *testing.T) {
 
 func TestNeonConnectionURI(t *testing.T) {
 	tc := newCloud(t, Options{})
-	p := tc.c.SeedNeonProject(NeonProject{})
+	p := tc.c.Console.SeedNeonProject(NeonProject{})
 	base := "/projects/" + p.ID + "/connection_uri?database_name=neondb&role_name=neondb_owner"
 	uri := str(tc.call("neon", "GET", base, nil).want(t, 200).obj(t), "uri")
 	u, err := url.Parse(uri)

@@ -558,7 +558,8 @@ func (nl *netlify) deploys(w http.ResponseWriter, r *http.Request) {
 
 // SeedNetlifySite adds a site (marked seeded) with its variables; id,
 // account id and slug are generated when empty. It returns the site id.
-func (c *Cloud) SeedNetlifySite(s NetlifySite) string {
+func (k Console) SeedNetlifySite(s NetlifySite) string {
+	c := k.c
 	return lookup[*netlify](c).seedNetlifySite(s)
 }
 
@@ -603,7 +604,8 @@ type NetlifyDeploySpec struct {
 }
 
 // NetlifyDeploy starts a deploy (as a git push would) and returns its id.
-func (c *Cloud) NetlifyDeploy(d NetlifyDeploySpec) (string, error) {
+func (k Console) NetlifyDeploy(d NetlifyDeploySpec) (string, error) {
+	c := k.c
 	return lookup[*netlify](c).netlifyDeploy(d)
 }
 
@@ -624,7 +626,8 @@ func (nl *netlify) netlifyDeploy(d NetlifyDeploySpec) (string, error) {
 }
 
 // SetNetlifyDeployState moves a deploy to a state (ready, error, ...).
-func (c *Cloud) SetNetlifyDeployState(site, id, state string) error {
+func (k Console) SetNetlifyDeployState(site, id, state string) error {
+	c := k.c
 	return lookup[*netlify](c).setNetlifyDeployState(site, id, state)
 }
 

@@ -430,7 +430,8 @@ func (pl *planetscale) psDeletePassword(w http.ResponseWriter, r *http.Request) 
 
 // SeedPlanetScaleDatabase adds a database with its ready production branch
 // main (and any other branches named), marked seeded.
-func (c *Cloud) SeedPlanetScaleDatabase(org, name string, branches ...string) {
+func (k Console) SeedPlanetScaleDatabase(org, name string, branches ...string) {
+	c := k.c
 	lookup[*planetscale](c).seedPlanetScaleDatabase(org, name, branches...)
 }
 

@@ -11,11 +11,11 @@ import (
 func TestNewProvidersAuthSchemes(t *testing.T) {
 	tc := newCloud(t, Options{})
 	tk := tc.c.Tokens()
-	tc.c.SeedPlanetScaleDatabase("org", "db")
-	tc.c.SeedCloudflarePagesProject(CloudflarePagesProject{Account: "acct", Name: "web"})
-	tc.c.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: "p", Key: "f", Variations: []LaunchDarklyVariation{{Value: true}, {Value: false}},
+	tc.c.Console.SeedPlanetScaleDatabase("org", "db")
+	tc.c.Console.SeedCloudflarePagesProject(CloudflarePagesProject{Account: "acct", Name: "web"})
+	tc.c.Console.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: "p", Key: "f", Variations: []LaunchDarklyVariation{{Value: true}, {Value: false}},
 		Environments: map[string]*LaunchDarklyEnv{"preview": {}}})
-	site := tc.c.SeedNetlifySite(NetlifySite{Name: "s"})
+	site := tc.c.Console.SeedNetlifySite(NetlifySite{Name: "s"})
 	for _, c := range []struct {
 		path, good, bad string
 		denied          int
@@ -40,7 +40,7 @@ func TestLaunchDarklySemanticPatch(t *testing.T) {
 	tc := newCloud(t, Options{})
 	tc.sendsForbidden()
 	tk := tc.c.Tokens()
-	tc.c.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: "p", Key: "f", Variations: []LaunchDarklyVariation{{ID: "v-on", Value: true}, {ID: "v-off", Value: false}},
+	tc.c.Console.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: "p", Key: "f", Variations: []LaunchDarklyVariation{{ID: "v-on", Value: true}, {ID: "v-off", Value: false}},
 		Environments: map[string]*LaunchDarklyEnv{"preview": {}, "prod": {ApprovalRequired: true}}})
 	semantic := http.Header{"Content-Type": {"application/json; domain-model=launchdarkly.semanticpatch"}}
 	add := func(env, variation string) map[string]any {
@@ -63,7 +63,7 @@ func TestPlanetScaleReadinessAndOnceSecret(t *testing.T) {
 	tc := newCloud(t, Options{})
 	tk := tc.c.Tokens()
 	auth := tk.PlanetScaleID + ":" + tk.PlanetScale
-	tc.c.SeedPlanetScaleDatabase("org", "db")
+	tc.c.Console.SeedPlanetScaleDatabase("org", "db")
 	ctx := context.Background()
 	base := "/planetscale/organizations/org/databases/db/branches"
 	b := tc.raw(ctx, "POST", base, auth, map[string]any{"name": "dev", "parent_branch": "main"}, nil).want(t, http.StatusCreated).obj(t)

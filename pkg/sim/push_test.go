@@ -26,8 +26,8 @@ func (tc *tcloud) vercelDeployment(uid string) VercelDeployment {
 func TestPushThenRedeployVercel(t *testing.T) {
 	tc := newCloud(t, Options{Now: newClock().Now})
 	tc.sendsForbidden() // a redeploy without the name its description requires
-	tc.c.SeedVercelProject(VercelProject{Name: "web", Link: &VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 7, ProductionBranch: "main"}})
-	tc.c.SeedVercelProject(VercelProject{Name: "cli-only"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web", Link: &VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 7, ProductionBranch: "main"}})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "cli-only"})
 	got, err := tc.c.Push(Push{SHA: "s1", Branch: "feat", PullRequest: 7})
 	if err != nil || len(got.Vercel) != 1 {
 		t.Fatalf("push = %+v, %v; want one deployment (the unlinked project builds nothing)", got, err)
@@ -69,7 +69,7 @@ func TestPushThenRedeployVercel(t *testing.T) {
 // repoUuid.
 func TestVercelBitbucketLink(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web", Link: &VercelGitLink{Type: "bitbucket", UUID: "{r-1}", WorkspaceUUID: "{w-1}", Owner: "acme", Slug: "web"}})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web", Link: &VercelGitLink{Type: "bitbucket", UUID: "{r-1}", WorkspaceUUID: "{w-1}", Owner: "acme", Slug: "web"}})
 	l := tc.call("vercel", "GET", "/v9/projects/web", nil).want(t, 200).obj(t)["link"].(map[string]any)
 	if l["uuid"] != "{r-1}" || l["workspaceUuid"] != "{w-1}" || l["repoUuid"] != nil {
 		t.Errorf("link = %v", l)
@@ -88,7 +88,7 @@ func TestVercelBitbucketLink(t *testing.T) {
 // branch never pushed is 422.
 func TestPushThenBuildNetlify(t *testing.T) {
 	tc := newCloud(t, Options{Now: newClock().Now})
-	site := tc.c.SeedNetlifySite(NetlifySite{Name: "shop", AccountSlug: "acme"})
+	site := tc.c.Console.SeedNetlifySite(NetlifySite{Name: "shop", AccountSlug: "acme"})
 	auth := "Bearer " + tc.c.Tokens().Netlify
 	call := func(method, path string, body any) resp {
 		return tc.raw(context.Background(), method, "/netlify"+path, auth, body, nil)

@@ -81,37 +81,38 @@ type Demo struct {
 // production variable, a Neon project with its main branch, a Supabase
 // project whose allow-list has one entry, an Auth0 application with one
 // callback, and an http object apps/demo-app with a list.
-func (c *Cloud) SeedDemo() Demo {
+func (k Console) SeedDemo() Demo {
+	c := k.c
 	var d Demo
-	d.VercelProject = c.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{
+	d.VercelProject = c.Console.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{
 		{Key: "ANALYTICS_ID", Value: "UA-SEEDED", Target: []string{"production"}},
 	}, Link: &VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 4815162342, ProductionBranch: "main"}})
-	d.NeonProject = c.SeedNeonProject(NeonProject{Name: "sim-db"}).ID
-	d.SupabaseRef, _ = c.SeedSupabaseProject(SupabaseProject{Name: "sim-auth", Auth: SupabaseAuthConfig{
+	d.NeonProject = c.Console.SeedNeonProject(NeonProject{Name: "sim-db"}).ID
+	d.SupabaseRef, _ = c.Console.SeedSupabaseProject(SupabaseProject{Name: "sim-auth", Auth: SupabaseAuthConfig{
 		SiteURL: "https://example.com", URIAllowList: "https://example.com/**", ExternalEmailEnabled: true,
 	}})
-	d.Auth0Client = c.SeedAuth0Client(Auth0Client{Name: "Sim Web App", Lists: map[string][]string{
+	d.Auth0Client = c.Console.SeedAuth0Client(Auth0Client{Name: "Sim Web App", Lists: map[string][]string{
 		Auth0Callbacks: {"https://example.com/callback"}, Auth0AllowedLogoutURLs: {"https://example.com"},
 	}})
-	d.HTTPApp, _ = c.SeedHTTPObject("apps", map[string]any{
+	d.HTTPApp, _ = c.Console.SeedHTTPObject("apps", map[string]any{
 		"id": "demo-app", "name": "demo", "redirects": []any{"https://example.com/cb"}, "origins": "https://example.com",
 	})
-	d.NetlifySite = c.SeedNetlifySite(NetlifySite{Name: "sim-site", Env: []NetlifyEnvVar{
+	d.NetlifySite = c.Console.SeedNetlifySite(NetlifySite{Name: "sim-site", Env: []NetlifyEnvVar{
 		{Key: "API_URL", Values: []NetlifyEnvValue{{Value: "https://api.example.com", Context: "production"}}},
 	}})
 	d.CloudflareAccount, d.CloudflareProject = "0123456789abcdef0123456789abcdef", "sim-pages"
-	c.SeedCloudflarePagesProject(CloudflarePagesProject{Account: d.CloudflareAccount, Name: d.CloudflareProject,
+	c.Console.SeedCloudflarePagesProject(CloudflarePagesProject{Account: d.CloudflareAccount, Name: d.CloudflareProject,
 		Env: map[string]map[string]CloudflareVar{"preview": {"NODE_VERSION": {Type: "plain_text", Value: "20"}}}})
 	d.PlanetScaleOrg, d.PlanetScaleDB = "sim-org", "sim-db"
-	c.SeedPlanetScaleDatabase(d.PlanetScaleOrg, d.PlanetScaleDB)
+	c.Console.SeedPlanetScaleDatabase(d.PlanetScaleOrg, d.PlanetScaleDB)
 	d.LaunchDarklyProj, d.LaunchDarklyFlag = "sim-project", "new-checkout"
-	c.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: d.LaunchDarklyProj, Key: d.LaunchDarklyFlag,
+	c.Console.SeedLaunchDarklyFlag(LaunchDarklyFlag{Project: d.LaunchDarklyProj, Key: d.LaunchDarklyFlag,
 		Variations: []LaunchDarklyVariation{{Value: true, Name: "on"}, {Value: false, Name: "off"}},
 		Environments: map[string]*LaunchDarklyEnv{
 			"preview":    {On: true, Targets: []LaunchDarklyTarget{{ContextKind: "user", Variation: 1, Values: []string{"qa-bot"}}}},
 			"production": {On: true, ApprovalRequired: true},
 		}})
-	d.ClerkRedirectURLID = c.SeedClerkRedirectURL("https://example.com/sso-callback")
+	d.ClerkRedirectURLID = c.Console.SeedClerkRedirectURL("https://example.com/sso-callback")
 	return d
 }
 
@@ -120,7 +121,7 @@ func (c *Cloud) SeedDemo() Demo {
 // comments) to out, and serves until ctx is done. It is `sponson sim`.
 func Serve(ctx context.Context, addr string, out io.Writer) error {
 	c := New(Options{Seed: uint64(time.Now().UnixNano())})
-	demo := c.SeedDemo()
+	demo := c.Console.SeedDemo()
 	s, err := c.Start(addr)
 	if err != nil {
 		return err

@@ -109,10 +109,10 @@ func TestStartCloseReleasesHeld(t *testing.T) {
 // with -race. Distinct writes all land; the write log counts every one.
 func TestConcurrentClients(t *testing.T) {
 	tc := newCloud(t, Options{NeonOpsImmediate: true})
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
-	np := tc.c.SeedNeonProject(NeonProject{})
-	tc.c.SeedSupabaseProject(SupabaseProject{Ref: ref})
-	aid := tc.c.SeedAuth0Client(Auth0Client{})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
+	np := tc.c.Console.SeedNeonProject(NeonProject{})
+	tc.c.Console.SeedSupabaseProject(SupabaseProject{Ref: ref})
+	aid := tc.c.Console.SeedAuth0Client(Auth0Client{})
 	tc.c.MustAddRule(Rule{Kind: KindLatency, Latency: Duration(time.Millisecond), Jitter: Duration(2 * time.Millisecond)})
 	const n = 16
 	var wg sync.WaitGroup

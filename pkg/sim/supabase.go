@@ -241,7 +241,8 @@ func typeName(raw json.RawMessage) string {
 
 // SeedSupabaseProject adds a project with an auth config, marked seeded,
 // and returns its ref (generated, 20 lowercase letters, when empty).
-func (c *Cloud) SeedSupabaseProject(p SupabaseProject) (string, error) {
+func (k Console) SeedSupabaseProject(p SupabaseProject) (string, error) {
+	c := k.c
 	return lookup[*supabase](c).seedSupabaseProject(p)
 }
 

@@ -155,7 +155,8 @@ func (sb *supabase) deleteBranch(w http.ResponseWriter, r *http.Request) {
 
 // SeedSupabaseBranch adds a healthy preview branch of a project (marked
 // seeded) and returns its id.
-func (c *Cloud) SeedSupabaseBranch(parentRef, name string) string {
+func (k Console) SeedSupabaseBranch(parentRef, name string) string {
+	c := k.c
 	return lookup[*supabase](c).seedSupabaseBranch(parentRef, name)
 }
 

@@ -803,7 +803,8 @@ func deploymentView(d *vercelDeployment, p *vercelProject, now time.Time) map[st
 // SeedVercelProject adds a project (with any Envs given, marked seeded) and
 // returns its id. An empty ID is generated ("prj_..."); Name defaults to
 // the id.
-func (c *Cloud) SeedVercelProject(p VercelProject) string {
+func (k Console) SeedVercelProject(p VercelProject) string {
+	c := k.c
 	return lookup[*vercel](c).seedProject(p)
 }
 
@@ -827,7 +828,8 @@ func (vc *vercel) seedProject(p VercelProject) string {
 // SeedVercelEnv adds a variable to a project (id or name, any team), marked
 // seeded, and returns its id. Type defaults to "encrypted", Target to
 // ["production","preview","development"].
-func (c *Cloud) SeedVercelEnv(project string, e VercelEnv) (string, error) {
+func (k Console) SeedVercelEnv(project string, e VercelEnv) (string, error) {
+	c := k.c
 	return lookup[*vercel](c).seedEnv(project, e)
 }
 
@@ -874,7 +876,8 @@ func (vc *vercel) seedVercelEnvLocked(p *vercelProject, e VercelEnv, origin Orig
 // Deploy starts deployments of a commit with the given lifecycle and
 // returns their uids (two for "double", older first). Each list request
 // that matches a deployment counts as one poll of it.
-func (c *Cloud) Deploy(s DeploySpec) ([]string, error) {
+func (k Console) Deploy(s DeploySpec) ([]string, error) {
+	c := k.c
 	return lookup[*vercel](c).deploy(s)
 }
 

@@ -10,7 +10,7 @@ import (
 
 func TestVercelEnvRoundTrip(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{{Key: "ANALYTICS_ID", Value: "UA-1", Target: []string{"production"}}}})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{{Key: "ANALYTICS_ID", Value: "UA-1", Target: []string{"production"}}}})
 
 	body := map[string]any{"key": "API_URL", "value": "https://pr-1.example.com", "type": "encrypted", "target": []string{"preview"}, "gitBranch": "feat-1"}
 	created := tc.call("vercel", "POST", "/v10/projects/web/env", body).want(t, 201).obj(t)
@@ -98,8 +98,8 @@ func TestVercelEnvRoundTrip(t *testing.T) {
 func TestVercelEnvRefusals(t *testing.T) {
 	tc := newCloud(t, Options{})
 	tc.sendsForbidden()
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
-	tc.c.SeedVercelProject(VercelProject{Name: "teamweb", TeamID: "team_1"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "teamweb", TeamID: "team_1"})
 	ok := map[string]any{"key": "K", "value": "v", "type": "encrypted", "target": []string{"preview"}}
 	with := func(k string, v any) map[string]any {
 		m := map[string]any{}
@@ -145,7 +145,7 @@ func TestVercelEnvRefusals(t *testing.T) {
 
 func TestVercelEnvArrayPartialFailure(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{{Key: "TAKEN", Value: "x", Target: []string{"preview"}}}})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{{Key: "TAKEN", Value: "x", Target: []string{"preview"}}}})
 	r := tc.call("vercel", "POST", "/v10/projects/web/env", []any{
 		map[string]any{"key": "NEW", "value": "1", "type": "plain", "target": []string{"preview"}},
 		map[string]any{"key": "TAKEN", "value": "2", "type": "plain", "target": []string{"preview", "production"}},
@@ -161,7 +161,7 @@ func TestVercelEnvArrayPartialFailure(t *testing.T) {
 func TestVercelEnvGitBranchFilter(t *testing.T) {
 	tc := newCloud(t, Options{})
 	tc.sendsForbidden()
-	tc.c.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web", Envs: []VercelEnv{
 		{Key: "A", Value: "a", Target: []string{"preview"}, GitBranch: "feat"},
 		{Key: "B", Value: "b", Target: []string{"preview"}, GitBranch: "other"},
 		{Key: "C", Value: "c"},
@@ -216,8 +216,8 @@ func TestVercelDeploymentLifecycles(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tt.behavior, tt.polls), func(t *testing.T) {
 			tc := newCloud(t, Options{})
-			tc.c.SeedVercelProject(VercelProject{Name: "web"})
-			if _, err := tc.c.Deploy(DeploySpec{Project: "web", SHA: "abc123", Branch: "feat", Behavior: tt.behavior, Polls: tt.polls}); err != nil {
+			tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
+			if _, err := tc.c.Console.Deploy(DeploySpec{Project: "web", SHA: "abc123", Branch: "feat", Behavior: tt.behavior, Polls: tt.polls}); err != nil {
 				t.Fatal(err)
 			}
 			if got := pollStates(t, tc, "abc123", len(tt.want)); !slices.Equal(got, tt.want) {
@@ -230,8 +230,8 @@ func TestVercelDeploymentLifecycles(t *testing.T) {
 func TestVercelDeploymentSlowByTime(t *testing.T) {
 	clk := newClock()
 	tc := newCloud(t, Options{Now: clk.Now})
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
-	if _, err := tc.c.Deploy(DeploySpec{Project: "web", SHA: "s1", Behavior: DeploySlow, After: Duration(time.Minute)}); err != nil {
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
+	if _, err := tc.c.Console.Deploy(DeploySpec{Project: "web", SHA: "s1", Behavior: DeploySlow, After: Duration(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := pollStates(t, tc, "s1", 4); !slices.Equal(got, []string{"BUILDING", "BUILDING", "BUILDING", "BUILDING"}) {
@@ -245,8 +245,8 @@ func TestVercelDeploymentSlowByTime(t *testing.T) {
 
 func TestVercelDeploymentDoubleNewestWins(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
-	uids, err := tc.c.Deploy(DeploySpec{Project: "web", SHA: "d1", Behavior: DeployDouble})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
+	uids, err := tc.c.Console.Deploy(DeploySpec{Project: "web", SHA: "d1", Behavior: DeployDouble})
 	if err != nil || len(uids) != 2 {
 		t.Fatalf("deploy: %v %v", uids, err)
 	}
@@ -268,15 +268,15 @@ func TestVercelDeploymentDoubleNewestWins(t *testing.T) {
 
 func TestVercelDeploymentFiltersAndPages(t *testing.T) {
 	tc := newCloud(t, Options{})
-	tc.c.SeedVercelProject(VercelProject{Name: "web"})
-	tc.c.SeedVercelProject(VercelProject{Name: "other"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "web"})
+	tc.c.Console.SeedVercelProject(VercelProject{Name: "other"})
 	var all []string
 	for i := range 5 {
-		u, _ := tc.c.Deploy(DeploySpec{Project: "web", SHA: fmt.Sprint("sha", i), Branch: "feat"})
+		u, _ := tc.c.Console.Deploy(DeploySpec{Project: "web", SHA: fmt.Sprint("sha", i), Branch: "feat"})
 		all = append([]string{u[0]}, all...) // newest first
 	}
-	prod, _ := tc.c.Deploy(DeploySpec{Project: "web", SHA: "p", Branch: "main", Target: "production"})
-	tc.c.Deploy(DeploySpec{Project: "other", SHA: "o", Branch: "feat"})
+	prod, _ := tc.c.Console.Deploy(DeploySpec{Project: "web", SHA: "p", Branch: "main", Target: "production"})
+	tc.c.Console.Deploy(DeploySpec{Project: "other", SHA: "o", Branch: "feat"})
 
 	uids := func(q string) ([]string, any) {
 		r := tc.call("vercel", "GET", "/v6/deployments?"+q, nil).want(t, 200).obj(t)

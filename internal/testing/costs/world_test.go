@@ -56,7 +56,7 @@ func newWorld(tb testing.TB, plan func(parentID string) string) *world {
 	srv.Start()
 	w.provSrv = srv
 	tb.Cleanup(srv.Close)
-	parent, err := w.cloud.SeedHTTPObject("apps", map[string]any{"name": "web", "callbacks": []any{"https://example.dev/cb"}})
+	parent, err := w.cloud.Console.SeedHTTPObject("apps", map[string]any{"name": "web", "callbacks": []any{"https://example.dev/cb"}})
 	if err != nil {
 		tb.Fatal(err)
 	}

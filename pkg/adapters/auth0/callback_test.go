@@ -22,7 +22,7 @@ type world struct {
 func newWorld(t *testing.T, lists map[string][]string) *world {
 	t.Helper()
 	w := &world{World: simtest.New(t, sim.Options{Seed: 4})}
-	w.id = w.Cloud.SeedAuth0Client(sim.Auth0Client{Name: "web", Lists: lists})
+	w.id = w.Cloud.Console.SeedAuth0Client(sim.Auth0Client{Name: "web", Lists: lists})
 	return w
 }
 

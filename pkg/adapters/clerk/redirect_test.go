@@ -23,7 +23,7 @@ func request(u string) adapter.Request {
 
 func TestConformance(t *testing.T) {
 	w := simtest.New(t, sim.Options{Seed: 5})
-	w.Cloud.SeedClerkRedirectURL("https://app.example.dev/sso-callback")
+	w.Cloud.Console.SeedClerkRedirectURL("https://app.example.dev/sso-callback")
 	adaptertest.Run(t, adaptertest.Case{
 		Op:            clerk.NewRedirect(w.With(nil), w.Client),
 		Request:       request("https://pr-7.example.dev/sso-callback"),
@@ -42,7 +42,7 @@ func TestConformance(t *testing.T) {
 // An URL that is already allowed is taken over: no write, not created.
 func TestExistingURLTakenOver(t *testing.T) {
 	w := simtest.New(t, sim.Options{Seed: 6})
-	id := w.Cloud.SeedClerkRedirectURL("https://pr-7.example.dev/cb")
+	id := w.Cloud.Console.SeedClerkRedirectURL("https://pr-7.example.dev/cb")
 	op := clerk.NewRedirect(w.With(nil), w.Client)
 	req := request("https://pr-7.example.dev/cb")
 	res, err := op.Apply(context.Background(), req, nil, func(...string) error { t.Fatal("intend called for an existing URL"); return nil })
@@ -58,7 +58,7 @@ func TestExistingURLTakenOver(t *testing.T) {
 func TestPagedListing(t *testing.T) {
 	w := simtest.New(t, sim.Options{Seed: 7})
 	for i := range 7 {
-		w.Cloud.SeedClerkRedirectURL(fmt.Sprintf("https://seed-%d.example.dev/cb", i))
+		w.Cloud.Console.SeedClerkRedirectURL(fmt.Sprintf("https://seed-%d.example.dev/cb", i))
 	}
 	if _, err := w.Cloud.AddRule(sim.Rule{Kind: sim.KindPageSize, Provider: sim.ProviderClerk, Method: "GET", Path: "/v1/redirect_urls", PageSize: 2}); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestRefusedCreateTakenOver(t *testing.T) {
 	req := request("https://race.example.dev/cb")
 	var seeded string
 	res, err := op.Apply(context.Background(), req, nil, func(...string) error {
-		seeded = w.Cloud.SeedClerkRedirectURL("https://race.example.dev/cb")
+		seeded = w.Cloud.Console.SeedClerkRedirectURL("https://race.example.dev/cb")
 		return nil
 	})
 	if err != nil || len(res.Created) != 0 || len(res.Resources) != 1 || res.Resources[0].ID != seeded {

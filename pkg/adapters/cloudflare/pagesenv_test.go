@@ -16,7 +16,7 @@ var block = adapter.Provider{"account": "023e105f4ecef8ad9ca31a8372d0c353", "pro
 
 func newWorld(t *testing.T) *simtest.World {
 	w := simtest.New(t, sim.Options{Seed: 19})
-	w.Cloud.SeedCloudflarePagesProject(sim.CloudflarePagesProject{Account: "023e105f4ecef8ad9ca31a8372d0c353", Name: "web",
+	w.Cloud.Console.SeedCloudflarePagesProject(sim.CloudflarePagesProject{Account: "023e105f4ecef8ad9ca31a8372d0c353", Name: "web",
 		Env: map[string]map[string]sim.CloudflareVar{
 			"preview":    {"NODE_VERSION": {Type: "plain_text", Value: "20"}},
 			"production": {"API_KEY": {Type: "secret_text", Value: "seeded-secret"}},

@@ -55,7 +55,7 @@ func (w *world) resourceCase(t *testing.T) adaptertest.Case {
 func TestResourceConformance(t *testing.T) {
 	w := newWorld(t)
 	// An object of the same collection that the line does not manage.
-	if _, err := w.Cloud.SeedHTTPObject("things", map[string]any{"name": "seeded"}); err != nil {
+	if _, err := w.Cloud.Console.SeedHTTPObject("things", map[string]any{"name": "seeded"}); err != nil {
 		t.Fatal(err)
 	}
 	adaptertest.Run(t, w.resourceCase(t))
@@ -87,7 +87,7 @@ func TestListItemConformance(t *testing.T) {
 			w := newWorld(t)
 			seed := map[string]any{"id": "app", "redirects": []any{"https://seed.example.dev"}, "origins": "https://a.example.dev, https://b.example.dev",
 				"hosts": "a.example.dev;b.example.dev", "headers": map[string]any{"x-seed": "1"}}
-			if _, err := w.Cloud.SeedHTTPObject("settings", seed); err != nil {
+			if _, err := w.Cloud.Console.SeedHTTPObject("settings", seed); err != nil {
 				t.Fatal(err)
 			}
 			adaptertest.Run(t, adaptertest.Case{
@@ -272,7 +272,7 @@ func TestParams(t *testing.T) {
 
 func TestListItemMapValueAndPut(t *testing.T) {
 	w := newWorld(t)
-	if _, err := w.Cloud.SeedHTTPObject("settings", map[string]any{"id": "app", "headers": map[string]any{"a": "1"}, "keep": "me"}); err != nil {
+	if _, err := w.Cloud.Console.SeedHTTPObject("settings", map[string]any{"id": "app", "headers": map[string]any{"a": "1"}, "keep": "me"}); err != nil {
 		t.Fatal(err)
 	}
 	op := httpop.NewListItem(w.With(nil), w.Client)

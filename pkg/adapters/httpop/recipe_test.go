@@ -20,7 +20,7 @@ func recipeWorld(t *testing.T, shapes map[string]sim.HTTPShape) (*world, *httpop
 	t.Helper()
 	w := newWorld(t)
 	for p, s := range shapes {
-		w.Cloud.SetHTTPShape(p, s)
+		w.Cloud.Console.SetHTTPShape(p, s)
 	}
 	base, tok := w.Env[sim.HTTPURLVar], w.Env[sim.HTTPTokenVar]
 	for _, s := range httpop.NewRecipe(nil, nil).Spec().Recipes {
@@ -56,7 +56,7 @@ func TestRecipesConform(t *testing.T) {
 			"POSTHOG_PERSONAL_API_KEY", func(t *testing.T, w *world) {
 				// The flag exists with one condition and variants that
 				// nothing of Sponson's may lose.
-				if _, err := w.Cloud.SeedHTTPObject("api/projects/1/feature_flags", map[string]any{"id": "12", "key": "new-checkout",
+				if _, err := w.Cloud.Console.SeedHTTPObject("api/projects/1/feature_flags", map[string]any{"id": "12", "key": "new-checkout",
 					"filters": map[string]any{"groups": []any{map[string]any{"properties": []any{}, "rollout_percentage": 10}},
 						"multivariate": map[string]any{"variants": []any{map[string]any{"key": "a", "rollout_percentage": 100}}}}}); err != nil {
 					t.Fatal(err)
@@ -241,7 +241,7 @@ func TestRecipeRefusals(t *testing.T) {
 func TestResendWebhookPastTheFirstPage(t *testing.T) {
 	w, op, _ := recipeWorld(t, map[string]sim.HTTPShape{"webhooks": {List: "data", AfterPaging: true}})
 	for _, e := range []string{"https://a.example.dev/r", "https://b.example.dev/r", "https://pr-7.example.dev/resend"} {
-		if _, err := w.Cloud.SeedHTTPObject("webhooks", map[string]any{"endpoint": e, "events": []any{"email.sent"}}); err != nil {
+		if _, err := w.Cloud.Console.SeedHTTPObject("webhooks", map[string]any{"endpoint": e, "events": []any{"email.sent"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -21,13 +21,13 @@ var block = adapter.Provider{"project": "web", "environment": "preview"}
 
 func newWorld(t *testing.T) *simtest.World {
 	w := simtest.New(t, sim.Options{Seed: 13})
-	w.Cloud.SeedLaunchDarklyFlag(sim.LaunchDarklyFlag{Project: "web", Key: "new-checkout",
+	w.Cloud.Console.SeedLaunchDarklyFlag(sim.LaunchDarklyFlag{Project: "web", Key: "new-checkout",
 		Variations: []sim.LaunchDarklyVariation{{Value: true}, {Value: false}},
 		Environments: map[string]*sim.LaunchDarklyEnv{
 			"preview":    {On: true, Targets: []sim.LaunchDarklyTarget{{ContextKind: "user", Variation: 1, Values: []string{"qa-bot"}}}},
 			"production": {On: true, ApprovalRequired: true},
 		}})
-	w.Cloud.SeedLaunchDarklyFlag(sim.LaunchDarklyFlag{Project: "web", Key: "theme",
+	w.Cloud.Console.SeedLaunchDarklyFlag(sim.LaunchDarklyFlag{Project: "web", Key: "theme",
 		Variations:   []sim.LaunchDarklyVariation{{Value: "blue", Name: "Blue"}, {Value: "green", Name: "Green"}},
 		Environments: map[string]*sim.LaunchDarklyEnv{"preview": {}}})
 	return w

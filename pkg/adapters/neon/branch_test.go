@@ -23,7 +23,7 @@ type world struct {
 func newWorld(t *testing.T, opts sim.Options) *world {
 	t.Helper()
 	w := &world{World: simtest.New(t, opts)}
-	w.project = w.Cloud.SeedNeonProject(sim.NeonProject{}).ID
+	w.project = w.Cloud.Console.SeedNeonProject(sim.NeonProject{}).ID
 	return w
 }
 
@@ -108,7 +108,7 @@ func TestOutputs(t *testing.T) {
 
 func TestParentChangeIsReplace(t *testing.T) {
 	w := newWorld(t, sim.Options{Seed: 4})
-	if _, err := w.Cloud.SeedNeonBranch(w.project, sim.NeonBranch{Name: "staging"}); err != nil {
+	if _, err := w.Cloud.Console.SeedNeonBranch(w.project, sim.NeonBranch{Name: "staging"}); err != nil {
 		t.Fatal(err)
 	}
 	op := w.op()

@@ -21,7 +21,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	w := &world{World: simtest.New(t, sim.Options{Seed: 17})}
-	w.site = w.Cloud.SeedNetlifySite(sim.NetlifySite{Name: "shop", Env: []sim.NetlifyEnvVar{
+	w.site = w.Cloud.Console.SeedNetlifySite(sim.NetlifySite{Name: "shop", Env: []sim.NetlifyEnvVar{
 		{Key: "API_URL", Values: []sim.NetlifyEnvValue{{Value: "https://api.example.com", Context: "production"}}},
 		{Key: "SHARED", Values: []sim.NetlifyEnvValue{{Value: "one", Context: "all"}}},
 	}})
@@ -87,21 +87,21 @@ func TestAwaitDeploy(t *testing.T) {
 	if out, err := op.AwaitExternal(ctx, r, nil); out != nil || err != nil {
 		t.Fatalf("before any deploy: %v, %v", out, err)
 	}
-	id, _ := w.Cloud.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "deploy-preview", CommitRef: sha, ReviewID: 7})
-	if _, err := w.Cloud.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "production", CommitRef: sha, State: "ready"}); err != nil {
+	id, _ := w.Cloud.Console.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "deploy-preview", CommitRef: sha, ReviewID: 7})
+	if _, err := w.Cloud.Console.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "production", CommitRef: sha, State: "ready"}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := op.AwaitExternal(ctx, r, nil); out != nil || err != nil {
 		t.Fatalf("while building: %v, %v", out, err)
 	}
-	if err := w.Cloud.SetNetlifyDeployState(w.site, id, "ready"); err != nil {
+	if err := w.Cloud.Console.SetNetlifyDeployState(w.site, id, "ready"); err != nil {
 		t.Fatal(err)
 	}
 	out, err := op.AwaitExternal(ctx, r, nil)
 	if err != nil || out["deploy_id"] != id || out["deploy_preview_url"] != "https://deploy-preview-7--shop.netlify.app" || out["preview_url"] != "https://"+id+"--shop.netlify.app" {
 		t.Fatalf("ready: %v, %v", out, err)
 	}
-	failed, _ := w.Cloud.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "deploy-preview", CommitRef: sha, State: "error"})
+	failed, _ := w.Cloud.Console.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "deploy-preview", CommitRef: sha, State: "error"})
 	if _, err := op.AwaitExternal(ctx, r, nil); errs.CodeOf(err) != errs.EXTERNAL_FAILED {
 		t.Errorf("newest deploy %s failed: %v, want EXTERNAL_FAILED", failed, err)
 	}

@@ -149,7 +149,7 @@ func TestStaleDeployPreviewIsWaitedFor(t *testing.T) {
 // A failed build of the commit is not rebuilt; the line reports it.
 func TestFailedDeployIsNotRebuilt(t *testing.T) {
 	w := newWorld(t)
-	if _, err := w.Cloud.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "branch-deploy", Branch: "feat/login", CommitRef: sha, State: "error"}); err != nil {
+	if _, err := w.Cloud.Console.NetlifyDeploy(sim.NetlifyDeploySpec{Site: w.site, Context: "branch-deploy", Branch: "feat/login", CommitRef: sha, State: "error"}); err != nil {
 		t.Fatal(err)
 	}
 	r := w.req("branch-deploy", map[string]any{"DATABASE_URL": "postgres://feat"})

@@ -17,7 +17,7 @@ var block = adapter.Provider{"organization": "acme", "database": "shop"}
 
 func newWorld(t *testing.T) *simtest.World {
 	w := simtest.New(t, sim.Options{Seed: 11})
-	w.Cloud.SeedPlanetScaleDatabase("acme", "shop", "staging")
+	w.Cloud.Console.SeedPlanetScaleDatabase("acme", "shop", "staging")
 	return w
 }
 

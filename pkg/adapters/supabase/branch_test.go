@@ -21,7 +21,7 @@ func (w *world) branchReq(name string) adapter.Request {
 
 func TestBranchConformance(t *testing.T) {
 	w := newWorld(t, "")
-	w.Cloud.SeedSupabaseBranch(w.ref, "staging")
+	w.Cloud.Console.SeedSupabaseBranch(w.ref, "staging")
 	adaptertest.Run(t, adaptertest.Case{
 		Op:            supabase.NewBranch(w.With(nil), w.Client),
 		Request:       w.branchReq("sponson-preview-pr-7"),

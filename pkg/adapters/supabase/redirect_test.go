@@ -21,7 +21,7 @@ type world struct {
 func newWorld(t *testing.T, seed string) *world {
 	t.Helper()
 	w := &world{World: simtest.New(t, sim.Options{Seed: 3})}
-	ref, err := w.Cloud.SeedSupabaseProject(sim.SupabaseProject{Name: "app", Auth: sim.SupabaseAuthConfig{SiteURL: "https://app.example.dev", URIAllowList: seed}})
+	ref, err := w.Cloud.Console.SeedSupabaseProject(sim.SupabaseProject{Name: "app", Auth: sim.SupabaseAuthConfig{SiteURL: "https://app.example.dev", URIAllowList: seed}})
 	if err != nil {
 		t.Fatal(err)
 	}

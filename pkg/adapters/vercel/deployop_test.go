@@ -20,7 +20,7 @@ const (
 
 func deployWorld(t *testing.T, link *sim.VercelGitLink) (*simtest.World, string) {
 	w := simtest.New(t, sim.Options{Seed: 23})
-	id := w.Cloud.SeedVercelProject(sim.VercelProject{Name: "shop", Link: link})
+	id := w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "shop", Link: link})
 	return w, id
 }
 
@@ -51,7 +51,7 @@ func TestDeployThroughTheGitConnection(t *testing.T) {
 	w, id := deployWorld(t, githubLink)
 	op := vercel.NewDeploy(w.With(nil), w.Client)
 	ctx := context.Background()
-	uids, err := w.Cloud.Deploy(sim.DeploySpec{Project: id, SHA: shaA, Branch: "feat/login", Behavior: sim.DeploySlow, Polls: 2})
+	uids, err := w.Cloud.Console.Deploy(sim.DeploySpec{Project: id, SHA: shaA, Branch: "feat/login", Behavior: sim.DeploySlow, Polls: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func request(project string, params map[string]any) adapter.Request {
 
 func TestConformance(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
 	other := request("web", map[string]any{"values": map[string]any{"DATABASE_URL": "postgres://other"}, "branch": "feat/other"})
 	adaptertest.Run(t, adaptertest.Case{
 		Op: w.op(),
@@ -155,7 +155,7 @@ func diff(t *testing.T, op adapter.Op, req adapter.Request) []adapter.ResourceDi
 
 func TestUpdateAndMarkers(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
 	apply(t, op, request("web", map[string]any{"values": map[string]any{"A": "1"}}))
 	d := diff(t, op, request("web", map[string]any{"values": map[string]any{"A": "2"}}))
@@ -184,8 +184,8 @@ func TestUpdateAndMarkers(t *testing.T) {
 
 func TestKeepAdoptsAndListScope(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	if _, err := w.Cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "LEGACY", Value: "v", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
+	if _, err := w.Cloud.Console.SeedVercelEnv("web", sim.VercelEnv{Key: "LEGACY", Value: "v", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
 		t.Fatal(err)
 	}
 	op := w.op()
@@ -214,8 +214,8 @@ func TestKeepAdoptsAndListScope(t *testing.T) {
 
 func TestSharedVariableIsNotChanged(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	id, _ := w.Cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "SHARED", Value: "old", Target: []string{"preview", "production"}})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
+	id, _ := w.Cloud.Console.SeedVercelEnv("web", sim.VercelEnv{Key: "SHARED", Value: "old", Target: []string{"preview", "production"}})
 	op := w.op()
 	req := request("web", map[string]any{"values": map[string]any{"SHARED": "new"}, "branch": "*"})
 	p, _ := op.Defaults(req.Params, req.Provider, req.Run)
@@ -232,7 +232,7 @@ func TestSharedVariableIsNotChanged(t *testing.T) {
 
 func TestTeamProject(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web", TeamID: "team_9"})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web", TeamID: "team_9"})
 	op := w.op()
 	req := adapter.Request{Params: map[string]any{"values": map[string]any{"A": "1"}}, Provider: adapter.Provider{"project": "web", "team": "team_9"}, Run: run}
 	res := apply(t, op, req)
@@ -249,7 +249,7 @@ func TestTeamProject(t *testing.T) {
 
 func TestRecreatedOutsideIsNotDestroyed(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
 	res := apply(t, op, request("web", map[string]any{"values": map[string]any{"A": "1"}}))
 	r := res.Resources[0]
@@ -268,7 +268,7 @@ func TestRecreatedOutsideIsNotDestroyed(t *testing.T) {
 
 func TestChaos(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
 	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "vercel", Method: "GET", Status: 503, Count: 2})
 	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindRateLimit, Provider: "vercel", Method: "POST", Count: 1})
@@ -285,7 +285,7 @@ func TestChaos(t *testing.T) {
 
 func TestAwaitExternal(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
 	op := w.op()
 	req := request("web", map[string]any{"values": map[string]any{"A": "1"}})
 	p, _ := op.Defaults(req.Params, req.Provider, req.Run)
@@ -294,7 +294,7 @@ func TestAwaitExternal(t *testing.T) {
 	if out, err := op.AwaitExternal(ctx, req, nil); out != nil || err != nil {
 		t.Errorf("no deployment yet: %v, %v", out, err)
 	}
-	uids, err := w.Cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Branch: run.Branch})
+	uids, err := w.Cloud.Console.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Branch: run.Branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,8 +315,8 @@ func TestAwaitExternal(t *testing.T) {
 	}
 	for _, b := range []string{sim.DeployFail, sim.DeployCancel} {
 		w2 := newWorld(t)
-		w2.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-		if _, err := w2.Cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: b}); err != nil {
+		w2.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
+		if _, err := w2.Cloud.Console.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: b}); err != nil {
 			t.Fatal(err)
 		}
 		var err error
@@ -328,8 +328,8 @@ func TestAwaitExternal(t *testing.T) {
 		}
 	}
 	w3 := newWorld(t)
-	w3.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	uids, _ = w3.Cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: sim.DeployDouble})
+	w3.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
+	uids, _ = w3.Cloud.Console.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Behavior: sim.DeployDouble})
 	out, err = w3.op().AwaitExternal(ctx, req, nil)
 	if out != nil || err != nil {
 		t.Errorf("double: the newest is still building, but got %v, %v", out, err)
@@ -352,8 +352,8 @@ func TestAwaitExternal(t *testing.T) {
 
 func TestUnreadableValueIsRewrittenEncrypted(t *testing.T) {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
-	if _, err := w.Cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "S", Value: "x", Type: "sensitive", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
+	if _, err := w.Cloud.Console.SeedVercelEnv("web", sim.VercelEnv{Key: "S", Value: "x", Type: "sensitive", Target: []string{"preview"}, GitBranch: "feat/login"}); err != nil {
 		t.Fatal(err)
 	}
 	op := w.op()
@@ -378,7 +378,7 @@ func TestUnreadableValueIsRewrittenEncrypted(t *testing.T) {
 func TestEnvListingSendsDeclaredParameters(t *testing.T) {
 	declared := map[string]bool{"gitBranch": true, "decrypt": true, "source": true, "customEnvironmentId": true, "customEnvironmentSlug": true, "teamId": true, "slug": true}
 	c := sim.New(sim.Options{Seed: 3})
-	c.SeedVercelProject(sim.VercelProject{Name: "web", TeamID: "team_1"})
+	c.Console.SeedVercelProject(sim.VercelProject{Name: "web", TeamID: "team_1"})
 	var mu sync.Mutex
 	var sent []string
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -421,12 +421,12 @@ func TestEnvListingSendsDeclaredParameters(t *testing.T) {
 func TestScopeMarkInTheComment(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web"})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web"})
 	for _, e := range []sim.VercelEnv{
 		{Key: "BARE", Value: "old", Target: []string{"preview"}, GitBranch: "feat/login"},
 		{Key: "NOTED", Value: "old", Target: []string{"preview"}, GitBranch: "feat/login", Comment: "rotated by ops"},
 	} {
-		if _, err := w.Cloud.SeedVercelEnv("web", e); err != nil {
+		if _, err := w.Cloud.Console.SeedVercelEnv("web", e); err != nil {
 			t.Fatal(err)
 		}
 	}

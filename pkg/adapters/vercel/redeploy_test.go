@@ -16,7 +16,7 @@ import (
 // starts a build.
 func linkedWorld(t *testing.T, link *sim.VercelGitLink) *world {
 	w := newWorld(t)
-	w.Cloud.SeedVercelProject(sim.VercelProject{Name: "web", Link: link})
+	w.Cloud.Console.SeedVercelProject(sim.VercelProject{Name: "web", Link: link})
 	return w
 }
 
@@ -144,7 +144,7 @@ func TestNoRedeployWhenTheBuildStartsAfterTheWrite(t *testing.T) {
 func TestFailedDeploymentIsNotRedeployed(t *testing.T) {
 	for _, b := range []string{sim.DeployFail, sim.DeployCancel} {
 		w := linkedWorld(t, &sim.VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 1})
-		if _, err := w.Cloud.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Branch: run.Branch, Behavior: b}); err != nil {
+		if _, err := w.Cloud.Console.Deploy(sim.DeploySpec{Project: "web", SHA: run.SHA, Branch: run.Branch, Behavior: b}); err != nil {
 			t.Fatal(err)
 		}
 		req := w.defaulted(t, map[string]any{"values": map[string]any{"DATABASE_URL": "postgres://pr-7"}}, run)
@@ -220,7 +220,7 @@ func TestBitbucketLinkedRedeploy(t *testing.T) {
 func TestStaleDeploymentIsNotThePreview(t *testing.T) {
 	w := linkedWorld(t, &sim.VercelGitLink{Type: "github", Org: "acme", Repo: "web", RepoID: 1})
 	pushed, _ := w.Cloud.Push(sim.Push{SHA: run.SHA, Branch: run.Branch})
-	if _, err := w.Cloud.SeedVercelEnv("web", sim.VercelEnv{Key: "DATABASE_URL", Value: "postgres://pr-7", Target: []string{"preview"}, GitBranch: run.Branch}); err != nil {
+	if _, err := w.Cloud.Console.SeedVercelEnv("web", sim.VercelEnv{Key: "DATABASE_URL", Value: "postgres://pr-7", Target: []string{"preview"}, GitBranch: run.Branch}); err != nil {
 		t.Fatal(err)
 	}
 	req := w.defaulted(t, map[string]any{"values": map[string]any{"DATABASE_URL": "postgres://pr-7"}}, run)
