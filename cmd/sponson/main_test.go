@@ -11,15 +11,25 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/sponson/apply/internal/cli"
+	"github.com/sponson/apply/internal/testing/parallel"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(widened{m}, map[string]func(){
 		"sponson": func() { os.Exit(cli.Main(os.Args[1:], cli.OSEnv(), cli.StdIO())) },
 		// The scenarios' harness reads a script's environment through it
 		// (scenario_test.go).
 		"sponson-testenv": func() { os.Exit(testEnvMain()) },
 	})
+}
+
+// widened runs the tests (never the commands testscript re-executes the
+// binary as) several at once: a journey waits on the fake cloud and git.
+type widened struct{ m *testing.M }
+
+func (w widened) Run() int {
+	parallel.AtLeast(8)
+	return w.m.Run()
 }
 
 // TestScripts runs the CLI journeys in testdata/script: each .txtar holds the

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/testing/optest"
+	"github.com/sponson/apply/internal/testing/parallel"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
@@ -41,6 +42,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "i9" {
 		os.Exit(i9Child())
 	}
+	// The tests that run in parallel wait on git remotes and child processes.
+	parallel.AtLeast(8)
 	os.Exit(m.Run())
 }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/internal/testing/gittest"
+	testparallel "github.com/sponson/apply/internal/testing/parallel"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(helperMain(mode))
 	}
+	// The tests wait on git processes and servers, not on the CPU.
+	testparallel.AtLeast(8)
 	code := m.Run()
 	removeTemplate()
 	os.Exit(code)

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,9 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +24,7 @@ import (
 
 	"github.com/sponson/apply/internal/testing/buildtest"
 	"github.com/sponson/apply/internal/testing/gittest"
+	"github.com/sponson/apply/internal/testing/parallel"
 )
 
 // The journeys run the binaries built from this module (once per test
@@ -41,12 +39,7 @@ const (
 // waiting on other processes (a lease to expire, a provider's latency),
 // not computing. An explicit -parallel is kept.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0)))) //nolint:errcheck // a flag of the testing package
-	}
+	parallel.AtLeast(8)
 	os.Exit(m.Run())
 }
 
