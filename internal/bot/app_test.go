@@ -71,7 +71,7 @@ func newAppWorld(t *testing.T) *appWorld {
 		Identity: wire.Identity{Kind: receipt.KindBot, Actor: info.Login()}}
 	q := &Queue{Cap: 100, Clock: w.tm}
 	w.bot = &Bot{Secret: testSecret, Identity: info.Login(), Workspace: w.ws, Installed: AppInstallations{App: w.app},
-		Clock: yieldClock{w.tm}, Queue: q, Dedup: &Dedup{Clock: w.tm}, Metrics: NewMetrics(q, func() GitHubCounters { return w.app }),
+		Clock: enginetest.Yielding(w.tm), Queue: q, Dedup: &Dedup{Clock: w.tm}, Metrics: NewMetrics(q, func() GitHubCounters { return w.app }),
 		Sweeper: &sweep.Sweeper{Clock: w.tm}, Ready: w.app.Check, Workers: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

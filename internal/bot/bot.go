@@ -63,11 +63,7 @@ type Bot struct {
 
 	// Clock stamps and times the bot's work and drives its waits (the
 	// look-again on a held lease, Connect's retries, the sweeps' interval).
-	Clock clock.Clock
-	// Sleep, when set, is the bot's waits instead of the Clock's.
-	//
-	// Deprecated: set Clock; Sleep is kept for callers not yet moved to it.
-	Sleep   func(ctx context.Context, d time.Duration) error
+	Clock   clock.Clock
 	Log     *slog.Logger
 	Metrics *Metrics
 	Queue   *Queue
@@ -434,11 +430,8 @@ func (b *Bot) lockWait() time.Duration {
 	return DefaultLockWait
 }
 
-// sleep waits d on the bot's Clock (or the deprecated Sleep).
+// sleep waits d on the bot's Clock.
 func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
-	if b.Sleep != nil {
-		return b.Sleep(ctx, d)
-	}
 	return clock.Or(b.Clock).Sleep(ctx, d)
 }
 

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -113,9 +112,9 @@ func newBenchWorld(t testing.TB) *testWorld {
 	w.store = memstore.New(w.tm)
 	w.eng = &engine.Engine{Store: w.store, Ops: w.cloud.Registry(),
 		Secrets:  secret.New(secret.Config{LookupEnv: func(string) (string, bool) { return "", false }}),
-		Redactor: redact.New(), Clock: w.tm, Sleep: yield, After: w.tm.After, UnsavedDir: t.TempDir()}
+		Redactor: redact.New(), Clock: enginetest.Yielding(w.tm), UnsavedDir: t.TempDir()}
 	q := &Queue{Cap: 100, Clock: w.tm}
-	w.bot = &Bot{Secret: testSecret, Identity: identity, Workspace: oneRepo{w}, Clock: yieldClock{w.tm},
+	w.bot = &Bot{Secret: testSecret, Identity: identity, Workspace: oneRepo{w}, Clock: enginetest.Yielding(w.tm),
 		Queue: q, Dedup: &Dedup{Clock: w.tm}, Metrics: NewMetrics(q, nil), Workers: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.ctx = ctx
@@ -236,16 +235,3 @@ func (w *testWorld) setPR(n int, open bool, head string) {
 	}
 	w.gh.prs[n] = pr
 }
-
-// yield is every wait of these tests (the engine's lease waits, the bot's
-// look-again): it lets the holder run and moves no clock. A wait that
-// advanced the shared fake clock would age every other holder's lease.
-func yield(ctx context.Context, d time.Duration) error {
-	runtime.Gosched()
-	return ctx.Err()
-}
-
-// yieldClock is the tests' clock, whose every wait is a yield.
-type yieldClock struct{ *enginetest.Time }
-
-func (yieldClock) Sleep(ctx context.Context, d time.Duration) error { return yield(ctx, d) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -123,18 +122,9 @@ func newWorld(t testing.TB, st receipt.Store, tm *enginetest.Time) *world {
 	w.eng = &engine.Engine{
 		Store: st, Ops: w.cloud.Registry(),
 		Secrets:  secret.New(secret.Config{LookupEnv: func(string) (string, bool) { return "", false }}),
-		Redactor: redact.New(), Clock: tm, Sleep: yield, After: tm.After, UnsavedDir: t.TempDir(),
+		Redactor: redact.New(), Clock: enginetest.Yielding(tm), UnsavedDir: t.TempDir(),
 	}
 	return w
-}
-
-// yield is the engine's wait in these tests: it lets the lease's holder
-// run and returns, moving no clock. (A wait that advanced the shared fake
-// clock would age every other holder's lease too: four teardowns waiting
-// for one parent list would make time fly and give up.)
-func yield(ctx context.Context, d time.Duration) error {
-	runtime.Gosched()
-	return ctx.Err()
 }
 
 func memWorld(t testing.TB) *world {

@@ -55,14 +55,6 @@ type Engine struct {
 	// the background ones (lease renewal, its After).
 	Clock clock.Clock
 	Rand  io.Reader
-	// Sleep, when set, replaces Clock's Sleep.
-	//
-	// Deprecated: set Clock.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// After, when set, replaces Clock's After.
-	//
-	// Deprecated: set Clock.
-	After func(d time.Duration) <-chan time.Time
 	// Progress receives human progress lines ("waiting for lock held by
 	// ..."); nil discards them. Lines pass through the redactor.
 	Progress io.Writer
@@ -173,32 +165,15 @@ func (o Options) waitTimeout() time.Duration {
 
 func (e *Engine) now() time.Time { return clock.Or(e.Clock).Now() }
 
-// clock is the engine's clock: Clock (the system's when nil), with the
-// deprecated Sleep and After in place of its own when they are set, and
-// its sleeps ending INTERRUPTED when ctx is done.
-func (e *Engine) clock() clock.Clock {
-	return engineClock{Clock: clock.Or(e.Clock), sleep: e.Sleep, after: e.After}
-}
+// clock is the engine's clock: Clock (the system's when nil), its sleeps
+// ending INTERRUPTED when ctx is done.
+func (e *Engine) clock() clock.Clock { return engineClock{clock.Or(e.Clock)} }
 
 // engineClock is Engine.clock.
-type engineClock struct {
-	clock.Clock
-	sleep func(ctx context.Context, d time.Duration) error
-	after func(d time.Duration) <-chan time.Time
-}
+type engineClock struct{ clock.Clock }
 
 func (c engineClock) Sleep(ctx context.Context, d time.Duration) error {
-	if c.sleep != nil {
-		return c.sleep(ctx, d)
-	}
 	return sleepOn(c.Clock, ctx, d)
-}
-
-func (c engineClock) After(d time.Duration) <-chan time.Time {
-	if c.after != nil {
-		return c.after(d)
-	}
-	return c.Clock.After(d)
 }
 
 // sleepOn waits d on c, or until ctx is done (INTERRUPTED).

@@ -20,10 +20,8 @@ var storeFiles = []string{receipt.ReceiptFile, receipt.LockFile, GenerationFile,
 
 // The plumbing (gitwire) under the names the store's code reads.
 type (
-	snapshot  = gitwire.Snapshot
 	listing   = gitwire.Listing
 	opStorage = gitwire.Storage
-	fetchMode = gitwire.Mode
 	refUpdate = gitwire.Update
 )
 
@@ -39,9 +37,6 @@ func newOpStorage(shared *gitwire.Cache) *opStorage { return gitwire.NewStorage(
 // complete reports whether commit h, its tree and the blobs of its store
 // files are in st: the depth-1 view a read needs (gitwire.Complete).
 func complete(st *opStorage, h plumbing.Hash) bool { return gitwire.Complete(st, h, storeFiles) }
-
-// treeOf is commit h's tree, if st holds the commit and the tree.
-var treeOf = gitwire.TreeOf
 
 // messages codes the errors of go-git for the store's callers and
 // scrubs every credential it knows from their texts.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -163,7 +162,7 @@ func newBotWorld(t *testing.T) *botWorld {
 	w.store = memstore.New(w.tm)
 	w.eng = &engine.Engine{Store: w.store, Ops: w.cloud.Registry(),
 		Secrets:  secret.New(secret.Config{LookupEnv: func(string) (string, bool) { return "", false }}),
-		Redactor: redact.New(), Clock: w.tm, Sleep: yield, After: w.tm.After, UnsavedDir: t.TempDir()}
+		Redactor: redact.New(), Clock: enginetest.Yielding(w.tm), UnsavedDir: t.TempDir()}
 	p, err := plan.Parse("release.plan.yaml", []byte(strings.TrimLeft(journeyPlan, "\n")))
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +178,7 @@ func newBotWorld(t *testing.T) *botWorld {
 func (w *botWorld) start() {
 	q := &bot.Queue{Cap: 1000, Clock: w.tm}
 	w.bot = &bot.Bot{Secret: botSecret, Identity: botIdentity, Workspace: worldRepos{w}, Installed: worldInstalled{},
-		Clock: w.tm, Sleep: yield, Queue: q, Dedup: &bot.Dedup{Clock: w.tm}, Metrics: bot.NewMetrics(q, nil),
+		Clock: enginetest.Yielding(w.tm), Queue: q, Dedup: &bot.Dedup{Clock: w.tm}, Metrics: bot.NewMetrics(q, nil),
 		Sweeper: &sweep.Sweeper{Clock: w.tm, Concurrency: 4}, Workers: 3}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -325,12 +324,4 @@ func (w *botWorld) keysOf(branch string) []string {
 		}
 	}
 	return out
-}
-
-// yield is every wait of these tests (the engine's lease waits, the bot's
-// look-again): it lets the holder run and moves no clock. A wait that
-// advanced the shared fake clock would age every other holder's lease.
-func yield(ctx context.Context, d time.Duration) error {
-	runtime.Gosched()
-	return ctx.Err()
 }

@@ -112,3 +112,16 @@ func (t *Time) WaitTimers(n int) bool {
 	}
 	return t.Timers() >= n
 }
+
+// Yielding is t as a clock whose sleeps only yield the processor: time
+// moves when the test advances it, never because code under test waited.
+// Worlds where a background worker retries while the test drives the
+// clock use it (the bot's, the sweep's).
+func Yielding(t *Time) clock.Clock { return yielding{t} }
+
+type yielding struct{ *Time }
+
+func (yielding) Sleep(ctx context.Context, d time.Duration) error {
+	runtime.Gosched()
+	return ctx.Err()
+}
