@@ -335,6 +335,16 @@ func vercelErr(w http.ResponseWriter, status int, code, msg string, extra ...map
 }
 
 // vercelFind finds a project by id or name in the team scope. Callers hold vc.mu.
+// project is the request's project ({idOrName} under ?teamId), or nil
+// after answering Vercel's 404. The caller holds vc.mu.
+func (vc *vercel) project(w http.ResponseWriter, r *http.Request, q url.Values) *vercelProject {
+	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
+	if p == nil {
+		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
+	}
+	return p
+}
+
 func (vc *vercel) find(idOrName, teamID string) *vercelProject {
 	for _, p := range vc.projects {
 		if (p.ID == idOrName || p.Name == idOrName) && p.TeamID == teamID {
@@ -386,9 +396,8 @@ func (vc *vercel) listEnv(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
-	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
+	p := vc.project(w, r, q)
 	if p == nil {
-		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
 	decrypt, branch := q.Get("decrypt") == "true", q.Get("gitBranch")
@@ -511,9 +520,8 @@ func (vc *vercel) createEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
-	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
+	p := vc.project(w, r, q)
 	if p == nil {
-		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
 	upsert := q.Get("upsert") == "true"
@@ -597,9 +605,8 @@ func (vc *vercel) editEnv(w http.ResponseWriter, r *http.Request) {
 	}
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
-	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
+	p := vc.project(w, r, q)
 	if p == nil {
-		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
 	var e *VercelEnv
@@ -643,9 +650,8 @@ func (vc *vercel) deleteEnv(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
-	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
+	p := vc.project(w, r, q)
 	if p == nil {
-		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
 	for i, x := range p.envs {
@@ -1043,9 +1049,8 @@ func (vc *vercel) getEnv(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
-	p := vc.find(r.PathValue("idOrName"), q.Get("teamId"))
+	p := vc.project(w, r, q)
 	if p == nil {
-		vercelErr(w, http.StatusNotFound, "not_found", "Project not found")
 		return
 	}
 	for _, e := range p.envs {
