@@ -34,29 +34,7 @@ const (
 	engineKeyApp = "object:p1:app-pr-12"
 )
 
-const engineBasicPlan = `
-version: 1
-providers:
-  fake: { project: p1 }
-changes:
-  - id: db
-    adapter: fake
-    op: object
-    name: db-${ctx.scope}
-    fields: { size: 1 }
-  - id: app
-    adapter: fake
-    op: object
-    name: app-${ctx.scope}
-    fields:
-      db_url: { from: db.url }
-      api_key: { secret: "env://API_KEY" }
-  - id: cb
-    adapter: fake
-    op: item
-    list: callbacks
-    item: { from: app.url }
-`
+const engineBasicPlan = optest.BasicPlan
 
 const engineDeployPlan = `
 version: 1

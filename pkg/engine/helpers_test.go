@@ -148,29 +148,7 @@ func writes(c *optest.Cloud) int {
 	return n
 }
 
-const basicPlan = `
-version: 1
-providers:
-  fake: { project: p1 }
-changes:
-  - id: db
-    adapter: fake
-    op: object
-    name: db-${ctx.scope}
-    fields: { size: 1 }
-  - id: app
-    adapter: fake
-    op: object
-    name: app-${ctx.scope}
-    fields:
-      db_url: { from: db.url }
-      api_key: { secret: "env://API_KEY" }
-  - id: cb
-    adapter: fake
-    op: item
-    list: callbacks
-    item: { from: app.url }
-`
+const basicPlan = optest.BasicPlan
 
 // recordedOf is receipt.Provenance of a store a test wraps (the wrappers
 // embed receipt.Store, which hides it).
