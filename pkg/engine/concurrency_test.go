@@ -176,7 +176,7 @@ func i9PlanSrc(scope string, op i9Op, dir string) string {
 // fastSleep shortens every foreground wait (lease backoff) a hundredfold:
 // the leases' times stay real, only the polling is quicker.
 func fastSleep(ctx context.Context, d time.Duration) error {
-	return RealSleep(ctx, max(d/100, 200*time.Microsecond))
+	return sleepOn(clock.System{}, ctx, max(d/100, 200*time.Microsecond))
 }
 
 // fastClock is the system clock whose foreground waits are fastSleep's.

@@ -249,12 +249,6 @@ func (e *Engine) check() error {
 	return nil
 }
 
-// RealSleep waits d on the system clock or until ctx is done
-// (INTERRUPTED).
-func RealSleep(ctx context.Context, d time.Duration) error {
-	return sleepOn(clock.System{}, ctx, d)
-}
-
 func interrupted(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return errs.Wrap(err, errs.INTERRUPTED, "the run was interrupted")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -109,7 +110,7 @@ func (f fileItem) rmw(ctx context.Context, r fileReq, change func([]string) []st
 		return nil
 	}
 	if f.latency > 0 {
-		if err := RealSleep(ctx, f.latency); err != nil {
+		if err := sleepOn(clock.System{}, ctx, f.latency); err != nil {
 			return errs.Wrap(err, errs.PROVIDER_TIMEOUT, "not sent")
 		}
 	}
