@@ -190,3 +190,12 @@ func (f *Factory) links(c scope.Ctx) report.Links {
 	}
 	return l
 }
+
+// runWith is a command's RunE: runF when a test gave one (to see the
+// options the flags made), else the command's own run function.
+func runWith[O any](opts O, runF, run func(O) error) func(*cobra.Command, []string) error {
+	if runF != nil {
+		run = runF
+	}
+	return func(*cobra.Command, []string) error { return run(opts) }
+}

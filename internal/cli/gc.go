@@ -50,12 +50,7 @@ without it, gc leaves it in the ledger and says so (ENV_NOT_APPROVED).`,
 		Example: `  GITHUB_TOKEN=... sponson gc --repo OWNER/NAME --receipts-remote https://github.com/OWNER/NAME.git
   sponson gc --retention 30d --approved-by alice --json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return gcRun(opts)
-		},
+		RunE: runWith(opts, runF, gcRun),
 	}
 	addRepoFlag(cmd, &opts.Repo)
 	addPlanFlag(cmd, &opts.Plan)

@@ -52,12 +52,7 @@ program, the actor, the GitHub run, the host), live or expired, and the command 
   sponson locks --receipts-remote https://github.com/OWNER/REPO.git --json
   sponson locks --receipts local`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return locksRun(opts)
-		},
+		RunE: runWith(opts, runF, locksRun),
 	}
 	addStoreFlags(cmd, &opts.Store)
 	return cmd

@@ -34,12 +34,7 @@ func newCmdReceipt(f *Factory, runF func(*ReceiptOptions) error) *cobra.Command 
   sponson receipt --pr 12 --history --limit 10
   sponson receipt --branch main --env production --json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return receiptRun(opts)
-		},
+		RunE: runWith(opts, runF, receiptRun),
 	}
 	addPlanFlag(cmd, &opts.Plan)
 	addScopeFlags(cmd, &opts.Scope)

@@ -36,12 +36,7 @@ says so when an apply holds the scope. Exits 1 when a line is in error or blocke
   sponson plan --branch main --env production --json
   sponson plan --plan examples/preview-stack.release.plan.yaml --receipts local`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return planRun(opts)
-		},
+		RunE: runWith(opts, runF, planRun),
 	}
 	addPlanFlag(cmd, &opts.Plan)
 	addScopeFlags(cmd, &opts.Scope)
@@ -93,12 +88,7 @@ the next apply finishes it, or --wait waits. --destroy destroys the scope instea
   sponson apply --branch main --env production --approved-by alice
   sponson apply --pr 12 --confirm dns --recreate db`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return applyRun(opts)
-		},
+		RunE: runWith(opts, runF, applyRun),
 	}
 	addPlanFlag(cmd, &opts.Plan)
 	addScopeFlags(cmd, &opts.Scope)
@@ -159,12 +149,7 @@ never destroyed. The final receipt has an empty ledger and destroyed: true.`,
   sponson destroy --pr 12 --close
   sponson destroy --branch feat/login --json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return destroyRun(opts)
-		},
+		RunE: runWith(opts, runF, destroyRun),
 	}
 	addPlanFlag(cmd, &opts.Plan)
 	addScopeFlags(cmd, &opts.Scope)

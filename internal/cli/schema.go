@@ -25,12 +25,7 @@ and, on the plan's first line:
   # yaml-language-server: $schema=release.plan.schema.json`,
 		Example: "  sponson schema > release.plan.schema.json\n  sponson schema --json",
 		Args:    exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return schemaRun(opts)
-		},
+		RunE: runWith(opts, runF, schemaRun),
 	}
 }
 

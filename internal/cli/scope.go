@@ -31,12 +31,7 @@ from the local git checkout.`,
   sponson scope --pr 42 --branch feat/login --sha 0123456789abcdef0123456789abcdef01234567
   sponson scope --branch main --json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return scopeRun(opts)
-		},
+		RunE: runWith(opts, runF, scopeRun),
 	}
 	addScopeFlags(cmd, &opts.Scope)
 	return cmd

@@ -45,12 +45,7 @@ with --no-credentials (a CI step that is given no provider secrets) everything e
   sponson validate --pr 12 --branch feat/login --sha 0123456789abcdef0123456789abcdef01234567
   sponson validate --no-credentials --json`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return validateRun(opts)
-		},
+		RunE: runWith(opts, runF, validateRun),
 	}
 	addPlanFlag(cmd, &opts.Plan)
 	addScopeFlags(cmd, &opts.Scope)

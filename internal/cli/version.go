@@ -21,12 +21,7 @@ func newCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command 
 		Short:   "Print the version of sponson",
 		Example: "  sponson version\n  sponson version --json",
 		Args:    exactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return versionRun(opts)
-		},
+		RunE: runWith(opts, runF, versionRun),
 	}
 }
 
