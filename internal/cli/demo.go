@@ -131,7 +131,7 @@ and its scope is destroyed, leaving the second's resources. It checks every step
 cloud and exits 0 only if every step did what it says.`,
 		Example: "  sponson demo\n  sponson demo --keep --json",
 		Args:    exactArgs(0),
-		RunE: runWith(opts, runF, demoRun),
+		RunE:    runWith(opts, runF, demoRun),
 	}
 	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "keep the demo's folder (plan and receipts) afterwards")
 	return cmd

@@ -25,7 +25,7 @@ and, on the plan's first line:
   # yaml-language-server: $schema=release.plan.schema.json`,
 		Example: "  sponson schema > release.plan.schema.json\n  sponson schema --json",
 		Args:    exactArgs(0),
-		RunE: runWith(opts, runF, schemaRun),
+		RunE:    runWith(opts, runF, schemaRun),
 	}
 }
 

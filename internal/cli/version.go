@@ -21,7 +21,7 @@ func newCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command 
 		Short:   "Print the version of sponson",
 		Example: "  sponson version\n  sponson version --json",
 		Args:    exactArgs(0),
-		RunE: runWith(opts, runF, versionRun),
+		RunE:    runWith(opts, runF, versionRun),
 	}
 }
 
