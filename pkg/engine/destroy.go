@@ -8,6 +8,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -40,7 +41,7 @@ func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (res *RunR
 	if err := scope.Validate(c.Scope); err != nil {
 		return nil, err
 	}
-	if st.env == "production" && o.ApprovedBy == "" {
+	if plan.Production(st.env) && o.ApprovedBy == "" {
 		return nil, errs.New(errs.ENV_NOT_APPROVED, "destroying scope %s of production needs a named approver", c.Scope)
 	}
 	keeper, err := st.acquire(ctx, st.target(c.Scope), st.owner, o.Wait, nil)
@@ -354,14 +355,14 @@ func (d *destroyer) undoStep(en receipt.LedgerEntry) {
 func (d *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy string) error {
 	env, sc, run := d.w.pr.env, d.w.pr.scope, d.w.pr.run
 	where := branchOf(env, sc)
-	production := env == "production"
+	production := plan.Production(env)
 	kj, judges := op.(adapter.KeyJudge)
 	if judges {
 		if err := kj.CheckKey(en.Key, adapter.Provider(en.Provider), run); err != nil {
 			return errs.Wrap(err, errs.LEDGER_IMPLAUSIBLE, "the ledger of %s/%s (%s) names %s (%s.%s), which %s.%s could not have made in a run of %s/%s; destroy leaves it alone",
 				env, sc, where, en.Key, en.Adapter, en.Op, en.Adapter, en.Op, env, sc).With("key", en.Key).With("branch", where)
 		}
-		production = production || kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), run) == "production"
+		production = production || plan.Production(kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), run))
 	}
 	if production && approvedBy == "" {
 		return errs.New(errs.ENV_NOT_APPROVED, "the ledger of %s/%s (%s) holds %s (%s.%s), a resource of production: destroying it needs a named approver, and an unattended teardown (the bot, the sweep, gc without --approved-by) leaves it alone",
