@@ -24,7 +24,8 @@ type prepared struct {
 	// (nil when none ran, as for plan): the run uses these values, read
 	// once, not a second reading that could differ.
 	resolved   *resolvedSecrets
-	production bool // the run may write production: approval needed
+	production bool   // the run may write production: approval needed
+	planHash   string // plan.Hash of the plan prepared ("" for destroy)
 }
 
 // pline is one line of a prepared plan.
@@ -83,7 +84,7 @@ func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredential
 	if err != nil {
 		return nil, err
 	}
-	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}, secretAt: map[string]secretUse{}}
+	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}, secretAt: map[string]secretUse{}, planHash: p.Hash()}
 	pr.production = plan.Production(env)
 	b := &lineBuilder{e: e, p: p, pr: pr, vars: c.Vars(), seenSecret: map[string]bool{}}
 	var list errs.List
