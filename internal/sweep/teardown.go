@@ -23,9 +23,9 @@ type EnvTeardown struct {
 	Failed    []string `json:"failed"`    // what it could not destroy (still in the ledger)
 	// Undo are the manual steps whose undo waits on a person (the
 	// destroy ended partial, the steps still in the ledger).
-	Undo []adapter.Todo `json:"undo,omitempty"`
-	RunID     string   `json:"run_id,omitempty"`
-	Err       error    `json:"-"`
+	Undo  []adapter.Todo `json:"undo,omitempty"`
+	RunID string         `json:"run_id,omitempty"`
+	Err   error          `json:"-"`
 }
 
 // Envs returns the environments in which sc has a receipt or a lease,
