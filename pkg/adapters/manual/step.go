@@ -49,7 +49,7 @@ var stepSpec = adapter.Spec{
 	Params: []adapter.ParamSpec{
 		{Name: "title", Type: adapter.TypeString, Required: true, Doc: "what to do, in a few words"},
 		{Name: "instructions", Type: adapter.TypeString, Required: true, Doc: "how to do it (Markdown)"},
-		{Name: "undo", Type: adapter.TypeString, Doc: "how to undo it when the scope is destroyed (Markdown)"},
+		{Name: "undo", Type: adapter.TypeString, Doc: "how to undo it when the scope is destroyed (Markdown): destroy shows it and waits until destroy --confirm <line>"},
 		{Name: "vars", Type: adapter.TypeMap, Doc: "NAME → value shown beside the instructions (value forms included)"},
 		{Name: "verify", Type: adapter.TypeObject, Doc: "a read-only HTTP check that the step is done, run when it is confirmed",
 			Fields: []adapter.ParamSpec{
@@ -60,7 +60,7 @@ var stepSpec = adapter.Spec{
 			}},
 	},
 	Outputs: []adapter.OutputSpec{
-		{Name: "confirmed_by", When: adapter.Immediate, Doc: "who confirmed the step"},
+		{Name: "confirmed_by", When: adapter.Immediate, Doc: "who confirmed the step: --approved-by, else the checkout's git identity"},
 		{Name: "confirmed_at", When: adapter.Immediate, Doc: "when (RFC 3339, UTC)"},
 		{Name: "title", When: adapter.Immediate, Doc: "the step's title, as confirmed"},
 		{Name: "undo", When: adapter.Immediate, Doc: "its undo instructions, as confirmed: destroy shows them"},
