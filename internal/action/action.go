@@ -298,6 +298,10 @@ func (a *act) execute(ctx context.Context, token string, d Decision, c scope.Ctx
 	}
 	o := run.Options(operation(d.Command))
 	o.Env, o.ApprovedBy, o.Wait, o.Parallelism, o.Reopen = c.Env, a.in.ApprovedBy, a.in.Wait, a.in.Parallelism, d.Reopen
+	if o.Confirm = a.in.Confirm; len(o.Confirm) > 0 && o.ApprovedBy == "" {
+		// Who confirms: approved_by, else the checkout's git identity.
+		o.ConfirmedBy = scope.GitIdentity(a.dir, getenv)
+	}
 	if d.Close {
 		o.Close = &receipt.Tombstone{By: wire.Actor(getenv), At: a.env.now().UTC(), HeadSHA: c.Git.SHA}
 	}

@@ -30,6 +30,7 @@ type Inputs struct {
 	Env              string        // the plan's environment (preview)
 	Plan             string        // the plan file, relative to the working directory
 	ApprovedBy       string        // who approved a run that may write production
+	Confirm          []string      // manual steps (destroy: their undos) someone has done
 	GitHubToken      string        // comments, receipts and API look-ups
 	Wait             bool          // wait for leases and external events
 	WaitTimeout      time.Duration // how long Wait waits
@@ -59,6 +60,7 @@ func ReadInputs(gha *githubactions.Action) (Inputs, error) {
 		Env:              get("env", "preview"),
 		Plan:             get("plan", "release.plan.yaml"),
 		ApprovedBy:       get("approved_by", ""),
+		Confirm:          splitList(get("confirm", "")),
 		GitHubToken:      gha.GetInput("github_token"),
 		WorkingDirectory: get("working_directory", "."),
 		CommentAuthor:    get("comment_author", DefaultCommentAuthor),
@@ -100,4 +102,16 @@ func ReadInputs(gha *githubactions.Action) (Inputs, error) {
 	}
 	in.Parallelism = n
 	return in, list.Err()
+}
+
+// splitList reads a list input: lines separated by commas or newlines,
+// blanks dropped.
+func splitList(v string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

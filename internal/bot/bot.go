@@ -403,9 +403,9 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 		// A teardown that found nothing to do (another replica, or the
 		// sweep, got there first) says nothing: the one that did the work
 		// writes the comment (and if two did, UpsertComment leaves one).
-		did := len(res.Destroyed)+len(res.Forgotten)+len(res.Failed) > 0 || res.Err != nil
+		did := len(res.Destroyed)+len(res.Forgotten)+len(res.Failed)+len(res.Undo) > 0 || res.Err != nil
 		if pr > 0 && did && errs.CodeOf(res.Err) != errs.LOCK_HELD {
-			body := teardownBody(env, sc, res.Destroyed, res.Forgotten, res.Failed, res.Err)
+			body := teardownBody(env, sc, res.Destroyed, res.Forgotten, res.Failed, res.Err, res.Undo)
 			if err := upsertComment(ctx, ws.GitHub, pr, env, body); err != nil {
 				elog.Warn("the pull request comment could not be written", "error", errs.Coded(err).Message)
 			}

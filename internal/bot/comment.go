@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -52,11 +53,16 @@ func commentBody(env, body string) string {
 // ping anyone.
 func md(s string) string { return report.Escape(s, 0) }
 
-func teardownBody(env, sc string, destroyed, forgotten, failed []string, err error) string {
+// teardownBody says what a teardown of scope sc in env did: destroyed,
+// forgotten, failed, and the manual steps whose undo waits on a person
+// (each with its undo and how to confirm it, report.StepsMarkdown).
+func teardownBody(env, sc string, destroyed, forgotten, failed []string, err error, undo []adapter.Todo) string {
 	var b strings.Builder
 	switch {
 	case err != nil || len(failed) > 0:
 		fmt.Fprintf(&b, "### Sponson: teardown of %s in %s left resources behind\n\n", md(sc), md(env))
+	case len(undo) > 0:
+		fmt.Fprintf(&b, "### Sponson: %s torn down in %s, but for %s a person did\n\n", md(sc), md(env), report.Count(len(undo), "step"))
 	default:
 		fmt.Fprintf(&b, "### Sponson: %s torn down in %s\n\n", md(sc), md(env))
 	}
@@ -73,9 +79,10 @@ func teardownBody(env, sc string, destroyed, forgotten, failed []string, err err
 	list("Destroyed", destroyed)
 	list("Forgotten (adopted, left in place)", forgotten)
 	list("Failed (still recorded; the next sweep retries)", failed)
-	if len(destroyed)+len(forgotten)+len(failed) == 0 && err == nil {
+	if len(destroyed)+len(forgotten)+len(failed)+len(undo) == 0 && err == nil {
 		b.WriteString("Nothing was left to destroy.\n\n")
 	}
+	b.WriteString(report.StepsMarkdown(report.StepsOf("destroy", env, sc, undo)))
 	if err != nil {
 		e := errs.Coded(err)
 		fmt.Fprintf(&b, "Error `%s`: %s\n\n", e.Code, md(e.Message))

@@ -14,8 +14,10 @@ import (
 
 // TestManualStep: a step a person does is a todo in plan, keeps apply
 // partial until apply --confirm <line> (verified first) records who did
-// it, is unchanged afterwards, is a todo again when its instructions
-// change, and cannot be recreated.
+// it (--approved-by; never "unknown": without a confirmer it is USAGE),
+// is unchanged afterwards, is a todo again when its instructions change,
+// and cannot be recreated; destroy shows its undo and waits on it the same
+// way until destroy --confirm <line>.
 func TestManualStep(t *testing.T) {
 	var done atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,13 +76,19 @@ changes:
 	}
 
 	// Confirmed but the check says no: STEP_NOT_DONE, nothing recorded.
-	r = runCLI(t, env, "apply", "--json", "--pr", "5", "--receipts", "local", "--confirm", "dns")
+	r = runCLI(t, env, "apply", "--json", "--pr", "5", "--receipts", "local", "--confirm", "dns", "--approved-by", "octocat")
 	if r.code != 1 || !strings.Contains(r.out, "STEP_NOT_DONE") {
 		t.Fatalf("unverified confirm: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 
 	done.Store(true)
+	// An actor variable names nobody: with no approver and no git
+	// identity, the confirm is refused before anything runs.
 	r = runCLI(t, env, "apply", "--json", "--pr", "5", "--receipts", "local", "--confirm", "dns")
+	if r.code != 2 || !strings.Contains(r.out, `"USAGE"`) || !strings.Contains(r.out, "--approved-by") {
+		t.Fatalf("confirm with nobody to record: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	r = runCLI(t, env, "apply", "--json", "--pr", "5", "--receipts", "local", "--confirm", "dns", "--approved-by", "octocat")
 	if r.code != 0 {
 		t.Fatalf("confirm: exit %d\n%s%s", r.code, r.out, r.err)
 	}
@@ -114,18 +122,38 @@ changes:
 		t.Errorf("apply of a changed step: exit %d\n%s", r.code, r.out)
 	}
 
-	// Destroy forgets the confirmed step (nothing at a provider to delete).
+	// Destroy shows the confirmed step's undo and waits on it: partial,
+	// the step kept, until its undo is confirmed.
 	r = runCLI(t, env, "destroy", "--json", "--pr", "5", "--receipts", "local")
 	if r.code != 0 {
 		t.Fatalf("destroy: exit %d\n%s", r.code, r.out)
 	}
 	doc = oneDocument(t, r)
-	if l := doc["receipt"].(map[string]any)["ledger"].([]any); len(l) != 0 {
-		t.Errorf("destroy left %v", l)
+	rc = doc["receipt"].(map[string]any)
+	if l := rc["ledger"].([]any); len(l) != 1 || rc["status"] != "partial" || rc["destroyed"] != false ||
+		rc["lines"].(map[string]any)["dns"].(map[string]any)["status"] != "waiting" {
+		t.Errorf("destroy did not wait on the undo: %v", rc)
 	}
 	if todos, _ := doc["todos"].([]any); len(todos) != 1 || todos[0].(map[string]any)["undo"] != "Remove the TXT record." ||
 		todos[0].(map[string]any)["confirmed_by"] != "octocat" {
 		t.Errorf("destroy does not say how to undo the step: %v", doc["todos"])
+	}
+	if r := runCLI(t, env, "destroy", "--json", "--pr", "5", "--receipts", "local", "--confirm", "after", "--approved-by", "octocat"); r.code != 2 || !strings.Contains(r.out, `"USAGE"`) {
+		t.Errorf("confirming the undo of a step never done: exit %d\n%s", r.code, r.out)
+	}
+	r = runCLI(t, env, "destroy", "--json", "--pr", "5", "--receipts", "local", "--confirm", "dns", "--approved-by", "octocat")
+	if r.code != 0 {
+		t.Fatalf("destroy --confirm: exit %d\n%s", r.code, r.out)
+	}
+	doc = oneDocument(t, r)
+	rc = doc["receipt"].(map[string]any)
+	dns := rc["lines"].(map[string]any)["dns"].(map[string]any)
+	if l := rc["ledger"].([]any); len(l) != 0 || rc["status"] != "complete" || rc["destroyed"] != true || dns["status"] != "destroyed" ||
+		dns["outputs"].(map[string]any)["undone_by"] != "octocat" {
+		t.Errorf("the confirmed undo: %v", rc)
+	}
+	if todos, _ := doc["todos"].([]any); len(todos) != 0 {
+		t.Errorf("todos after the undo was confirmed: %v", todos)
 	}
 
 	// Refusals before anything runs.
@@ -177,7 +205,7 @@ changes:
 `
 	cloud.MustAddRule(sim.Rule{Kind: sim.KindFail, Provider: "http", Method: "POST", Path: "/widgets", Status: 400, Count: 1})
 	env := testEnv(t, vars, map[string]string{"release.plan.yaml": plan})
-	r := runCLI(t, env, "apply", "--json", "--pr", "6", "--receipts", "local", "--confirm", "step")
+	r := runCLI(t, env, "apply", "--json", "--pr", "6", "--receipts", "local", "--confirm", "step", "--approved-by", "octocat")
 	if r.code != 1 {
 		t.Fatalf("apply: exit %d\n%s%s", r.code, r.out, r.err)
 	}

@@ -96,7 +96,7 @@ the next apply finishes it, or --wait waits. --destroy destroys the scope instea
 	addRunFlags(cmd, &opts.Run, true)
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Reconcile, "reconcile", false, "accept resources changed outside Sponson")
-	fl.StringSliceVar(&opts.Confirm, "confirm", nil, "a manual step someone has done: verify it and record who (repeatable, or comma-separated lines)")
+	fl.StringSliceVar(&opts.Confirm, "confirm", nil, "a manual step someone has done (with --destroy: its undo): verify it and record who, --approved-by else the git identity (repeatable, or comma-separated lines)")
 	fl.StringSliceVar(&opts.Recreate, "recreate", nil, "delete what this scope created for the line and create it again in this run, with the lines that use its once-only outputs (a new password), so they get the new value (repeatable)")
 	fl.BoolVar(&opts.Destroy, "destroy", false, "destroy the scope (same as sponson destroy)")
 	fl.BoolVar(&opts.Close, "close", false, "with --destroy: leave a tombstone (see sponson destroy --close)")
@@ -115,6 +115,7 @@ func applyRun(opts *ApplyOptions) error {
 	}
 	o := f.runOptions(opts.Run, c, receipt.OpApply)
 	o.Reconcile, o.Confirm, o.Recreate = opts.Reconcile, opts.Confirm, opts.Recreate
+	o.ConfirmedBy = f.confirmedBy(o)
 	res, err := eng.Apply(f.Context, p, c, o)
 	if res != nil {
 		f.setResult(res, res.Warnings, func(w io.Writer) {
@@ -132,6 +133,8 @@ type DestroyOptions struct {
 	Store StoreOptions
 	Run   RunFlags
 	Close bool
+	// Confirm names manual steps whose undo someone has done.
+	Confirm []string
 	// apply --destroy passes its own flags on, as they were given.
 	reconcile         bool
 	confirm, recreate []string
@@ -144,9 +147,12 @@ func newCmdDestroy(f *Factory, runF func(*DestroyOptions) error) *cobra.Command 
 		Short: "Destroy what the scope created, from its ledger",
 		Long: `Walks the scope's ledger (not the plan) in reverse creation order and destroys what Sponson
 created, with the provider settings recorded for each resource; adopted resources are forgotten,
-never destroyed. The final receipt has an empty ledger and destroyed: true.`,
+never destroyed. The final receipt has an empty ledger and destroyed: true. A manual step is
+not Sponson's to undo: destroy shows its undo and ends partial, keeping the step, until
+--confirm <line> records who undid it (--approved-by, else the checkout's git identity).`,
 		Example: `  sponson destroy --pr 12
   sponson destroy --pr 12 --close
+  sponson destroy --pr 12 --confirm dns --approved-by alice
   sponson destroy --branch feat/login --json`,
 		Args: exactArgs(0),
 		RunE: runWith(opts, runF, destroyRun),
@@ -156,6 +162,7 @@ never destroyed. The final receipt has an empty ledger and destroyed: true.`,
 	addStoreFlags(cmd, &opts.Store)
 	addRunFlags(cmd, &opts.Run, true)
 	cmd.Flags().BoolVar(&opts.Close, "close", false, "leave a tombstone: the pull request closed, and apply refuses the scope unless --reopen")
+	cmd.Flags().StringSliceVar(&opts.Confirm, "confirm", nil, "a manual step whose undo someone has done: record who and let it go (repeatable, or comma-separated lines)")
 	return cmd
 }
 
@@ -167,7 +174,8 @@ func destroyRun(opts *DestroyOptions) error {
 	}
 	f.answer.command = "destroy"
 	o := f.runOptions(opts.Run, c, receipt.OpDestroy)
-	o.Reconcile, o.Confirm, o.Recreate = opts.reconcile, opts.confirm, opts.recreate
+	o.Reconcile, o.Confirm, o.Recreate = opts.reconcile, append(opts.confirm, opts.Confirm...), opts.recreate
+	o.ConfirmedBy = f.confirmedBy(o)
 	if opts.Close {
 		o.Close = &receipt.Tombstone{By: f.actor(), At: clock.Or(f.Clock).Now().UTC(), HeadSHA: c.Git.SHA}
 	}
@@ -226,6 +234,17 @@ func (f *Factory) runOptions(rf RunFlags, c scope.Ctx, op receipt.Operation) eng
 	o.Env, o.ApprovedBy, o.Wait, o.WaitTimeout = c.Env, approver, rf.Wait, rf.WaitTimeout
 	o.Parallelism, o.Reopen = rf.Parallelism, rf.Reopen
 	return o
+}
+
+// confirmedBy is who confirms the manual steps of o.Confirm when no
+// approver is named: the checkout's git identity ("" when it has none,
+// and the engine refuses the --confirm with USAGE). It reads git config
+// only when something is confirmed.
+func (f *Factory) confirmedBy(o engine.Options) string {
+	if len(o.Confirm) == 0 || o.ApprovedBy != "" {
+		return ""
+	}
+	return scope.GitIdentity(f.Env.Dir, f.Env.Getenv)
 }
 
 // jsonFields is a result's JSON object as a map, to merge into the envelope.

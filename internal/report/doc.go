@@ -11,6 +11,13 @@
 //     is escaped by one function (Escape) before it reaches Markdown, so no
 //     HTML error page, '|', backtick, @mention or "-->" can break a table,
 //     start a code span, ping anyone or close the comment's hidden marker.
+//     The one exception is a manual step's instructions and undo, Markdown
+//     the plan's author wrote to be read as Markdown: they go through Quote,
+//     which keeps them inside one quote, turns < and > into entities and
+//     breaks @mentions outside code, and drops control characters.
+//   - A manual step waiting on a person (Report.Steps) is shown by every
+//     renderer: the terminal text, the comment and the summary, each with
+//     the exact command (ConfirmCommand) and Action input that confirm it.
 //   - The comment starts with the hidden marker Marker(env) and is at most
 //     CommentLimit bytes (GitHub refuses a body over 65,536 characters; a
 //     byte count is never below the character count); the job summary is at

@@ -77,7 +77,7 @@ func render(r *Report, s style) string {
 }
 
 func longestList(r *Report) int {
-	return max(len(r.Lines), len(r.Drift), len(r.Warnings), len(r.URLs), len(r.Errors))
+	return max(len(r.Lines), len(r.Drift), len(r.Warnings), len(r.URLs), len(r.Errors), len(r.Steps))
 }
 
 // cut shortens text to at most limit bytes at a line boundary and appends
@@ -118,7 +118,7 @@ func branchLink(r *Report, ref string) string {
 func renderRows(r *Report, s style, n int) string {
 	m := &mdRows{r: r, s: s, n: n}
 	for _, section := range []func(){
-		m.title, m.errors, m.lock, m.preempted, m.urls, m.lines,
+		m.title, m.errors, m.lock, m.preempted, m.urls, m.lines, m.steps,
 		m.drift, m.warnings, m.unsaved, m.approval, m.footer,
 	} {
 		section()
@@ -243,6 +243,14 @@ func (m *mdRows) lines() {
 	}
 }
 
+// steps shows the manual steps waiting on a person, each with its
+// Markdown instructions bounded by the room of the rendering.
+func (m *mdRows) steps() {
+	k := m.take(len(m.r.Steps))
+	stepsMarkdown(&m.b, m.r.Steps[:k], 10*m.s.cell)
+	m.more(k, len(m.r.Steps), "manual steps")
+}
+
 func (m *mdRows) drift() {
 	drift := m.r.Drift
 	if len(drift) == 0 {
@@ -339,6 +347,10 @@ func (r *Report) headline() string {
 		return "The pull request closed: its resources were destroyed and the scope is closed."
 	case r.Command == "destroy" && r.Destroyed:
 		return "The scope's resources were destroyed."
+	case r.Status == string(receipt.StatusPartial) && len(r.Steps) > 0 && r.Steps[0].Undoing:
+		return "Destroyed what Sponson can; what a person did waits on its undo (below). " + counts(r.Lines)
+	case r.Status == string(receipt.StatusPartial) && len(r.Steps) > 0:
+		return "Some lines wait on a person: the manual steps below, then the lines that follow them. " + counts(r.Lines)
 	case r.Status == string(receipt.StatusPartial):
 		return "Some lines wait for an external event (a deployment); the next run finishes them. " + counts(r.Lines)
 	case len(r.Lines) > 0:
@@ -417,6 +429,9 @@ func (r *Report) footer() string {
 	if r.RunID != "" {
 		parts = append(parts, "sponson run "+word(r.RunID))
 	}
+	if r.PlanHash != "" {
+		parts = append(parts, "plan "+Escape(shortHash(r.PlanHash), 0))
+	}
 	if ref := ReceiptRef(r.Env, r.Scope); ref != "" && r.Status != StatusSkipped && r.Command != "plan" {
 		parts = append(parts, "receipt "+branchLink(r, ref))
 	}
@@ -485,6 +500,14 @@ func stamp(t time.Time) string {
 		return "an unknown time"
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// shortHash is a plan hash cut to its algorithm and 12 hex digits.
+func shortHash(h string) string {
+	if len(h) > len("sha256:")+12 {
+		return h[:len("sha256:")+12]
+	}
+	return h
 }
 
 func shortSHA(s string) string {

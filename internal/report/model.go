@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
@@ -51,6 +52,12 @@ type Report struct {
 	URLs []Output `json:"urls"`
 	// Errors are the run's errors: one, or every error of a refused plan.
 	Errors []Error `json:"errors"`
+	// Steps are the manual steps waiting on a person: to do (plan,
+	// apply) or to undo (destroy), each with how to confirm it.
+	Steps []Step `json:"steps,omitempty"`
+	// PlanHash is the hash of the plan planned (plan) or applied (the
+	// receipt's plan_hash).
+	PlanHash string `json:"plan_hash,omitempty"`
 	// Lock is the lease of another run that blocked this one (LOCK_HELD,
 	// or a wait that timed out), or, for a plan, the apply holding the
 	// scope.
@@ -220,6 +227,7 @@ func FromPlan(res *engine.PlanResult, err error, links Links) *Report {
 	if res != nil {
 		r.Env, r.Scope = res.Env, res.Scope
 		r.ApprovalRequired = res.ApprovalRequired
+		r.PlanHash = res.PlanHash
 		drift := map[string][]string{}
 		for _, d := range res.Drift {
 			r.Drift = append(r.Drift, Drift{Kind: d.Kind, Line: d.Line, Key: d.Key, Message: d.Message})
@@ -242,6 +250,9 @@ func FromPlan(res *engine.PlanResult, err error, links Links) *Report {
 				r.Status = StatusError
 			}
 			r.Lines = append(r.Lines, line)
+			if l.Todo != nil {
+				r.Steps = append(r.Steps, StepsOf("plan", res.Env, res.Scope, []adapter.Todo{*l.Todo})...)
+			}
 		}
 		r.Warnings = warnings(res.Warnings)
 		if res.Lock != nil && res.Lock.Held {
@@ -267,6 +278,9 @@ func FromRun(command string, res *engine.RunResult, err error, p *plan.Plan, lin
 		r.Env, r.Scope = res.Env, res.Scope
 		r.Warnings = warnings(res.Warnings)
 		r.Unsaved = res.Unsaved
+		if len(res.Todos) > 0 {
+			r.Steps = StepsOf(command, res.Env, res.Scope, res.Todos)
+		}
 	}
 	if res != nil && res.Receipt != nil {
 		r.fromReceipt(res, p, links)
@@ -283,7 +297,7 @@ func FromRun(command string, res *engine.RunResult, err error, p *plan.Plan, lin
 // (in the run's order, then the others by id) and a preempted lease.
 func (r *Report) fromReceipt(res *engine.RunResult, p *plan.Plan, links Links) {
 	rc := res.Receipt
-	r.RunID = rc.RunID
+	r.RunID, r.PlanHash = rc.RunID, rc.PlanHash
 	r.Status = string(rc.Status)
 	if rc.Stale {
 		r.Status = StatusStale

@@ -93,6 +93,7 @@ func writePlanText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 		lineError(t, l, o, p)
 	}
 	t.Write(b, p)
+	writeStepsText(b, r.Steps, o, p)
 	writeDrift(b, r, o, p)
 	writeWarningsText(b, r.Warnings, o, p)
 	if r.Lock != nil {
@@ -118,6 +119,9 @@ func writePlanText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 		fmt.Fprintf(b, ": %s", strings.Join(parts, ", "))
 	}
 	b.WriteString("\n")
+	if r.PlanHash != "" {
+		fmt.Fprintf(b, "%s\n", p.Paint(Dim, "plan "+r.PlanHash))
+	}
 }
 
 func fieldText(f Field, width int, p Painter) string {
@@ -197,6 +201,7 @@ func writeRunText(b *strings.Builder, r *Report, o TextOptions, p Painter) {
 		}
 	}
 	t.Write(b, p)
+	writeStepsText(b, r.Steps, o, p)
 	if r.Ledger != nil {
 		c := r.Ledger
 		fmt.Fprintf(b, "\nledger: %d %s (%d created by sponson, %d adopted, %d intents, %d orphans)\n",

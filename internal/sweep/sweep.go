@@ -333,7 +333,7 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open 
 		f.Kind, f.Why, f.Error, f.Code = StoreFailed, "the receipt cannot be read", errs.Coded(err).Message, string(errs.CodeOf(err))
 		return append(out, f)
 	}
-	if rec == nil || len(rec.Ledger) == 0 {
+	if rec == nil || settled(r.Engine, rec) {
 		return out
 	}
 	switch kind {

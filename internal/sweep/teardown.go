@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"sort"
 
+	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -20,8 +21,11 @@ type EnvTeardown struct {
 	Destroyed []string `json:"destroyed"` // "adapter.op key" of what this teardown destroyed
 	Forgotten []string `json:"forgotten"` // adopted resources let go of, left in place
 	Failed    []string `json:"failed"`    // what it could not destroy (still in the ledger)
-	RunID     string   `json:"run_id,omitempty"`
-	Err       error    `json:"-"`
+	// Undo are the manual steps whose undo waits on a person (the
+	// destroy ended partial, the steps still in the ledger).
+	Undo  []adapter.Todo `json:"undo,omitempty"`
+	RunID string         `json:"run_id,omitempty"`
+	Err   error          `json:"-"`
 }
 
 // Envs returns the environments in which sc has a receipt or a lease,
@@ -75,7 +79,7 @@ func teardownEnv(ctx context.Context, r Repo, env, sc string, ts *receipt.Tombst
 			return res
 		}
 	}
-	if rec != nil && len(rec.Ledger) == 0 && (ts == nil || rec.Closed != nil) && !pendingHandOver(ctx, r.Store, env, sc) {
+	if rec != nil && settled(r.Engine, rec) && (ts == nil || rec.Closed != nil) && !pendingHandOver(ctx, r.Store, env, sc) {
 		res.Done = true
 		return res
 	}
@@ -102,6 +106,7 @@ func teardownEnv(ctx context.Context, r Repo, env, sc string, ts *receipt.Tombst
 	if run == nil || run.Receipt == nil {
 		return res
 	}
+	res.Undo = run.Todos
 	entry := map[string]string{}
 	if rec != nil {
 		for _, en := range rec.Ledger {
@@ -128,6 +133,19 @@ func teardownEnv(ctx context.Context, r Repo, env, sc string, ts *receipt.Tombst
 		}
 	}
 	return res
+}
+
+// settled says a scope's teardown has nothing left to do: an empty
+// ledger, or, after a destroy, only manual steps whose undo waits on a
+// person (destroying again would only show the same undos again).
+// The Destroyer says which entries are steps when it can
+// (engine.Engine.OnlySteps).
+func settled(d Destroyer, rec *receipt.Receipt) bool {
+	if len(rec.Ledger) == 0 {
+		return true
+	}
+	j, ok := d.(interface{ OnlySteps(receipt.Ledger) bool })
+	return ok && rec.Operation == receipt.OpDestroy && j.OnlySteps(rec.Ledger)
 }
 
 // pendingHandOver reports whether a branch scope of env is being handed

@@ -48,7 +48,9 @@
 //   - Stepper (manual.step, Spec.Manual): a step a person does. Its state
 //     is the ledger; the engine shows it as a todo (PlanLine.Todo,
 //     RunResult.Todos), applies it only when apply --confirm names it and
-//     its Verify passes, never rolls it back, and on destroy shows its undo.
+//     its Verify passes (recording the approver, else the git identity, as
+//     who confirmed it), never rolls it back, and on destroy shows its undo
+//     and keeps it until destroy --confirm names it.
 //
 // Invariants:
 //   - Output and parameter names are stable once published: plans use

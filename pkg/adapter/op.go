@@ -197,7 +197,10 @@ type Defaulter interface {
 // ProductionWriter is an op that can say a line writes production (the
 // approval gate). Pure.
 type ProductionWriter interface {
-	// WritesEnvironment returns "production" when the line writes it.
+	// WritesEnvironment returns "production" when the line writes it, or
+	// the name of the provider's environment it writes ("" when it cannot
+	// tell): the engine asks for an approver when the name is production's
+	// by plan.Production (it contains "prod": prod-eu).
 	WritesEnvironment(params map[string]any, provider Provider, run RunCtx) string
 }
 

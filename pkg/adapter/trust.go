@@ -8,7 +8,9 @@ import "context"
 // before deleting an entry. Pure: no provider call.
 type KeyJudge interface {
 	// KeyEnvironment returns "production" when the resource of key is
-	// production's (destroying it needs a named approver), "" otherwise.
+	// production's, or the name of the provider's environment it is in,
+	// "" when it cannot tell; destroying it needs a named approver when
+	// the name is production's by plan.Production.
 	KeyEnvironment(key string, provider Provider, run RunCtx) string
 	// CheckKey returns nil when a line of this op could have produced key
 	// in a run of run.Env and run.Scope, whatever its parameters; otherwise

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
 )
 
 // Destroy works from a ledger, without the line's parameters: every op
@@ -45,6 +46,8 @@ func TestKeysOfProduction(t *testing.T) {
 		{"cloudflare.pages_env", "env:preview:X", nil, true, true, false},
 		{"launchdarkly.flag_target", "target:production:checkout:user:pr-7", adapter.Provider{"project": "p", "environment": "production", "production": true}, true, true, true},
 		{"launchdarkly.flag_target", "target:preview:checkout:user:pr-7", adapter.Provider{"project": "p", "environment": "preview"}, true, true, false},
+		// Production by name: a key containing "prod" (plan.Production).
+		{"launchdarkly.flag_target", "target:prod-eu:checkout:user:pr-7", adapter.Provider{"project": "p", "environment": "prod-eu"}, true, true, true},
 	} {
 		a, o, _ := cut(tc.op)
 		op, ok := registry().Lookup(a, o)
@@ -65,7 +68,7 @@ func TestKeysOfProduction(t *testing.T) {
 				t.Errorf("%s %q: code %s", tc.op, tc.key, errs.CodeOf(err))
 			}
 		}
-		if got := kj.KeyEnvironment(tc.key, tc.provider, preview) == "production"; got != tc.production {
+		if got := plan.Production(kj.KeyEnvironment(tc.key, tc.provider, preview)); got != tc.production {
 			t.Errorf("%s %q: KeyEnvironment production = %v, want %v", tc.op, tc.key, got, tc.production)
 		}
 	}

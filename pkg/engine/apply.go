@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +40,9 @@ import (
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options) (*RunResult, error) {
 	ctx, st, err := e.begin(ctx, c, o, receipt.OpApply)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkConfirmer(st.o); err != nil {
 		return nil, err
 	}
 	// Every refusal that needs no provider, secrets included, before the
@@ -184,8 +186,8 @@ func (st *start) applyLocked(ctx context.Context, pr *prepared, keeper *LeaseKee
 			return nil, e.redactor().Error(err)
 		}
 	}
-	// Who runs it: a confirmed manual step records it.
-	pr.run.Actor = cmp.Or(st.owner.Actor, st.owner.Host, "unknown")
+	// Who confirms: a confirmed manual step records it (steps.go).
+	pr.run.Actor = confirmer(st.o)
 	a := newApplier(st, pr, keeper, at)
 	stale, err := a.open(ctx, prev, stored, view, reopened)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -40,7 +41,10 @@ func (e *Engine) Destroy(ctx context.Context, c scope.Ctx, o Options) (res *RunR
 	if err := scope.Validate(c.Scope); err != nil {
 		return nil, err
 	}
-	if st.env == "production" && o.ApprovedBy == "" {
+	if err := checkConfirmer(o); err != nil {
+		return nil, err
+	}
+	if plan.Production(st.env) && o.ApprovedBy == "" {
 		return nil, errs.New(errs.ENV_NOT_APPROVED, "destroying scope %s of production needs a named approver", c.Scope)
 	}
 	keeper, err := st.acquire(ctx, st.target(c.Scope), st.owner, o.Wait, nil)
@@ -87,6 +91,9 @@ func (st *start) destroyLocked(ctx context.Context, c scope.Ctx, keeper *LeaseKe
 		return nil, e.redactor().Error(err)
 	}
 	d.prev, d.others = prev, otherClaims(stored, c.Scope)
+	if err := d.checkUndos(); err != nil {
+		return nil, err
+	}
 	// What Sponson itself recorded creating, per scope (receipt.Provenance):
 	// an entry only a hand edit added is never destroyed, and a claim only
 	// a hand edit made never stops a destroy. A store that keeps no record
@@ -117,7 +124,8 @@ type destroyer struct {
 
 	lines       map[string]*lineOut  // what became of each line's entries
 	order       []string             // the line ids in the order they were walked
-	undo        []adapter.Todo       // the manual steps forgotten, with how to undo them
+	undo        []adapter.Todo       // the manual steps waiting on their undo, with how
+	waiting     int                  // manual steps whose undo nobody confirmed yet
 	failed      []string             // the keys left
 	failedCodes map[string]errs.Code // key → why it is left
 	firstErr    error
@@ -125,8 +133,9 @@ type destroyer struct {
 
 // lineOut is what destroy did with one line's entries.
 type lineOut struct {
-	keys      []string // destroyed, or failing to be
-	forgotten []string // adopted: let go of, left in place
+	keys      []string       // destroyed, or failing to be
+	forgotten []string       // adopted: let go of, left in place
+	outputs   map[string]any // a manual step's undo: who confirmed it, when
 	status    string
 	err       error
 }
@@ -148,8 +157,8 @@ func (d *destroyer) note(en receipt.LedgerEntry, status string, err error) {
 	switch {
 	case err != nil && lo.err == nil:
 		lo.status, lo.err = LineDestroyFailed, err
-	case lo.err == nil && status == LineDestroyed:
-		lo.status = LineDestroyed
+	case lo.err == nil && (status == LineDestroyed || status == LineWaiting):
+		lo.status = status
 	}
 }
 
@@ -235,6 +244,11 @@ func (d *destroyer) destroy(ctx context.Context, en receipt.LedgerEntry) {
 		d.fail(en, errs.New(errs.DESTROY_FAILED, "%s: op %s.%s is not available in this Sponson", en.Key, en.Adapter, en.Op))
 		return
 	}
+	if _, manual := op.(adapter.Stepper); manual {
+		// Sponson cannot undo what a person did: it says how, and waits.
+		d.undoStep(en)
+		return
+	}
 	if err := d.mayDestroy(op, en, d.w.st.o.ApprovedBy); err != nil {
 		d.fail(en, err)
 		return
@@ -265,18 +279,17 @@ func (d *destroyer) destroy(ctx context.Context, en receipt.LedgerEntry) {
 		return
 	}
 	d.note(en, LineDestroyed, nil)
-	if _, manual := op.(adapter.Stepper); manual {
-		// Sponson cannot undo what a person did: it says how.
-		d.undoStep(en)
-	}
 }
 
 // finish stamps the final receipt and writes it (nothing is written for
 // a scope never recorded and not closed now).
 func (d *destroyer) finish() (*RunResult, error) {
 	status := receipt.StatusComplete
-	if len(d.failed) > 0 || d.w.lease.lostErr() != nil {
+	switch {
+	case len(d.failed) > 0 || d.w.lease.lostErr() != nil:
 		status = receipt.StatusFailed
+	case d.waiting > 0:
+		status = receipt.StatusPartial // undos wait on people (steps.go)
 	}
 	d.w.stamp(status)
 	w, o, pr := d.w.rec.w, d.w.st.o, d.w.pr
@@ -289,7 +302,7 @@ func (d *destroyer) finish() (*RunResult, error) {
 	}
 	w.Lines = map[string]receipt.LineResult{}
 	for id, lo := range d.lines {
-		lr := receipt.LineResult{Status: lo.status, Resources: lo.keys, Forgotten: lo.forgotten}
+		lr := receipt.LineResult{Status: lo.status, Resources: lo.keys, Forgotten: lo.forgotten, Outputs: lo.outputs}
 		if lo.err != nil {
 			le := lineError(lo.err)
 			lr.ErrorCode, lr.Error = le.Code, le.Message
@@ -333,17 +346,6 @@ func (d *destroyer) runErr() error {
 	return errs.Wrap(d.firstErr, code, "%s", msg).With("resources", d.failed).With("codes", d.failedCodes)
 }
 
-// undoStep notes a manual step destroy forgot: its undo, as recorded when
-// it was confirmed, becomes a todo of the destroy.
-func (d *destroyer) undoStep(en receipt.LedgerEntry) {
-	str := func(k string) string { s, _ := en.Outputs[k].(string); return d.w.st.e.redactor().String(s) }
-	t := adapter.Todo{Line: en.Line, Title: str("title"), Undo: str("undo"), ConfirmedBy: str("confirmed_by"), ConfirmedAt: str("confirmed_at")}
-	if t.Undo == "" {
-		t.Undo = "The step has no undo instructions: check by hand whether what it did should be reverted."
-	}
-	d.undo = append(d.undo, t)
-}
-
 // mayDestroy is what destroy asks of an entry the store proves, before
 // any provider call: that its key is one its op could have made in this
 // scope's environment (adapter.KeyJudge: LEDGER_IMPLAUSIBLE), and that
@@ -354,14 +356,14 @@ func (d *destroyer) undoStep(en receipt.LedgerEntry) {
 func (d *destroyer) mayDestroy(op adapter.Op, en receipt.LedgerEntry, approvedBy string) error {
 	env, sc, run := d.w.pr.env, d.w.pr.scope, d.w.pr.run
 	where := branchOf(env, sc)
-	production := env == "production"
+	production := plan.Production(env)
 	kj, judges := op.(adapter.KeyJudge)
 	if judges {
 		if err := kj.CheckKey(en.Key, adapter.Provider(en.Provider), run); err != nil {
 			return errs.Wrap(err, errs.LEDGER_IMPLAUSIBLE, "the ledger of %s/%s (%s) names %s (%s.%s), which %s.%s could not have made in a run of %s/%s; destroy leaves it alone",
 				env, sc, where, en.Key, en.Adapter, en.Op, en.Adapter, en.Op, env, sc).With("key", en.Key).With("branch", where)
 		}
-		production = production || kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), run) == "production"
+		production = production || plan.Production(kj.KeyEnvironment(en.Key, adapter.Provider(en.Provider), run))
 	}
 	if production && approvedBy == "" {
 		return errs.New(errs.ENV_NOT_APPROVED, "the ledger of %s/%s (%s) holds %s (%s.%s), a resource of production: destroying it needs a named approver, and an unattended teardown (the bot, the sweep, gc without --approved-by) leaves it alone",

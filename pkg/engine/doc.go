@@ -70,12 +70,14 @@
 //     recorder: its checkpoints and final write), fenced by the scope
 //     lease.
 //   - I7 Production is never written without a named approver: a run whose
-//     environment is production, or with any active line whose op says it
-//     writes production, is refused (ENV_NOT_APPROVED) before anything is
-//     read.
+//     environment is production's by name (plan.Production: it contains
+//     "prod"), or with any active line whose op says it writes such an
+//     environment, is refused (ENV_NOT_APPROVED) before anything is read.
 //   - I8 Destroy walks the ledger, not the plan; what it cannot remove stays
 //     in the ledger (DESTROY_FAILED, INTENT_UNRESOLVED), so nothing is
-//     forgotten.
+//     forgotten. A manual step's entry stays until a person confirms its
+//     undo (destroy --confirm <line>; the destroy ends partial), and no
+//     step is ever confirmed without a named confirmer (steps.go).
 //   - I9 No entry of a shared parent list is lost: every write of a line
 //     whose op names a parent object (LockOn) happens under that object's
 //     lease, after inspecting the line again under it; rollback and destroy

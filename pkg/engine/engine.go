@@ -101,8 +101,14 @@ type Options struct {
 	// Reconcile accepts resources changed outside Sponson.
 	Reconcile bool
 	// Confirm names manual steps someone has done (apply --confirm
-	// <line>): each is verified and recorded with the run's actor.
+	// <line>): each is verified and recorded with who confirmed it; for
+	// destroy, manual steps whose undo someone has done. Who: ApprovedBy,
+	// else ConfirmedBy; with neither, USAGE (steps.go).
 	Confirm []string
+	// ConfirmedBy is who confirms the steps of Confirm when ApprovedBy is
+	// empty: the checkout's git identity ("Name <email>"), read by the
+	// caller.
+	ConfirmedBy string
 	// Recreate names lines whose resources this scope created are deleted
 	// and created again in this run (apply --recreate <line>), so a
 	// once-only output (a new password) reaches the lines that use it:

@@ -39,7 +39,7 @@ func (e *Engine) Plan(ctx context.Context, p *plan.Plan, c scope.Ctx, o Options)
 	pn := &planner{st: st, in: newInspector(e, pr, st.o, false, led, n), led: led, notes: n}
 	pn.in.resolveSecrets(ctx)
 	res := &PlanResult{Env: pr.env, Scope: pr.scope, Lines: []PlanLine{}, Drift: []Drift{}, Warnings: []Warning{},
-		ApprovalRequired: pr.production}
+		ApprovalRequired: pr.production, PlanHash: pr.planHash}
 	if err := pn.read(ctx, res); err != nil {
 		return nil, err
 	}

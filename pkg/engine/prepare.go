@@ -24,7 +24,8 @@ type prepared struct {
 	// (nil when none ran, as for plan): the run uses these values, read
 	// once, not a second reading that could differ.
 	resolved   *resolvedSecrets
-	production bool // the run may write production: approval needed
+	production bool   // the run may write production: approval needed
+	planHash   string // plan.Hash of the plan prepared ("" for destroy)
 }
 
 // pline is one line of a prepared plan.
@@ -83,8 +84,8 @@ func (e *Engine) prepareAll(p *plan.Plan, c scope.Ctx, o Options, withCredential
 	if err != nil {
 		return nil, err
 	}
-	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}, secretAt: map[string]secretUse{}}
-	pr.production = env == "production"
+	pr := &prepared{env: env, scope: c.Scope, ctx: c, run: runCtx(c), byID: map[string]*pline{}, secretAt: map[string]secretUse{}, planHash: p.Hash()}
+	pr.production = plan.Production(env)
 	b := &lineBuilder{e: e, p: p, pr: pr, vars: c.Vars(), seenSecret: map[string]bool{}}
 	var list errs.List
 	for _, ln := range lines {
@@ -147,7 +148,7 @@ func (b *lineBuilder) line(ln *plan.Line) (*pline, errs.List) {
 		}
 	}
 	pl.params = params
-	if pw, ok := op.(adapter.ProductionWriter); ok && pw.WritesEnvironment(params, provider, b.pr.run) == "production" {
+	if pw, ok := op.(adapter.ProductionWriter); ok && plan.Production(pw.WritesEnvironment(params, provider, b.pr.run)) {
 		b.pr.production = true
 	}
 	return pl, nil
@@ -299,8 +300,8 @@ func (e *Engine) credentials(pr *prepared) errs.List {
 // (ENV_NOT_APPROVED, exit 2).
 func (pr *prepared) approve(o Options) error {
 	if pr.production && o.ApprovedBy == "" {
-		what := "--env production"
-		if pr.env != "production" {
+		what := "--env " + pr.env
+		if !plan.Production(pr.env) {
 			what = "a line that writes production"
 		}
 		return errs.New(errs.ENV_NOT_APPROVED, "environment %s of scope %s may write production (%s) and no approver is named", pr.env, pr.scope, what)

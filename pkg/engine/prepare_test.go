@@ -66,6 +66,12 @@ version: 1
 changes:
   - { id: a, adapter: fake, op: object, name: x }
 `, nil, Options{Env: "production"}, errs.ENV_NOT_APPROVED},
+		{"an environment named like production without approver (I7)", `
+version: 1
+environments: [preview, prod-eu]
+changes:
+  - { id: a, adapter: fake, op: object, name: x }
+`, nil, Options{Env: "prod-eu"}, errs.ENV_NOT_APPROVED},
 		{"line writes production without approver (I7)", `
 version: 1
 changes:

@@ -67,6 +67,9 @@ type PlanResult struct {
 	Lock *LockInfo `json:"lock"`
 	// ApprovalRequired says an apply of this plan needs --approved-by.
 	ApprovalRequired bool `json:"approval_required"`
+	// PlanHash is plan.Hash of the plan: an apply of the same content
+	// records the same hash in its receipt (plan_hash).
+	PlanHash string `json:"plan_hash"`
 }
 
 // PlanLine is one line of a plan.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -57,7 +58,7 @@ func (e *Engine) PushUnsaved(ctx context.Context, path string, mode PushMode, o 
 	if err != nil {
 		return nil, e.redactor().Error(err)
 	}
-	if u.Env == "production" && mode != PushShow && o.ApprovedBy == "" {
+	if plan.Production(u.Env) && mode != PushShow && o.ApprovedBy == "" {
 		return nil, errs.New(errs.ENV_NOT_APPROVED, "pushing a receipt of production needs a named approver")
 	}
 	keeper, err := st.acquire(ctx, u.Target(), st.owner, o.Wait, nil)

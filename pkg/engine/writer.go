@@ -43,7 +43,7 @@ func newScopeWriter(st *start, pr *prepared, keeper *LeaseKeeper, at receipt.Ver
 // run's ledger starts from it.
 func (w *scopeWriter) startReceipt(prev *receipt.Receipt, op receipt.Operation) {
 	r := &receipt.Receipt{Version: receipt.FormatVersion, Env: w.pr.env, Scope: w.pr.scope, RunID: w.st.owner.RunID,
-		Operation: op, Status: receipt.StatusFailed, Branch: w.pr.ctx.Git.Branch, SHA: w.pr.ctx.Git.SHA,
+		Operation: op, Status: receipt.StatusFailed, Branch: w.pr.ctx.Git.Branch, SHA: w.pr.ctx.Git.SHA, PlanHash: w.pr.planHash,
 		ApprovedBy: w.st.o.ApprovedBy, Lines: map[string]receipt.LineResult{}, Ledger: receipt.Ledger{}, LockPreempted: w.lease.keeper.Preempted(),
 		StartedAt: w.st.e.now()}
 	if prev != nil {

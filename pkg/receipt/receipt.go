@@ -68,6 +68,12 @@ type Receipt struct {
 	// branch collapsing to the same scope is SCOPE_COLLISION.
 	Branch string `json:"branch,omitempty"`
 	SHA    string `json:"sha,omitempty"`
+	// PlanHash is the hash of the plan an apply ran (plan.Hash,
+	// "sha256:<hex>"); "" for a destroy, which runs from the ledger, and
+	// in receipts written before it was recorded. An optional field added
+	// within format version 1: older receipts read as before, and an
+	// older Sponson reading a newer receipt ignores it.
+	PlanHash string `json:"plan_hash,omitempty"`
 	// ApprovedBy is who approved the run (required for a run that may write
 	// production); "" when none was needed or given.
 	ApprovedBy string `json:"approved_by,omitempty"`

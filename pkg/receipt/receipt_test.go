@@ -24,7 +24,8 @@ func sample() *receipt.Receipt {
 	return &receipt.Receipt{
 		Version: 1, Env: "preview", Scope: "pr-42", RunID: "run-7f3a", Operation: receipt.OpApply,
 		Status: receipt.StatusPartial, Branch: "feat/x", SHA: "0123456789abcdef0123456789abcdef01234567",
-		HashKey: strings.Repeat("ab", 32),
+		HashKey:  strings.Repeat("ab", 32),
+		PlanHash: "sha256:" + strings.Repeat("0f", 32),
 		Lines: map[string]receipt.LineResult{
 			"db":  {Status: "created", Resources: []string{"branch:sponson/preview/pr-42"}, Outputs: map[string]any{"host": "ep-1.neon.tech"}},
 			"env": {Status: "waiting"},
@@ -70,6 +71,31 @@ func TestEncodeGolden(t *testing.T) {
 	}
 	if r.LockPreempted.TTL != 15*time.Minute || !r.StartedAt.Equal(t0) {
 		t.Errorf("decoded lease TTL %v, started %v", r.LockPreempted.TTL, r.StartedAt)
+	}
+}
+
+// TestPlanHashIsOptional: a receipt written before plan_hash existed
+// (the golden file as it was) reads as before, with no hash, and writes
+// back without one; the format version stays 1.
+func TestPlanHashIsOptional(t *testing.T) {
+	old, err := os.ReadFile(filepath.Join("testdata", "receipt-without-plan-hash.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := receipt.Decode(old)
+	if err != nil {
+		t.Fatalf("an older receipt no longer reads: %v", err)
+	}
+	if r.PlanHash != "" || r.Version != 1 {
+		t.Errorf("older receipt: plan hash %q, version %d", r.PlanHash, r.Version)
+	}
+	back, _ := receipt.Encode(r)
+	if !bytes.Equal(back, old) {
+		t.Errorf("an older receipt changed on a round trip\n%s", back)
+	}
+	cur, _ := receipt.Encode(sample())
+	if !bytes.Contains(cur, []byte(`"plan_hash": "sha256:0f0f`)) || !bytes.Contains(cur, []byte(`"version": 1`)) {
+		t.Errorf("the plan hash is not recorded, or the version moved:\n%s", cur)
 	}
 }
 

@@ -8,7 +8,8 @@
 // appended unless the URL ends with it). Provider block: project and
 // environment (keys, required), production (bool: the line then writes
 // production and needs an approver, as vercel.env's production target
-// does).
+// does). An environment whose key contains "prod" (production, prod-eu)
+// needs an approver whatever production says (plan.Production).
 //
 // launchdarkly.flag_target parameters:
 //   - flag: the flag's key (required). The flag must exist: the op never

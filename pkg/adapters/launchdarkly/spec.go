@@ -19,7 +19,7 @@ var targetSpec = adapter.Spec{
 	Provider: []adapter.ParamSpec{
 		{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the project key"},
 		{Name: "environment", Type: adapter.TypeString, Required: true, Doc: "the environment key"},
-		{Name: "production", Type: adapter.TypeBool, Default: "false", Doc: "the environment is production: lines need an approver"},
+		{Name: "production", Type: adapter.TypeBool, Default: "false", Doc: "the environment is production: lines need an approver (a key containing prod, such as production or prod-eu, needs one whatever this says)"},
 	},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,

@@ -170,12 +170,18 @@ func (op *TargetOp) Defaults(params map[string]any, p adapter.Provider, run adap
 }
 
 // WritesEnvironment is "production" when the provider block says the
-// environment is production.
+// environment is production, else the environment's key: the engine gates
+// a name that says production (plan.Production: production, prod-eu) the
+// same way.
 func (op *TargetOp) WritesEnvironment(_ map[string]any, p adapter.Provider, _ adapter.RunCtx) string {
-	if b, err := readBlock(p); err == nil && b.production {
+	b, err := readBlock(p)
+	switch {
+	case err != nil:
+		return ""
+	case b.production:
 		return "production"
 	}
-	return ""
+	return b.environment
 }
 
 // flag is the part of a flag the op reads.

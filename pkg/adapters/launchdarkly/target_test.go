@@ -14,6 +14,7 @@ import (
 	"github.com/sponson/apply/pkg/adapters/internal/simtest"
 	"github.com/sponson/apply/pkg/adapters/launchdarkly"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -96,6 +97,14 @@ func TestApprovalRequiredIsClear(t *testing.T) {
 	prod := adapter.Provider{"project": "web", "environment": "production", "production": true}
 	if got := op.WritesEnvironment(nil, prod, adapter.RunCtx{}); got != "production" {
 		t.Errorf("WritesEnvironment = %q", got)
+	}
+	// Without production: true, the environment's key is named, and the
+	// engine gates it by name (plan.Production).
+	for env, gated := range map[string]bool{"production": true, "prod-eu": true, "Prod": true, "preview": false, "test": false} {
+		got := op.WritesEnvironment(nil, adapter.Provider{"project": "web", "environment": env}, adapter.RunCtx{})
+		if got != env || plan.Production(got) != gated {
+			t.Errorf("WritesEnvironment(environment %s) = %q (gated %v), want %q (gated %v)", env, got, plan.Production(got), env, gated)
+		}
 	}
 	r := req("new-checkout", "pr-7", nil)
 	r.Provider = prod

@@ -7,8 +7,9 @@ import (
 
 var _ adapter.KeyJudge = (*TargetOp)(nil)
 
-// KeyEnvironment is "production" when the entry's provider block says its
-// environment is production (WritesEnvironment).
+// KeyEnvironment is the entry's environment as WritesEnvironment names
+// it: "production" when its provider block says so, else its key (which
+// the engine gates by name, plan.Production).
 func (op *TargetOp) KeyEnvironment(_ string, p adapter.Provider, run adapter.RunCtx) string {
 	return op.WritesEnvironment(nil, p, run)
 }

@@ -15,14 +15,16 @@
 //     it, apply leaves the line waiting (the run ends partial, lines that
 //     depend on it wait) until apply --confirm <line> says it is done.
 //   - Confirming runs verify first (STEP_NOT_DONE when it says no), then
-//     records who confirmed it (the run's actor) and when, as outputs.
+//     records who confirmed it (--approved-by, else the git identity; USAGE
+//     with neither) and when, as outputs.
 //   - Nothing is sent to a provider: Read, Lookup and Destroy make no
-//     request; a step is never rolled back, and destroy forgets it and
-//     shows its undo.
+//     request; a step is never rolled back. Destroy shows its undo and
+//     waits on it as apply waits on the step: the entry stays and the
+//     destroy ends partial until destroy --confirm <line> records who
+//     undid it.
 package manual
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -47,7 +49,7 @@ var stepSpec = adapter.Spec{
 	Params: []adapter.ParamSpec{
 		{Name: "title", Type: adapter.TypeString, Required: true, Doc: "what to do, in a few words"},
 		{Name: "instructions", Type: adapter.TypeString, Required: true, Doc: "how to do it (Markdown)"},
-		{Name: "undo", Type: adapter.TypeString, Doc: "how to undo it when the scope is destroyed (Markdown)"},
+		{Name: "undo", Type: adapter.TypeString, Doc: "how to undo it when the scope is destroyed (Markdown): destroy shows it and waits until destroy --confirm <line>"},
 		{Name: "vars", Type: adapter.TypeMap, Doc: "NAME → value shown beside the instructions (value forms included)"},
 		{Name: "verify", Type: adapter.TypeObject, Doc: "a read-only HTTP check that the step is done, run when it is confirmed",
 			Fields: []adapter.ParamSpec{
@@ -58,7 +60,7 @@ var stepSpec = adapter.Spec{
 			}},
 	},
 	Outputs: []adapter.OutputSpec{
-		{Name: "confirmed_by", When: adapter.Immediate, Doc: "who confirmed the step"},
+		{Name: "confirmed_by", When: adapter.Immediate, Doc: "who confirmed the step: --approved-by, else the checkout's git identity"},
 		{Name: "confirmed_at", When: adapter.Immediate, Doc: "when (RFC 3339, UTC)"},
 		{Name: "title", When: adapter.Immediate, Doc: "the step's title, as confirmed"},
 		{Name: "undo", When: adapter.Immediate, Doc: "its undo instructions, as confirmed: destroy shows them"},
@@ -285,14 +287,19 @@ func (op *StepOp) Verify(ctx context.Context, req adapter.Request) error {
 	return nil
 }
 
-// Apply records the confirmed step: who (the run's actor) and when. It
-// sends nothing.
+// Apply records the confirmed step: who confirmed it (req.Run.Actor: the
+// approver, else the git identity) and when. It sends nothing, and
+// records nobody as "unknown": without a confirmer it is USAGE.
 func (op *StepOp) Apply(_ context.Context, req adapter.Request, _ *adapter.Live, _ adapter.Intend) (*adapter.Result, error) {
 	s, err := op.parse(req.Params, false)
 	if err != nil {
 		return nil, err
 	}
-	outs := map[string]any{"confirmed_by": cmp.Or(req.Run.Actor, "unknown"), "confirmed_at": op.now().UTC().Format(time.RFC3339), "title": s.title}
+	if req.Run.Actor == "" {
+		return nil, errs.New(errs.USAGE, "%s %q: confirmed with nobody to record as having done it", opName, s.title).With("line", req.Line).
+			WithHint("Name who did it with --approved-by NAME, or set user.name in the checkout's git config.")
+	}
+	outs := map[string]any{"confirmed_by": req.Run.Actor, "confirmed_at": op.now().UTC().Format(time.RFC3339), "title": s.title}
 	if s.undo != "" {
 		outs["undo"] = s.undo
 	}
@@ -305,8 +312,8 @@ func (op *StepOp) Lookup(context.Context, adapter.Provider, adapter.RunCtx, stri
 	return nil, nil
 }
 
-// Destroy makes no request: the engine forgets the step and shows its
-// undo.
+// Destroy makes no request (the engine never calls it for a step: it
+// shows the undo and waits for a person to confirm it).
 func (op *StepOp) Destroy(context.Context, adapter.Provider, adapter.RunCtx, adapter.Resource) error {
 	return nil
 }
