@@ -108,12 +108,12 @@ func Detect(fsys fs.FS, lookup func(string) (string, bool)) *Detection {
 }
 
 type detector struct {
-	fsys     fs.FS
-	findings []Finding
-	seen     map[string]bool     // service + source already found
-	services map[string][]string // service → sources
-	settings map[string]Setting
-	env      map[string]bool // names in .env files
+	fsys                  fs.FS
+	findings              []Finding
+	seen                  map[string]bool     // service + source already found
+	services              map[string][]string // service → sources
+	settings              map[string]Setting
+	env                   map[string]bool // names in .env files
 	orm, dbURL, framework string
 }
 
