@@ -17,13 +17,13 @@ func files(kv ...string) fstest.MapFS {
 
 func TestDetect(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		fs        fstest.MapFS
-		env       map[string]string
-		providers []string
-		unmanaged []string
+		name       string
+		fs         fstest.MapFS
+		env        map[string]string
+		providers  []string
+		unmanaged  []string
 		orm, dbURL string
-		settings  map[string]string
+		settings   map[string]string
 	}{
 		{name: "nothing", fs: files("README.md", "hi")},
 		{name: "next prisma neon auth0",
@@ -50,7 +50,7 @@ func TestDetect(t *testing.T) {
 			fs:        files(".github/workflows/deploy.yml", "env:\n  PLANETSCALE_SERVICE_TOKEN: ${{ secrets.PLANETSCALE_SERVICE_TOKEN }}\n", ".gitlab-ci.yml", "variables:\n  UPSTASH_REDIS_REST_URL: x\n"),
 			env:       map[string]string{"VERCEL_PROJECT_ID": "prj_env", "VERCEL_ORG_ID": "team_1", "NEON_PROJECT_ID": "proj-x", "NEON_API_KEY": "napi_secret_value", "AUTH0_DOMAIN": "https://acme.eu.auth0.com/", "NETLIFY_SITE_ID": "not an id!"},
 			providers: []string{"auth0", "neon", "netlify", "planetscale", "vercel"}, unmanaged: []string{"upstash"},
-			settings:  map[string]string{"vercel.project": "prj_env", "vercel.team": "team_1", "neon.project": "proj-x", "auth0.domain": "acme.eu.auth0.com"}},
+			settings: map[string]string{"vercel.project": "prj_env", "vercel.team": "team_1", "neon.project": "proj-x", "auth0.domain": "acme.eu.auth0.com"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Detect(tc.fs, mapEnv(tc.env))
