@@ -293,7 +293,10 @@ func writeInit(w io.Writer, r *initResult) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if r.Plan.Written {
+	switch {
+	case r.Plan.Written && len(r.Plan.Placeholders) > 0:
 		fmt.Fprintln(w, "next: fill in the placeholders, then `sponson validate`")
+	case r.Plan.Written || len(r.Adopted) > 0:
+		fmt.Fprintln(w, "next: `sponson validate`, then `sponson plan`")
 	}
 }
