@@ -175,9 +175,16 @@ func (opts *InitOptions) adopt(res *initResult, path string) error {
 	if err := checkAdoptKeys(opts.Adopt, unmanaged); err != nil {
 		return err
 	}
+	declared := declaredKeys(pr)
 	var as []initplan.Adoption
 	for _, d := range unmanaged {
 		if len(opts.Adopt) > 0 && !slices.Contains(opts.Adopt, d.Key) {
+			continue
+		}
+		if declared[d.Line][d.Key] && d.Line != initplan.AdoptionID(d.Key) {
+			// Already exists where the line would create it: the line
+			// declares it, and apply adopts it when it equals the plan.
+			res.Notes = append(res.Notes, fmt.Sprintf("%s already exists where line %s would create it: apply adopts it if it equals the plan (write { keep: true } for a value you do not control)", d.Key, d.Line))
 			continue
 		}
 		a, err := initplan.Adopt(p.Line(d.Line), d.Key, c.Env)
@@ -220,6 +227,19 @@ func unmanagedDrift(pr *engine.PlanResult) []engine.Drift {
 		if d.Kind == engine.DriftUnmanaged && !seen[d.Key] {
 			seen[d.Key] = true
 			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// declaredKeys are the keys each line declares (its diffs, unchanged ones
+// included), by line.
+func declaredKeys(pr *engine.PlanResult) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, l := range pr.Lines {
+		out[l.ID] = map[string]bool{}
+		for _, d := range l.Diffs {
+			out[l.ID][d.Key] = true
 		}
 	}
 	return out

@@ -23,11 +23,12 @@ type Adoption struct {
 	Text string `json:"-"`    // the line, as YAML items of changes (two-space indent)
 }
 
-// AdoptionID is the id of the line adopting key, reported on line: the
-// same for the same key, so appending twice adds nothing.
-func AdoptionID(line, key string) string {
+// AdoptionID is the id of the line adopting key: derived from the key
+// alone (the new line itself reports the key until it is applied), so
+// appending twice adds nothing.
+func AdoptionID(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return "adopt-" + line + "-" + hex.EncodeToString(sum[:4])
+	return "adopt-" + hex.EncodeToString(sum[:4])
 }
 
 // Adopt renders the line that adopts the resource reported as unmanaged
@@ -38,7 +39,7 @@ func Adopt(l *plan.Line, key, env string) (Adoption, error) {
 	if err != nil {
 		return Adoption{}, err
 	}
-	a := Adoption{ID: AdoptionID(l.ID, key), Line: l.ID, Key: key}
+	a := Adoption{ID: AdoptionID(key), Line: l.ID, Key: key}
 	var b strings.Builder
 	fmt.Fprintf(&b, "- id: %s   # adopts %s (unmanaged drift of line %s)\n", a.ID, key, l.ID)
 	fmt.Fprintf(&b, "  adapter: %s\n  op: %s\n  environments: [%s]\n", l.Adapter, l.Op, env)

@@ -90,7 +90,7 @@ var adoptKeys = map[string]string{
 	"redirect": "redirect:abcdefghijklmnopqrst:https://pr-12.preview.acme.dev/**",
 	"login":    "callbacks:https://pr-12.preview.acme.dev/cb",
 	"signin":   "redirect_url:https://pr-12.preview.acme.dev/sso",
-	"psdb":     "branch:sponson-preview-pr-12",
+	"psdb":     "branch:sponson-preview-pr-13",
 	"pspass":   "password:sponson-preview-pr-12:sponson-preview-pr-12",
 	"flag":     "target:test:new-checkout:user:pr-12",
 	"cors":     "cdn:/v2/cors#/origins=https://pr-12.preview.acme.dev",
