@@ -146,6 +146,7 @@ func (opts *InitOptions) writeStarter(res *initResult, path string) error {
 		return err
 	}
 	res.Plan.Written, res.Plan.Lines, res.Plan.Placeholders = true, s.Lines, s.Placeholders
+	res.Notes = append(res.Notes, s.Notes...)
 	return nil
 }
 

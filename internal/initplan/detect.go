@@ -98,17 +98,40 @@ func Detect(fsys fs.FS, lookup func(string) (string, bool)) *Detection {
 		lookup = func(string) (string, bool) { return "", false }
 	}
 	d := &detector{fsys: fsys, seen: map[string]bool{}, settings: map[string]Setting{}, services: map[string][]string{}, env: map[string]bool{}}
-	d.manifests()
-	d.providerFiles()
-	d.orms()
-	d.envFiles()
+	for _, dir := range appDirs(fsys) {
+		d.dir = dir
+		d.manifests()
+		d.providerFiles()
+		d.orms()
+		d.envFiles()
+	}
+	d.dir = "."
 	d.ciConfig()
 	d.environment(lookup)
 	return d.result()
 }
 
+// appDirs are the folders read for an app: the root, and each folder of
+// apps/ and packages/ (a monorepo's apps).
+func appDirs(fsys fs.FS) []string {
+	dirs := []string{"."}
+	for _, parent := range []string{"apps", "packages"} {
+		entries, err := fs.ReadDir(fsys, parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				dirs = append(dirs, parent+"/"+e.Name())
+			}
+		}
+	}
+	return dirs
+}
+
 type detector struct {
 	fsys                  fs.FS
+	dir                   string // the app folder being read ("." for the root)
 	findings              []Finding
 	seen                  map[string]bool     // service + source already found
 	services              map[string][]string // service → sources
@@ -117,13 +140,16 @@ type detector struct {
 	orm, dbURL, framework string
 }
 
+// rel is name in the app folder being read, as a source says it.
+func (d *detector) rel(name string) string { return path.Join(d.dir, name) }
+
 func (d *detector) read(name string) ([]byte, bool) {
-	b, err := fs.ReadFile(d.fsys, name)
+	b, err := fs.ReadFile(d.fsys, d.rel(name))
 	return b, err == nil
 }
 
 func (d *detector) exists(name string) bool {
-	_, err := fs.Stat(d.fsys, name)
+	_, err := fs.Stat(d.fsys, d.rel(name))
 	return err == nil
 }
 
@@ -183,28 +209,28 @@ func (d *detector) manifests() {
 		}
 		if json.Unmarshal(b, &pkg) == nil {
 			for _, name := range slices.Sorted(maps.Keys(pkg.Dependencies)) {
-				d.dependency("package.json", name)
+				d.dependency(d.rel("package.json"), name)
 			}
 			for _, name := range slices.Sorted(maps.Keys(pkg.DevDependencies)) {
-				d.dependency("package.json", name)
+				d.dependency(d.rel("package.json"), name)
 			}
 		}
 	}
 	if b, ok := d.read("go.mod"); ok {
 		for _, m := range goRequire.FindAllSubmatch(b, -1) {
-			d.dependency("go.mod", string(m[1]))
+			d.dependency(d.rel("go.mod"), string(m[1]))
 		}
 	}
 	if b, ok := d.read("requirements.txt"); ok {
 		for _, line := range strings.Split(string(b), "\n") {
 			if name := pyName(line); name != "" {
-				d.dependency("requirements.txt", name)
+				d.dependency(d.rel("requirements.txt"), name)
 			}
 		}
 	}
 	if b, ok := d.read("pyproject.toml"); ok {
 		for _, m := range pyprojectDep.FindAllSubmatch(b, -1) {
-			d.dependency("pyproject.toml", strings.ToLower(string(m[1])))
+			d.dependency(d.rel("pyproject.toml"), strings.ToLower(string(m[1])))
 		}
 	}
 }
@@ -230,7 +256,7 @@ func (d *detector) providerFiles() {
 	for _, s := range services {
 		for _, f := range s.files {
 			if d.exists(f) {
-				d.found(s.name, s.title, f)
+				d.found(s.name, s.title, d.rel(f))
 			}
 		}
 	}
@@ -240,9 +266,9 @@ func (d *detector) providerFiles() {
 			OrgID     string `json:"orgId"`
 		}
 		if json.Unmarshal(b, &p) == nil {
-			d.setting("vercel.project", p.ProjectID, ".vercel/project.json: projectId")
+			d.setting("vercel.project", p.ProjectID, d.rel(".vercel/project.json")+": projectId")
 			if strings.HasPrefix(p.OrgID, "team_") {
-				d.setting("vercel.team", p.OrgID, ".vercel/project.json: orgId")
+				d.setting("vercel.team", p.OrgID, d.rel(".vercel/project.json")+": orgId")
 			}
 		}
 	}
@@ -251,18 +277,18 @@ func (d *detector) providerFiles() {
 			SiteID string `json:"siteId"`
 		}
 		if json.Unmarshal(b, &s) == nil {
-			d.setting("netlify.site", s.SiteID, ".netlify/state.json: siteId")
+			d.setting("netlify.site", s.SiteID, d.rel(".netlify/state.json")+": siteId")
 		}
 	}
-	if b, ok := d.read("supabase/.temp/project-ref"); ok {
-		d.setting("supabase.project", strings.TrimSpace(string(b)), "supabase/.temp/project-ref")
+	if b, ok := d.read(d.rel("supabase/.temp/project-ref")); ok {
+		d.setting("supabase.project", strings.TrimSpace(string(b)), d.rel("supabase/.temp/project-ref"))
 	}
 	if b, ok := d.read("wrangler.toml"); ok {
 		top := tomlTop(b)
 		if top["pages_build_output_dir"] != "" {
-			d.setting("cloudflare.project", top["name"], "wrangler.toml: name")
+			d.setting("cloudflare.project", top["name"], d.rel("wrangler.toml")+": name")
 		}
-		d.setting("cloudflare.account", top["account_id"], "wrangler.toml: account_id")
+		d.setting("cloudflare.account", top["account_id"], d.rel("wrangler.toml")+": account_id")
 	}
 }
 
@@ -297,7 +323,7 @@ func (d *detector) orms() {
 			continue
 		}
 		d.orm = cmpOr(d.orm, "prisma")
-		d.found("prisma", "Prisma", f)
+		d.found("prisma", "Prisma", d.rel(f))
 		if m := prismaURL.FindSubmatch(b); m != nil {
 			d.dbURL = cmpOr(d.dbURL, string(m[1]))
 		}
@@ -309,7 +335,7 @@ func (d *detector) orms() {
 			continue
 		}
 		d.orm = cmpOr(d.orm, "drizzle")
-		d.found("drizzle", "Drizzle", f)
+		d.found("drizzle", "Drizzle", d.rel(f))
 		if m := drizzleURL.FindSubmatch(b); m != nil {
 			d.dbURL = cmpOr(d.dbURL, string(m[1]))
 		}
@@ -328,7 +354,7 @@ var (
 
 // envFiles reads the names (only) of the .env files at the root.
 func (d *detector) envFiles() {
-	entries, err := fs.ReadDir(d.fsys, ".")
+	entries, err := fs.ReadDir(d.fsys, d.dir)
 	if err != nil {
 		return
 	}
@@ -342,7 +368,7 @@ func (d *detector) envFiles() {
 		}
 		for _, name := range envNames(b) {
 			d.env[name] = true
-			d.envName(e.Name(), name)
+			d.envName(d.rel(e.Name()), name)
 		}
 	}
 }
@@ -390,7 +416,20 @@ func (d *detector) ciConfig() {
 		for _, name := range ciVar.FindAllString(string(b), -1) {
 			d.envName(f, name)
 		}
+		for _, c := range deployCommands {
+			if bytes.Contains(b, []byte(c.text)) {
+				s, _ := serviceNamed(c.service)
+				d.found(s.name, s.title, f+": "+c.text)
+			}
+		}
 	}
+}
+
+// deployCommands are the steps of a CI file that deploy to a host.
+var deployCommands = []struct{ text, service string }{
+	{"vercel deploy", "vercel"}, {"vercel pull", "vercel"}, {"vercel build", "vercel"}, {"amondnet/vercel-action", "vercel"},
+	{"netlify deploy", "netlify"}, {"nwtgck/actions-netlify", "netlify"},
+	{"wrangler pages deploy", "cloudflare"}, {"cloudflare/pages-action", "cloudflare"}, {"cloudflare/wrangler-action", "cloudflare"},
 }
 
 // environment reads the variables of the CI or shell init runs in: every

@@ -19,6 +19,8 @@ type Starter struct {
 	Plan         []byte        `json:"-"`
 	Lines        []string      `json:"lines"` // the ids of its lines, in order
 	Placeholders []Placeholder `json:"placeholders"`
+	// Notes say what the plan lacks that init could not decide.
+	Notes []string `json:"notes"`
 }
 
 // previewURLPlaceholder stands for the preview's URL where no line of the
@@ -37,6 +39,9 @@ func RenderStarter(d *Detection) *Starter {
 	r.b.WriteString("\nchanges:\n")
 	r.database()
 	r.hosts()
+	if r.dbOutput != "" && r.previewURL == "" && !r.d.Has("cloudflare") {
+		r.s.Notes = append(r.s.Notes, "no deployment host was detected (vercel, netlify, cloudflare): the database branch's connection string reaches no preview; add the host's env line (docs/adapters.md) or a manual.step")
+	}
 	r.auth()
 	r.flags()
 	if len(r.s.Lines) == 0 {
