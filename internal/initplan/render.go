@@ -161,16 +161,34 @@ func (r *renderer) values(indent, key string) {
 	r.line("%s%s:", indent, key)
 	if r.dbOutput != "" {
 		r.line("%s  %s: { from: %s }", indent, r.dbVar(), r.dbOutput)
+		for _, n := range r.wired() {
+			r.line("%s  %s: { from: db.api_url }", indent, n)
+		}
 		return
 	}
 	r.line("%s  PREVIEW_SCOPE: ${ctx.scope}   # an example: replace it with the variables a preview needs", indent)
+}
+
+// wired are the .env names a line's output gives: a Supabase branch's
+// API URL for the variables that name the project's URL.
+func (r *renderer) wired() []string {
+	var out []string
+	if r.dbOutput != "db.connection_string" || !r.d.Has("supabase") || r.d.Has("neon") {
+		return nil
+	}
+	for _, n := range r.d.EnvNames {
+		if strings.HasSuffix(n, "SUPABASE_URL") && n != r.dbVar() {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // pending is the comment naming the .env variables no line writes.
 func (r *renderer) pending(indent string) {
 	var names []string
 	for _, n := range r.d.EnvNames {
-		if n != r.dbVar() {
+		if n != r.dbVar() && !slices.Contains(r.wired(), n) {
 			names = append(names, n)
 		}
 	}
@@ -269,14 +287,4 @@ func (r *renderer) manualStep() {
 	r.line("    title: %s", q("Prepare the preview of ${ctx.scope}"))
 	r.line("    instructions: %s", q(todo))
 	r.add("first-step")
-}
-
-// sortedKeys is the keys of m, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
