@@ -106,8 +106,8 @@ func Detect(fsys fs.FS, lookup func(string) (string, bool)) *Detection {
 		d.envFiles()
 	}
 	d.dir = "."
-	d.ciConfig()
 	d.environment(lookup)
+	d.ciConfig()
 	return d.result()
 }
 
@@ -416,6 +416,7 @@ func (d *detector) ciConfig() {
 		for _, name := range ciVar.FindAllString(string(b), -1) {
 			d.envName(f, name)
 		}
+		d.ciIDs(f, b)
 		for _, c := range deployCommands {
 			if bytes.Contains(b, []byte(c.text)) {
 				s, _ := serviceNamed(c.service)
@@ -424,6 +425,27 @@ func (d *detector) ciConfig() {
 		}
 	}
 }
+
+// ciIDs reads the provider ids a CI file sets as literals (env:
+// VERCEL_PROJECT_ID: prj_...): only the names of idVars, and never a value
+// taken from elsewhere (${{ secrets.X }}, $X).
+func (d *detector) ciIDs(file string, b []byte) {
+	for _, m := range ciIDLine.FindAllSubmatch(b, -1) {
+		name, v := string(m[1]), strings.Trim(string(m[2]), `"'`)
+		key, ok := idVars[name]
+		if !ok || strings.ContainsAny(v, "${}") {
+			continue
+		}
+		if key == "vercel.team" && !strings.HasPrefix(v, "team_") {
+			continue
+		}
+		d.setting(key, v, file+": "+name)
+	}
+}
+
+// ciIDLine is a variable set to a literal in YAML (NAME: value) or TOML
+// (NAME = "value").
+var ciIDLine = regexp.MustCompile(`(?m)^\s*([A-Z][A-Z0-9_]*)\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|[^\s#]+)\s*(?:#.*)?$`)
 
 // deployCommands are the steps of a CI file that deploy to a host.
 var deployCommands = []struct{ text, service string }{
