@@ -7,12 +7,16 @@
 //
 // Invariants:
 //   - No secret value is ever read: a .env file's lines are cut at "=" and
-//     only the name is kept; CI files are scanned for variable names only;
-//     from the environment only the provider ids named in idVars (a project,
-//     a team, a site: never a token) are read, and only to fill a provider
-//     block. A detected secret reaches the plan as {secret: "env://NAME"}.
-//   - Detection reads through an fs.FS and a lookup function: it does no
-//     other I/O, so it is tested over in-memory trees.
+//     only the name is kept; CI files are scanned for variable names and
+//     deploy steps, and for the literal values of the provider ids named in
+//     idVars (a project, a team, a site: never a token, never a value taken
+//     from a secret); from the environment only those ids are read, and only
+//     to fill a provider block, and only when they look like ids. No secret
+//     reaches the plan but as a reference the user writes.
+//   - Detection reads through an fs.FS (the root, and apps/* and packages/*
+//     of a monorepo) and a lookup function: it does no other I/O, so it is
+//     tested over in-memory trees. WriteFile is the one writer: whole or
+//     not at all (a temporary file renamed over the target).
 //   - Every provider the built-in registry has an adapter for is detected
 //     (a test derives the list from pkg/adapters); a service no op manages
 //     is reported with a pointer (a recipe of http.recipe, else the generic
