@@ -39,9 +39,12 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
 			// A run inside this repository's CI must not see GitHub's variables.
-			for _, k := range []string{"GITHUB_ACTIONS", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REF", "GITHUB_SHA", "GITHUB_REPOSITORY", "GITHUB_HEAD_REF", "CI"} {
+			for _, k := range []string{"GITHUB_ACTIONS", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REF", "GITHUB_SHA", "GITHUB_REPOSITORY", "GITHUB_HEAD_REF", "CI", "GITLAB_CI", "CIRCLECI", "BITBUCKET_BUILD_NUMBER"} {
 				e.Setenv(k, "")
 			}
+			// A gh on the machine's PATH must not name a pull request
+			// (scope_hosts.txtar turns it back on with a stand-in).
+			e.Setenv("SPONSON_NO_GH", "1")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -58,13 +58,14 @@ func scenarioParams(dir string) testscript.Params {
 		// (testscript.Main makes it a builtin): refuse it.
 		RequireExplicitExec: true,
 		Setup: func(e *testscript.Env) error {
-			for _, k := range []string{"GITHUB_ACTIONS", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REF", "GITHUB_SHA", "GITHUB_REPOSITORY", "GITHUB_HEAD_REF", "CI", "SPONSON_APPROVED_BY"} {
+			for _, k := range []string{"GITHUB_ACTIONS", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REF", "GITHUB_SHA", "GITHUB_REPOSITORY", "GITHUB_HEAD_REF", "CI", "GITLAB_CI", "CIRCLECI", "BITBUCKET_BUILD_NUMBER", "SPONSON_APPROVED_BY"} {
 				e.Setenv(k, "")
 			}
 			e.Setenv("SPONSON_RECEIPTS_DIR", filepath.Join(e.WorkDir, "receipts"))
 			e.Setenv("SPONSON_CTX_BRANCH", "feat/login")
 			e.Setenv("SPONSON_CTX_SHA", scenarioSHA)
 			e.Setenv("SPONSON_ACTOR", "scenario")
+			e.Setenv("SPONSON_NO_GH", "1")
 			// Retries back off for real: keep an attempt short so a hung
 			// request fails fast.
 			e.Setenv("SPONSON_HTTP_TIMEOUT", "10s")

@@ -8,15 +8,18 @@ import (
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/redact"
+	"github.com/sponson/apply/pkg/scope"
 	"github.com/sponson/apply/pkg/secret"
 )
 
@@ -40,6 +43,11 @@ type Env struct {
 	Context  context.Context
 	Dir      string
 	ReadFile func(string) ([]byte, error)
+	// Run runs a program (the GitHub CLI's `gh pr view`, for the scope of a
+	// checkout outside CI) and LookPath finds one on the PATH; nil: no
+	// program is run.
+	Run      scope.Runner
+	LookPath func(string) (string, error)
 	// Ops are the ops commands run; nil means the built-in adapters. Tests
 	// inject a fake cloud's ops here.
 	Ops *adapter.Registry
@@ -70,7 +78,17 @@ func OSEnv() Env {
 	if err != nil {
 		dir = "."
 	}
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, Dir: dir, ReadFile: secret.ReadFile}
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, Dir: dir, ReadFile: secret.ReadFile, Run: runProgram, LookPath: exec.LookPath}
+}
+
+// runProgram runs a program in dir and returns its standard output; it
+// gives up after ten seconds (a gh waiting on the network).
+func runProgram(ctx context.Context, dir, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	return cmd.Output()
 }
 
 // StdIO is the process's standard streams.

@@ -72,7 +72,24 @@ func (s *ScopeOptions) compute(f *Factory) (scope.Ctx, error) {
 		return scope.Ctx{}, err
 	}
 	in.Local = local
+	if s.asksGH(f, local) {
+		in.LocalPR = scope.ReadGHPR(f.Context, f.Env.Run, f.Env.LookPath, f.Env.Dir)
+	}
 	return scope.Compute(in)
+}
+
+// asksGH says whether to ask the GitHub CLI for the checkout's pull
+// request: outside CI, on a branch, when no flag or SPONSON_CTX_PR says
+// already (SPONSON_NO_GH=1 turns it off).
+func (s *ScopeOptions) asksGH(f *Factory, local *scope.LocalGit) bool {
+	if local == nil || local.Branch == "" || s.given("pr") || scope.InCI(f.Env.LookupEnv) || f.Env.Getenv("SPONSON_NO_GH") != "" {
+		return false
+	}
+	if s.given("branch") && s.Branch != local.Branch {
+		return false
+	}
+	_, set := f.Env.LookupEnv("SPONSON_CTX_PR")
+	return !set
 }
 
 // PlanFile is --plan (addPlanFlag).

@@ -94,6 +94,7 @@ func newCmdRoot(f *Factory) *cobra.Command {
 		newCmdReceipts(f),
 		withTraits(newCmdDemo(f, nil), traitWritesReceipts),
 		newCmdGC(f, nil),
+		newCmdInit(f, nil),
 		newCmdCompletion(f, nil),
 	)
 	acceptUnread(root)

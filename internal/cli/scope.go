@@ -25,8 +25,10 @@ func newCmdScope(f *Factory, runF func(*ScopeCmdOptions) error) *cobra.Command {
 		Short: "Print the context and scope a run would have here",
 		Long: `Prints the context a run would have: environment, scope, branch, commit, pull request,
 repository, fork, and where each value came from. The scope comes, in this order, from the flags,
-from SPONSON_CTX_ENV|BRANCH|SHA|PR, from the GitHub Actions environment and event payload, and
-from the local git checkout.`,
+from SPONSON_CTX_ENV|BRANCH|SHA|PR, from the GitHub Actions environment and event payload (or the
+documented variables of GitLab CI, CircleCI and Bitbucket Pipelines), and from the local git
+checkout, whose open pull request the GitHub CLI names when gh is installed (gh pr view; set
+SPONSON_NO_GH=1 not to ask).`,
 		Example: `  sponson scope
   sponson scope --pr 42 --branch feat/login --sha 0123456789abcdef0123456789abcdef01234567
   sponson scope --branch main --json`,
@@ -72,6 +74,9 @@ func writeCtx(w io.Writer, c scope.Ctx) {
 			ev += " (" + c.Action + ")"
 		}
 		row("event", ev)
+	}
+	if c.CI != "" {
+		row("ci", c.CI)
 	}
 	if c.Fork {
 		row("fork", "yes: head "+c.HeadRepo)

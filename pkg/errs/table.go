@@ -78,6 +78,7 @@ const (
 	GITHUB_INVALID      Code = "GITHUB_INVALID"
 	GITHUB_RATE_LIMITED Code = "GITHUB_RATE_LIMITED"
 	GITHUB_UNAVAILABLE  Code = "GITHUB_UNAVAILABLE"
+	FILE_UNWRITABLE     Code = "FILE_UNWRITABLE"
 	CONFIG_INVALID      Code = "CONFIG_INVALID"
 	GITHUB_STATE        Code = "GITHUB_STATE"
 
@@ -181,6 +182,7 @@ var Table = []Info{
 	{GITHUB_INVALID, ExitFailed, false, "github", "GitHub refused the request as invalid (422).", "The message carries GitHub's reason; report it if Sponson built the request."},
 	{GITHUB_RATE_LIMITED, ExitFailed, false, "github", "GitHub's rate limit held past the run's budget for waiting.", "Re-run later, or raise the run's time budget; the bot's metrics show time spent throttled."},
 	{GITHUB_UNAVAILABLE, ExitFailed, false, "github", "GitHub could not be reached or answered with a server error.", "Check GITHUB_API_URL and the network (https://www.githubstatus.com for github.com); re-run when GitHub answers."},
+	{FILE_UNWRITABLE, ExitFailed, false, "usage", "A file of the working tree the command writes (the plan `sponson init` starts, .gitignore) could not be written; it was left as it was.", "Check that the directory exists and is writable, then run the command again."},
 	{CONFIG_INVALID, ExitRefused, false, "bot", "The environment the bot or the Action runs in is missing a variable or has a value it cannot use; nothing ran.", "Set the variables the message names (each of the bot's secrets may also be given as a file with the _FILE variant; the Action's come from the GitHub Actions runner, so run it as a workflow step), then start it again; the README's bot and Action sections list them."},
 	{GITHUB_STATE, ExitFailed, false, "bot", "GitHub could not say the state of a pull request or branch, so the scope was left as it is.", "Nothing is destroyed while GitHub's answer is unknown; the next sweep asks again. Check the App's permissions (pull requests: read) if it keeps failing."},
 

@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -47,6 +48,12 @@ type Input struct {
 	// branch.
 	DeploymentPR *int
 
+	// LocalPR is the open pull request of the local checkout's branch, as
+	// the GitHub CLI answers it (ReadGHPR); nil when unknown. It is used
+	// only with Local (outside CI), after flags and SPONSON_CTX_PR, and only
+	// when the branch is the checkout's.
+	LocalPR *int
+
 	// Local is the local checkout (ReadLocalGit), nil when there is none.
 	// It is used only outside GitHub (no event name, GITHUB_ACTIONS not
 	// true): inside an event the checkout is the event's, often a merge
@@ -80,6 +87,7 @@ func Compute(in Input) (Ctx, error) {
 		return Ctx{}, err
 	}
 	c := Ctx{Sources: map[string]string{}, Notes: []string{}, GitHubActions: l.getenv("GITHUB_ACTIONS") == "true"}
+	c.CI = l.ci()
 	c.Env = take(&c, "env", l.env())
 	if l.gh != nil {
 		c.Event, c.Action = l.gh.event, l.gh.action
@@ -230,9 +238,25 @@ func readLayers(in Input) (*layers, error) {
 		return nil, err
 	}
 	if l.gh == nil {
+		l.gh = otherCI(l.lookup)
+	}
+	if l.gh == nil {
 		l.local = in.Local
 	}
 	return l, nil
+}
+
+// ci names the CI host the run is on: github-actions, gitlab-ci,
+// circleci, bitbucket-pipelines; "" outside CI (or for a GitHub event
+// handed in by the bot).
+func (l *layers) ci() string {
+	switch {
+	case l.gh != nil && l.gh.host != "":
+		return l.gh.host
+	case l.gh != nil && l.gh.actions:
+		return "github-actions"
+	}
+	return ""
 }
 
 // event is the GitHub layer, or an empty one outside GitHub: it offers
@@ -265,7 +289,20 @@ func (l *layers) pr() offer[*int] {
 		number(l.flag.pr, "flag"),
 		l.ctxPR(),
 		number(l.event().pr, l.event().prSrc),
+		l.localPR(),
 	)
+}
+
+// localPR is the GitHub CLI's pull request of the checkout's branch: it is
+// not the pull request of another branch given explicitly.
+func (l *layers) localPR() offer[*int] {
+	if l.local == nil || l.input.LocalPR == nil || *l.input.LocalPR <= 0 {
+		return offer[*int]{}
+	}
+	if b := cmp.Or(l.flag.branch, l.ctx.branch); b != "" && b != l.local.Branch {
+		return offer[*int]{note: fmt.Sprintf("gh pr view: pull request #%d is branch %q's, not %q: not used", *l.input.LocalPR, l.local.Branch, b)}
+	}
+	return number(l.input.LocalPR, "gh:pr view")
 }
 
 // ctxPR is SPONSON_CTX_PR's offer: set and empty, it says "no pull request"
@@ -418,6 +455,8 @@ func noScope(gh *ghLayer, local *LocalGit, prDisabled bool) error {
 	switch {
 	case gh != nil && gh.noScope != "":
 		why = gh.noScope
+	case gh != nil && gh.host != "":
+		why = fmt.Sprintf("the %s job names neither a pull request nor a branch", gh.host)
 	case gh != nil && prDisabled:
 		why = fmt.Sprintf("SPONSON_CTX_PR is empty and the %s event names no branch", gh.event)
 	case gh != nil:
@@ -430,7 +469,7 @@ func noScope(gh *ghLayer, local *LocalGit, prDisabled bool) error {
 		why = "the local repository names no branch"
 	}
 	e := errs.New(errs.USAGE, "no scope: %s", why).WithHint("%s", usageHint)
-	if gh != nil {
+	if gh != nil && gh.host == "" {
 		e.With("event", gh.event)
 	}
 	return e

@@ -28,6 +28,9 @@ type Ctx struct {
 	Action        string `json:"action"`         // the payload's action (opened, closed, ...)
 	Deleted       bool   `json:"deleted"`        // the event deleted this branch (push deleted: true, delete)
 	GitHubActions bool   `json:"github_actions"` // GITHUB_ACTIONS=true
+	// CI is the CI host whose variables were read: github-actions,
+	// gitlab-ci, circleci, bitbucket-pipelines; null outside CI.
+	CI string `json:"ci"`
 
 	// Reason says in one sentence why the scope is what it is.
 	Reason string `json:"reason"`
@@ -121,6 +124,7 @@ type ctxJSON struct {
 	Action        *string           `json:"action"`
 	Deleted       bool              `json:"deleted"`
 	GitHubActions bool              `json:"github_actions"`
+	CI            *string           `json:"ci"`
 	Reason        string            `json:"reason"`
 	Sources       map[string]string `json:"sources"`
 	Notes         []string          `json:"notes"`
@@ -133,7 +137,7 @@ func (c Ctx) MarshalJSON() ([]byte, error) {
 		Repo: nullable(c.Repo), DefaultBranch: nullable(c.DefaultBranch),
 		Fork: c.Fork, HeadRepo: nullable(c.HeadRepo),
 		Event: nullable(c.Event), Action: nullable(c.Action),
-		Deleted: c.Deleted, GitHubActions: c.GitHubActions,
+		Deleted: c.Deleted, GitHubActions: c.GitHubActions, CI: nullable(c.CI),
 		Reason: c.Reason, Sources: c.Sources, Notes: c.Notes,
 	}
 	if j.Sources == nil {
@@ -156,7 +160,7 @@ func (c *Ctx) UnmarshalJSON(b []byte) error {
 		Repo: deref(j.Repo), DefaultBranch: deref(j.DefaultBranch),
 		Fork: j.Fork, HeadRepo: deref(j.HeadRepo),
 		Event: deref(j.Event), Action: deref(j.Action),
-		Deleted: j.Deleted, GitHubActions: j.GitHubActions,
+		Deleted: j.Deleted, GitHubActions: j.GitHubActions, CI: deref(j.CI),
 		Reason: j.Reason, Sources: j.Sources, Notes: j.Notes,
 	}
 	return nil

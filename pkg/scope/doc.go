@@ -1,21 +1,29 @@
 // Package scope computes the context of a run (Ctx: env, scope, git branch
 // and commit, pull request, repository, default branch, fork) from flags,
-// SPONSON_CTX_* variables, the GitHub event and GitHub Actions variables, and
-// the local checkout.
+// SPONSON_CTX_* variables, the GitHub event and GitHub Actions variables, the
+// documented variables of GitLab CI, CircleCI and Bitbucket Pipelines, and
+// the local checkout (with the GitHub CLI's pull request of its branch).
 //
 // Invariants:
 //   - Compute is pure. It never reads the process environment, a file, the
 //     network or the clock: the environment is Input.LookupEnv, the event
 //     payload is Input.Event (ReadEvent reads GITHUB_EVENT_PATH through the
 //     functions it is given), the open pull request of a deployment is
-//     Input.DeploymentPR, the checkout is Input.Local. ReadLocalGit is the
-//     one function that does I/O.
+//     Input.DeploymentPR, the checkout is Input.Local and its pull request
+//     Input.LocalPR. ReadLocalGit and ReadGHPR (which runs `gh pr view`
+//     through the Runner it is given) are the functions that do I/O.
 //   - Precedence, field by field: explicit flags; SPONSON_CTX_ENV, _BRANCH,
 //     _SHA, _PR (SPONSON_CTX_PR="" means "no pull request", unset means
 //     nothing; the others count only when non-empty); the GitHub event
 //     payload, then GITHUB_* variables (read only when GITHUB_ACTIONS=true);
-//     local git, only outside GitHub (inside an event the checkout is a merge
-//     commit or the default branch, and the event says more).
+//     else the first CI host whose marker is set (GITLAB_CI=true,
+//     CIRCLECI=true, BITBUCKET_BUILD_NUMBER), read from its documented
+//     variables only (hosts.go), its tag builds giving no scope like a tag
+//     push; local git, only outside CI (inside a job the checkout is a merge
+//     commit or detached, and the job says more), with Input.LocalPR, the
+//     GitHub CLI's pull request, only for the checkout's own branch.
+//   - Ctx.Sources names the variable or file each value came from
+//     ("env:CI_MERGE_REQUEST_IID", "gh:pr view"); Ctx.CI the host.
 //   - A value from a lower layer is used only when it describes the pull
 //     request or branch chosen above it: the head of pull request #5 is not
 //     the commit of --pr 7, a schedule's commit is not --branch x's. A wrong

@@ -74,6 +74,9 @@ type prEndpoint struct {
 
 // ghLayer is what the GitHub event and the GitHub Actions variables say.
 type ghLayer struct {
+	// host is the CI host of a layer read from another host's variables
+	// (hosts.go); "" for GitHub's.
+	host          string
 	event, action string
 	actions       bool // GITHUB_ACTIONS=true
 

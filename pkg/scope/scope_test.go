@@ -255,6 +255,7 @@ func TestCtxJSON(t *testing.T) {
   "action": "opened",
   "deleted": false,
   "github_actions": false,
+  "ci": null,
   "reason": "inside pull request #2 (event:pull_request.number)",
   "sources": {
     "default_branch": "event:repository.default_branch",
@@ -291,10 +292,10 @@ func TestCtxJSONNulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]any{"git": m["git"], "pr": m["pr"], "repo": m["repo"], "default_branch": m["default_branch"],
-		"head_repo": m["head_repo"], "event": m["event"], "action": m["action"], "notes": m["notes"]}
+		"head_repo": m["head_repo"], "event": m["event"], "action": m["action"], "notes": m["notes"], "ci": m["ci"]}
 	want := map[string]any{
 		"git": map[string]any{"branch": "b", "sha": nil, "short_sha": nil}, "pr": map[string]any{"number": nil},
-		"repo": nil, "default_branch": nil, "head_repo": nil, "event": nil, "action": nil, "notes": []any{},
+		"repo": nil, "default_branch": nil, "head_repo": nil, "event": nil, "action": nil, "notes": []any{}, "ci": nil,
 	}
 	if d := diff(t, want, got); d != "" {
 		t.Errorf("unknown values are null (-want +got):\n%s", d)
