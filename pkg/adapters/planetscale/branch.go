@@ -257,11 +257,36 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.R
 	return deleteBranch(ctx, a, bl, name)
 }
 
-// ListScope is the line's branch when it exists.
+// ListScope lists, for unmanaged drift, the database's branches that are
+// the line's branch in another scope (its name with the scope replaced,
+// adapter.OtherScope: sponson-preview-pr-12 beside this line's
+// sponson-preview-pr-7) and the line's own branch when it exists; the
+// database's other branches (main, anyone's own) never. One walk of
+// GET .../branches (page, per_page); the resources carry key, id and the
+// canonical value.
 func (op *BranchOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	live, err := op.Read(ctx, req)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	return live.Resources, nil
+	a, err := op.API()
+	if err != nil {
+		return nil, err
+	}
+	var out []adapter.Resource
+	err = pages(ctx, a, r.branches(), func(resp *httpclient.Response) (int, error) {
+		var page struct {
+			Data []branch `json:"data"`
+		}
+		if err := resp.Decode(&page); err != nil {
+			return 0, err
+		}
+		for _, b := range page.Data {
+			if b.Name == r.name || adapter.OtherScope(r.name, req.Run.Scope, b.Name) != "" {
+				out = append(out, adapter.Resource{Key: BranchKey(b.Name), ID: b.ID, Value: map[string]any{"name": b.Name, "parent": b.Parent}})
+			}
+		}
+		return len(page.Data), nil
+	})
+	return out, err
 }

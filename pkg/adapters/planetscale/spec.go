@@ -25,7 +25,10 @@ var branchSpec = adapter.Spec{
 		{Name: "name", When: adapter.Immediate, Doc: "the branch name"},
 		{Name: "id", When: adapter.Immediate, Doc: "the branch id"},
 	},
-	Key:         "branch:<name>",
+	Key: "branch:<name>",
+	Unmanaged: "the database's branches that are the line's branch in another scope (its name with the scope replaced by another " +
+		"scope's name: `sponson-preview-pr-12` beside this line's `sponson-preview-pr-7`) and that no scope's receipt holds; main and " +
+		"the database's other branches are never reported.",
 	Provider:    providerBlock,
 	Credentials: []string{TokenIDVar, TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
