@@ -19,6 +19,7 @@ changes:
   - id: ps
     adapter: planetscale
     op: branch
+    parent: { keep: true }
 `
 
 // A Supabase or PlanetScale branch that another scope's line would own,

@@ -19,7 +19,7 @@ var branchSpec = adapter.Spec{
 	Summary: "a PlanetScale database branch, polled until ready",
 	Params: []adapter.ParamSpec{
 		{Name: "name", Type: adapter.TypeString, Default: "sponson-${ctx.env}-${ctx.scope}", Doc: "the branch name"},
-		{Name: "parent", Type: adapter.TypeString, Default: DefaultParent, CreateOnly: true, Doc: "the branch it is made from; a change replaces the branch"},
+		{Name: "parent", Type: adapter.TypeString, Default: DefaultParent, CreateOnly: true, Doc: "the branch it is made from; a change replaces the branch; {keep: true} keeps the live branch's (to adopt one made by hand)"},
 	},
 	Outputs: []adapter.OutputSpec{
 		{Name: "name", When: adapter.Immediate, Doc: "the branch name"},
