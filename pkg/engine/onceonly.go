@@ -63,7 +63,7 @@ func (r *inspector) onceUnavailable(ls *lineState, u onceRef, why string) *errs.
 		name = src.spec.Name()
 	}
 	return errs.New(errs.OUTPUT_UNAVAILABLE,
-		"line %q uses %s, which %s answers only when it is created (line %q was created by an earlier run), and %s; nothing was written",
+		"line %q uses %s, which %s answers only when it is created (line %q was created by an earlier run), and %s; the line is not written",
 		ls.pl.id, u.ref, name, u.line, why).With("line", ls.pl.id).
 		WithHint("Recreate the line that makes the value: --recreate %s (the lines using it get the new value in the same run).", u.line)
 }
