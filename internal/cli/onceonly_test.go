@@ -34,9 +34,11 @@ changes:
 
 // TestRecreateOnceOnlyUser: --recreate of a line that uses a once-only
 // output (a PlanetScale password) of a line it does not recreate is
-// refused before anything is deleted, naming the line to recreate; with
-// that line recreated too, its users are written again with the new value
-// in the same run.
+// refused before anything is deleted, naming the line to recreate; a copy
+// of the value changed in the provider's console no longer matches its
+// fingerprint and is refused the same way by plan and apply; with the
+// producer recreated, its users are written again with the new value in
+// the same run.
 func TestRecreateOnceOnlyUser(t *testing.T) {
 	t.Parallel()
 	cloud := sim.New(sim.Options{Seed: 11})
@@ -106,6 +108,27 @@ func TestRecreateOnceOnlyUser(t *testing.T) {
 		t.Errorf("values after the refusal: %v", after)
 	}
 
+	// Someone types another password into the console: the fingerprint in
+	// the receipt matches none of env's values any more, and only a new
+	// password mends it. plan and apply say so, and apply writes nothing
+	// (--reconcile would otherwise write the typed value back).
+	if _, err := cloud.Drift(sim.Drift{Provider: sim.ProviderNetlify, Action: sim.DriftChange, Project: "3f1c2a9e-7b4d-4e61-9a0f-2c8d5e6b7a10",
+		Key: "DATABASE_PASSWORD", Target: "deploy-preview", Value: "typed-by-hand"}); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, env, "plan", "--pr", "4", "--receipts", "local")
+	if !strings.Contains(r.out+r.err, "OUTPUT_UNAVAILABLE") || !strings.Contains(r.out+r.err, "--recreate dbpass") {
+		t.Errorf("plan after the console edit: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	writes = len(cloud.Writes())
+	r = runCLI(t, env, "apply", "--pr", "4", "--receipts", "local", "--reconcile")
+	if r.code == 0 || !strings.Contains(r.out+r.err, "OUTPUT_UNAVAILABLE") || len(cloud.Writes()) != writes {
+		t.Errorf("apply --reconcile after the console edit: exit %d, %d writes\n%s%s", r.code, len(cloud.Writes())-writes, r.out, r.err)
+	}
+	if v := values()["DATABASE_PASSWORD"]; v != "typed-by-hand" {
+		t.Errorf("the refused apply changed the value to %q", v)
+	}
+
 	r = runCLI(t, env, "apply", "--json", "--pr", "4", "--receipts", "local", "--recreate", "dbpass")
 	if r.code != 0 {
 		t.Fatalf("--recreate dbpass: exit %d\n%s%s", r.code, r.out, r.err)
@@ -117,7 +140,7 @@ func TestRecreateOnceOnlyUser(t *testing.T) {
 		t.Errorf("a password is in the output")
 	}
 	after := values()
-	if len(after) != 3 || after["DATABASE_PASSWORD"] == "" || after["DATABASE_PASSWORD"] == before["DATABASE_PASSWORD"] ||
+	if len(after) != 3 || after["DATABASE_PASSWORD"] == "" || after["DATABASE_PASSWORD"] == before["DATABASE_PASSWORD"] || after["DATABASE_PASSWORD"] == "typed-by-hand" ||
 		after["DATABASE_URL"] == before["DATABASE_URL"] || after["PUBLIC_SCOPE"] != "pr-4" {
 		t.Errorf("the preview's values after --recreate dbpass: %v (before %v)", after, before)
 	}

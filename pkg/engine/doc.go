@@ -115,6 +115,16 @@
 // most one parent object per worker — and nobody waits for a scope lease
 // while holding a parent lease, so runs cannot deadlock.
 //
+// Once-only outputs (onceonly.go; OutputSpec.Once, a password answered
+// only to its create) are never recorded; the producer's ledger entry keeps
+// their fingerprints (HashValue under the scope's key). A later run uses
+// the reference as "what is live" and compares: a user of the value that
+// has nothing live, or whose changed live values no longer hold the
+// fingerprint, is blocked OUTPUT_UNAVAILABLE before it writes, naming the
+// producer to recreate; apply --recreate refuses a user without its
+// producer before anything is deleted, and recreates a producer's users
+// with it (recreateSet).
+//
 // Succession (succession.go) moves a branch scope's ledger into its pull
 // request's scope with an ownership rule (Owners) under which every
 // resource has exactly one owner at every moment a reader can observe,

@@ -345,7 +345,9 @@ func (r *inspector) inspect(ctx context.Context, ls *lineState) {
 	r.learnSensitive(pl, live.Outputs)
 	diffs, err := pl.op.Diff(live, ls.req)
 	if err != nil {
-		r.readFailed(ls, err)
+		if !r.onceNothingToKeep(ls, err) {
+			r.readFailed(ls, err)
+		}
 		return
 	}
 	if pl.spec.Manual {
@@ -373,6 +375,9 @@ func (r *inspector) inspect(ctx context.Context, ls *lineState) {
 		case adapter.Update, adapter.Replace:
 			hasUpdate = true
 		}
+	}
+	if stale := r.onceStale(ls); stale != nil {
+		block = stale // before drift: --reconcile would write the stale value back
 	}
 	switch {
 	case block != nil:

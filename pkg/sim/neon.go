@@ -612,7 +612,11 @@ func (ne *neon) getBranch(w http.ResponseWriter, r *http.Request) {
 		ne.errLocked(w, http.StatusNotFound, "branch not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"branch": branchView(p, b)})
+	// The branch's annotation (Neon keeps one per object, empty unless a
+	// client set one) is part of the answer (BranchResponse and
+	// AnnotationResponse).
+	writeJSON(w, http.StatusOK, map[string]any{"branch": branchView(p, b),
+		"annotation": map[string]any{"object": map[string]any{"type": "console/branch", "id": b.ID}, "value": map[string]any{}}})
 }
 
 func (ne *neon) deleteBranch(w http.ResponseWriter, r *http.Request) {

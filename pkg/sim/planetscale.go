@@ -36,7 +36,10 @@ package sim
 //     answers 201 with the password {id, name, role, username,
 //     access_host_url, plain_text, database_branch, created_at, ...};
 //     plain_text is answered only then, never by GET (the list and GET
-//     .../passwords/{id} leave it out). role is one of reader, writer,
+//     .../passwords/{id} answer it null: it is a required, nullable field
+//     of the Password schema of PlanetScale's OpenAPI description,
+//     planetscale/terraform-provider-planetscale schemas/openapi.yaml, which
+//     also requires every field the sim's branches and passwords carry). role is one of reader, writer,
 //     readwriter, admin (default admin) and cannot be changed after
 //     creation. A password for a branch that is not ready yet answers 422.
 //     Sources: planetscale-go passwords.go (DatabaseBranchPassword,
@@ -187,18 +190,54 @@ func (pl *planetscale) psBranchOf(w http.ResponseWriter, r *http.Request) (*psDa
 }
 
 func (b *psBranch) view() map[string]any {
+	ts := b.created.UTC().Format(time.RFC3339)
+	state := "pending"
+	if b.Ready {
+		state = "ready"
+	}
+	var parent any = b.Parent
+	if b.Parent == "" {
+		parent = nil
+	}
+	// Every field the Branch schema of PlanetScale's description requires,
+	// with the values of a MySQL branch on one cluster in one region.
 	return map[string]any{
-		"id": b.ID, "type": "Branch", "name": b.Name, "parent_branch": b.Parent, "ready": b.Ready, "production": b.Parent == "",
-		"created_at": b.created.UTC().Format(time.RFC3339), "updated_at": b.created.UTC().Format(time.RFC3339),
-		"html_url": "https://app.planetscale.com/branches/" + b.ID,
+		"id": b.ID, "type": "Branch", "name": b.Name, "parent_branch": parent, "ready": b.Ready, "production": b.Parent == "",
+		"created_at": ts, "updated_at": ts, "deleted_at": nil, "restore_checklist_completed_at": nil, "schema_last_updated_at": ts,
+		"kind": "mysql", "state": state, "mysql_address": psMySQLAddress, "mysql_edge_address": psEdgeAddress,
+		"direct_vtgate": false, "vtgate_size": "", "vtgate_name": nil, "vtgate_count": 1, "vtgate_autoscaling": false,
+		"vtgate_max_count": nil, "vtgate_target_cpu_utilization": nil, "cluster_name": "PS_DEV", "cluster_iops": nil,
+		"schema_ready": b.Ready, "metal": false, "safe_migrations": false, "deletion_protected": false, "sharded": false,
+		"shard_count": 1, "keyspace_count": 1, "stale_schema": false, "actor": psActor, "restored_from_branch": nil,
+		"private_edge_connectivity": false, "has_replicas": false, "has_read_only_replicas": false,
+		"html_url": "https://app.planetscale.com/branches/" + b.ID, "url": "https://api.planetscale.com/v1/branches/" + b.ID,
+		"region": psRegion, "vtgate_options": map[string]any{},
 	}
 }
 
+const (
+	psMySQLAddress = "aws.connect.psdb.cloud"
+	psEdgeAddress  = "aws.connect.psdb.cloud"
+)
+
+// psActor and psRegion are the service token's actor and the database's
+// region, as PlanetScale answers them on branches and passwords.
+var (
+	psActor  = map[string]any{"id": "svc-token", "display_name": "sponson sim", "avatar_url": "https://app.planetscale.com/avatar.png"}
+	psRegion = map[string]any{"id": "us-east", "provider": "AWS", "enabled": true, "public_ip_addresses": []any{}, "display_name": "AWS us-east-1",
+		"location": "Ashburn, Virginia", "slug": "us-east", "current_default": true, "mysql_supported": true, "postgresql_supported": true}
+)
+
 func psPasswordView(d *psDatabase, b *psBranch, p *PlanetScalePassword, secret bool) map[string]any {
+	ts := b.created.UTC().Format(time.RFC3339)
 	v := map[string]any{
 		"id": p.ID, "type": "Password", "name": p.Name, "role": p.Role, "username": p.Username,
-		"access_host_url": "aws.connect.psdb.cloud", "database_branch": map[string]any{"name": b.Name, "id": b.ID},
-		"renewable": false, "replica": false, "ttl_seconds": nil, "expires_at": nil,
+		"access_host_url": psMySQLAddress, "access_host_regional_url": psMySQLAddress, "access_host_regional_urls": []any{psMySQLAddress},
+		"database_branch": map[string]any{"name": b.Name, "id": b.ID, "production": b.Parent == "", "mysql_edge_address": psEdgeAddress,
+			"private_edge_connectivity": false},
+		"renewable": false, "replica": false, "ttl_seconds": nil, "expires_at": nil, "expired": false, "cidrs": nil,
+		"created_at": ts, "deleted_at": nil, "last_used_at": nil, "direct_vtgate": false, "direct_vtgate_addresses": []any{},
+		"actor": psActor, "region": psRegion, "plain_text": nil,
 	}
 	if secret {
 		v["plain_text"] = p.PlainText
@@ -234,7 +273,8 @@ func psPage(w http.ResponseWriter, r *http.Request, items []any) {
 	if start < len(items) {
 		data = items[start:min(len(items), start+per)]
 	}
-	out := map[string]any{"type": "list", "current_page": page, "next_page": nil, "next_page_url": nil, "prev_page": nil, "prev_page_url": nil, "data": data}
+	out := map[string]any{"type": "list", "current_page": page, "per_page": per, "next_page": nil, "next_page_url": nil, "prev_page": nil,
+		"prev_page_url": nil, "total_count": len(items), "total_pages": (len(items) + per - 1) / per, "data": data}
 	if start+per < len(items) {
 		out["next_page"] = page + 1
 		nq := url.Values{"page": {strconv.Itoa(page + 1)}, "per_page": {strconv.Itoa(per)}}

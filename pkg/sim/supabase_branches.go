@@ -60,13 +60,20 @@ func (sb *supabase) branchRoutes(p *api) {
 	p.handle("DELETE /v1/branches/{id}", sb.deleteBranch)
 }
 
+// supabaseEpoch is when a project's default branch was made (projects are
+// seeded, not created through the API).
+const supabaseEpoch = "2024-01-01T00:00:00Z"
+
 func (b *SupabaseBranch) view() map[string]any {
 	st := "FUNCTIONS_DEPLOYED"
 	if b.Status != "ACTIVE_HEALTHY" {
 		st = "CREATING_PROJECT"
 	}
+	// A branch made without git_branch has none in the answer (the
+	// BranchResponse schema does not allow null); preview_project_status
+	// is its project's status, as GET /v1/branches/{id} answers it.
 	return map[string]any{"id": b.ID, "name": b.Name, "project_ref": b.ProjectRef, "parent_project_ref": b.Parent,
-		"is_default": false, "git_branch": nil, "persistent": false, "status": st,
+		"is_default": false, "persistent": false, "status": st, "with_data": false, "preview_project_status": b.Status,
 		"created_at": b.created.UTC().Format(time.RFC3339), "updated_at": b.created.UTC().Format(time.RFC3339)}
 }
 
@@ -78,7 +85,8 @@ func (sb *supabase) listBranches(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []any{map[string]any{"id": "00000000-0000-4000-8000-" + p.Ref[:12], "name": "main", "project_ref": p.Ref, "parent_project_ref": p.Ref,
-		"is_default": true, "persistent": true, "status": "FUNCTIONS_DEPLOYED"}}
+		"is_default": true, "persistent": true, "status": "FUNCTIONS_DEPLOYED", "with_data": true, "preview_project_status": "ACTIVE_HEALTHY",
+		"created_at": supabaseEpoch, "updated_at": supabaseEpoch}}
 	for _, b := range sb.branches {
 		if b.Parent == p.Ref {
 			out = append(out, b.view())

@@ -40,6 +40,10 @@ func BranchKey(name string) string { return "branch:" + name }
 type branchReq struct {
 	block
 	name, parent string
+	// keepParent: parent is {keep: true}, whatever parent the live branch
+	// has (to adopt a branch made by hand); a new branch is made from the
+	// database's default branch (no parent_branch in the create).
+	keepParent bool
 }
 
 func (op *BranchOp) parseBranch(params map[string]any, p adapter.Provider, allowPending bool) (branchReq, error) {
@@ -53,6 +57,10 @@ func (op *BranchOp) parseBranch(params map[string]any, p adapter.Provider, allow
 	}
 	if r.name, _, err = param.Required(branchOp, params, "name", allowPending); err != nil {
 		return r, err
+	}
+	if m, ok := adapter.MarkerOf(params["parent"]); ok && m.Kind == adapter.Keep {
+		r.keepParent = true
+		return r, nil
 	}
 	parent, present, _, err := param.Str(branchOp, params, "parent", allowPending)
 	if err != nil {
@@ -129,10 +137,14 @@ func (op *BranchOp) Diff(live *adapter.Live, req adapter.Request) ([]adapter.Res
 	switch {
 	case lr == nil:
 		d.Action = adapter.Create
-		d.Fields = []adapter.FieldDiff{{Path: "parent", After: r.parent}}
+		if r.keepParent { // kept: the database's default branch, not known here
+			d.Desired = nil
+		} else {
+			d.Fields = []adapter.FieldDiff{{Path: "parent", After: r.parent}}
+		}
 	default:
 		lv, _ := lr.Value.(map[string]any)
-		if lp, _ := lv["parent"].(string); lp != "" && lp != r.parent {
+		if lp, _ := lv["parent"].(string); !r.keepParent && lp != "" && lp != r.parent {
 			d.Action = adapter.Replace
 			d.Fields = []adapter.FieldDiff{{Path: "parent", Before: lp, After: r.parent}}
 		} else {
@@ -159,7 +171,7 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 		return nil, err
 	}
 	key := BranchKey(r.name)
-	if cur != nil && (cur.Parent == "" || cur.Parent == r.parent) {
+	if cur != nil && (r.keepParent || cur.Parent == "" || cur.Parent == r.parent) {
 		if !cur.Ready {
 			if cur, err = waitReady(ctx, a, r.block, r.name); err != nil {
 				return nil, err
@@ -176,7 +188,10 @@ func (op *BranchOp) Apply(ctx context.Context, req adapter.Request, _ *adapter.L
 			return nil, err
 		}
 	}
-	body := map[string]any{"name": r.name, "parent_branch": r.parent}
+	body := map[string]any{"name": r.name}
+	if !r.keepParent {
+		body["parent_branch"] = r.parent
+	}
 	if err := a.Send(ctx, http.MethodPost, r.branches(), nil, body, false, nil); err != nil {
 		if !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
 			return nil, adapter.NotCreated(err, key)
@@ -257,11 +272,36 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.R
 	return deleteBranch(ctx, a, bl, name)
 }
 
-// ListScope is the line's branch when it exists.
+// ListScope lists, for unmanaged drift, the database's branches that are
+// the line's branch in another scope (its name with the scope replaced,
+// adapter.OtherScope: sponson-preview-pr-12 beside this line's
+// sponson-preview-pr-7) and the line's own branch when it exists; the
+// database's other branches (main, anyone's own) never. One walk of
+// GET .../branches (page, per_page); the resources carry key, id and the
+// canonical value.
 func (op *BranchOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	live, err := op.Read(ctx, req)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	return live.Resources, nil
+	a, err := op.API()
+	if err != nil {
+		return nil, err
+	}
+	var out []adapter.Resource
+	err = pages(ctx, a, r.branches(), func(resp *httpclient.Response) (int, error) {
+		var page struct {
+			Data []branch `json:"data"`
+		}
+		if err := resp.Decode(&page); err != nil {
+			return 0, err
+		}
+		for _, b := range page.Data {
+			if b.Name == r.name || adapter.OtherScope(r.name, req.Run.Scope, b.Name) != "" {
+				out = append(out, adapter.Resource{Key: BranchKey(b.Name), ID: b.ID, Value: map[string]any{"name": b.Name, "parent": b.Parent}})
+			}
+		}
+		return len(page.Data), nil
+	})
+	return out, err
 }

@@ -11,6 +11,9 @@
 //   - name: default sponson-<env>-<scope> (lowercase, dashes);
 //   - parent: the branch it is made from, default main. Create-time: a
 //     changed parent is a Replace (PlanetScale cannot re-parent a branch).
+//     {keep: true} keeps whatever parent the live branch has (to adopt a
+//     branch made by hand); with no branch, the create names no parent and
+//     PlanetScale makes it from the database's default branch.
 //
 // Key branch:<name>; canonical value {name, parent}. Outputs, immediate:
 // name, id. Creation is asynchronous: the branch answers ready: false

@@ -157,3 +157,41 @@ func branchOf(d sim.PlanetScaleDatabase, name string) *sim.PlanetScaleBranch {
 	}
 	return nil
 }
+
+// A branch made by hand from another parent is a Replace for a line that
+// names main, and adopted as it is by a line whose parent is {keep: true}:
+// Diff unchanged, Apply writes nothing and answers the branch.
+func TestKeepParentAdoptsABranchMadeByHand(t *testing.T) {
+	w := simtest.New(t, sim.Options{Seed: 11})
+	w.Cloud.Console.SeedPlanetScaleDatabase("acme", "shop", "dev-alice")
+	op := planetscale.NewBranch(w.With(nil), w.Client)
+	ctx := context.Background()
+	// By hand: sponson-preview-pr-99 from dev-alice.
+	made := adapter.Request{Line: "db", Params: map[string]any{"name": "sponson-preview-pr-99", "parent": "dev-alice"}, Provider: block}
+	if _, err := op.Apply(ctx, made, nil, intendOK); err != nil {
+		t.Fatal(err)
+	}
+	named := adapter.Request{Line: "db", Params: map[string]any{"name": "sponson-preview-pr-99", "parent": "main"}, Provider: block}
+	kept := adapter.Request{Line: "db", Params: map[string]any{"name": "sponson-preview-pr-99", "parent": adapter.Marker{Kind: adapter.Keep}}, Provider: block}
+	for _, c := range []struct {
+		req  adapter.Request
+		want adapter.Action
+	}{{named, adapter.Replace}, {kept, adapter.Unchanged}} {
+		live, err := op.Read(ctx, c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := op.Diff(live, c.req)
+		if err != nil || len(d) != 1 || d[0].Action != c.want {
+			t.Errorf("parent %v: diff %+v %v, want %s", c.req.Params["parent"], d, err, c.want)
+		}
+	}
+	before := len(w.Cloud.Writes())
+	res, err := op.Apply(ctx, kept, nil, intendOK)
+	if err != nil || len(res.Created) != 0 || len(w.Cloud.Writes()) != before {
+		t.Fatalf("apply with parent kept: %+v %v, %d writes", res, err, len(w.Cloud.Writes())-before)
+	}
+	if v := res.Resources[0].Value.(map[string]any); v["parent"] != "dev-alice" {
+		t.Errorf("adopted %v, want the branch from dev-alice", v)
+	}
+}

@@ -19,13 +19,16 @@ var branchSpec = adapter.Spec{
 	Summary: "a PlanetScale database branch, polled until ready",
 	Params: []adapter.ParamSpec{
 		{Name: "name", Type: adapter.TypeString, Default: "sponson-${ctx.env}-${ctx.scope}", Doc: "the branch name"},
-		{Name: "parent", Type: adapter.TypeString, Default: DefaultParent, CreateOnly: true, Doc: "the branch it is made from; a change replaces the branch"},
+		{Name: "parent", Type: adapter.TypeString, Default: DefaultParent, CreateOnly: true, Doc: "the branch it is made from; a change replaces the branch; {keep: true} keeps the live branch's (to adopt one made by hand)"},
 	},
 	Outputs: []adapter.OutputSpec{
 		{Name: "name", When: adapter.Immediate, Doc: "the branch name"},
 		{Name: "id", When: adapter.Immediate, Doc: "the branch id"},
 	},
-	Key:         "branch:<name>",
+	Key: "branch:<name>",
+	Unmanaged: "the database's branches that are the line's branch in another scope (its name with the scope replaced by another " +
+		"scope's name: `sponson-preview-pr-12` beside this line's `sponson-preview-pr-7`) and that no scope's receipt holds; main and " +
+		"the database's other branches are never reported.",
 	Provider:    providerBlock,
 	Credentials: []string{TokenIDVar, TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,

@@ -338,11 +338,35 @@ func (op *BranchOp) Destroy(ctx context.Context, p adapter.Provider, _ adapter.R
 	return err
 }
 
-// ListScope is the line's branch when it exists.
+// ListScope lists, for unmanaged drift, the project's preview branches
+// that are the line's branch in another scope (its name with the scope
+// replaced, adapter.OtherScope: sponson-preview-pr-12 beside this line's
+// sponson-preview-pr-7) and the line's own branch when it exists; the
+// default branch and the project's other branches never. One GET
+// /v1/projects/{ref}/branches (the whole list, unpaged); the resources
+// carry key, id and the canonical value, nothing is described.
 func (op *BranchOp) ListScope(ctx context.Context, req adapter.Request) ([]adapter.Resource, error) {
-	live, err := op.Read(ctx, req)
+	r, err := op.parseBranch(req.Params, req.Provider, false)
 	if err != nil {
 		return nil, err
 	}
-	return live.Resources, nil
+	a, err := op.API()
+	if err != nil {
+		return nil, err
+	}
+	var list []branch
+	err = a.Get(ctx, "/v1/projects/"+url.PathEscape(r.project)+"/branches", nil, &list)
+	if httpclient.Status(err) == http.StatusUnprocessableEntity {
+		return nil, nil // a project without branching has no branches
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []adapter.Resource
+	for _, b := range list {
+		if !b.IsDefault && (b.Name == r.name || adapter.OtherScope(r.name, req.Run.Scope, b.Name) != "") {
+			out = append(out, adapter.Resource{Key: BranchKey(b.Name), ID: b.ID, Value: map[string]any{"name": b.Name}})
+		}
+	}
+	return out, nil
 }

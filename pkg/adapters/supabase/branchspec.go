@@ -14,7 +14,10 @@ var branchSpec = adapter.Spec{
 		{Name: "db_host", When: adapter.Immediate, Doc: "the branch database's host"},
 		{Name: "connection_string", When: adapter.Immediate, Sensitive: true, Doc: "postgresql://user:password@db_host:port/postgres"},
 	},
-	Key:         "branch:<name>",
+	Key: "branch:<name>",
+	Unmanaged: "the project's preview branches that are the line's branch in another scope (its name with the scope replaced by another " +
+		"scope's name: `sponson-preview-pr-12` beside this line's `sponson-preview-pr-7`) and that no scope's receipt holds; the default " +
+		"branch and the project's other branches are never reported.",
 	Provider:    []adapter.ParamSpec{{Name: "project", Type: adapter.TypeString, Required: true, Doc: "the parent project's ref"}},
 	Credentials: []string{TokenVar},
 	BaseURLVar:  URLVar, BaseURL: DefaultURL,
