@@ -1,0 +1,130 @@
+package cli_test
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sponson/apply/pkg/redact"
+)
+
+// structureRun applies and then destroys a one-line plan with --json,
+// with extra variables in the environment, and returns both documents.
+func structureRun(t *testing.T, extra map[string]string) [2]map[string]any {
+	t.Helper()
+	_, vars := exampleCloud(t)
+	// The key makes every command warn RECEIPTS_UNSIGNED: a code in the
+	// document.
+	vars["SPONSON_RECEIPT_KEY"] = strings.Repeat("c4", 20)
+	for k, v := range extra {
+		vars[k] = v
+	}
+	env := testEnv(t, vars, map[string]string{"release.plan.yaml": `version: 1
+providers:
+  vercel: { project: prj_123, team: team_9 }
+changes:
+  - id: env-scope
+    adapter: vercel
+    op: env
+    target: preview
+    branch: "*"
+    values:
+      SCOPE_NAME: "${ctx.scope}"
+`})
+	checkout(t, env.Dir)
+	var docs [2]map[string]any
+	for i, cmd := range []string{"apply", "destroy"} {
+		r := runCLI(t, env, cmd, "--pr", "41", "--receipts", "local", "--json")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", cmd, r.code, r.out, r.err)
+		}
+		docs[i] = oneDocument(t, r)
+	}
+	return docs
+}
+
+// structureOfDoc lists a --json document's structure: every object key
+// and every string under a member that names things (the scope, the env,
+// ids, ledger keys, line ids, codes), by path. Run ids, which differ from
+// run to run, are left out.
+func structureOfDoc(doc any) []string {
+	named := map[string]bool{"command": true, "code": true, "env": true, "scope": true, "id": true,
+		"key": true, "line": true, "resources": true, "order": true, "op": true, "adapter": true, "provider": true}
+	var out []string
+	var walk func(v any, path string, kept bool)
+	walk = func(v any, path string, kept bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				out = append(out, path+"{"+k+"}")
+				if k != "run_id" {
+					walk(e, path+"."+k, kept || named[k])
+				}
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s[%d]", path, i), kept)
+			}
+		case string:
+			if kept {
+				out = append(out, path+"="+x)
+			}
+		}
+	}
+	walk(doc, "", false)
+	sort.Strings(out)
+	return out
+}
+
+// The --json answer masks values, never structure: with a credential-
+// looking variable (registered with the redactor) equal to a key of the
+// document, the scope, the env, a ledger key, a resource id, a line id or
+// a code, apply's and destroy's documents keep every key and every such
+// name as a run without it writes them; "***" never appears in their
+// place.
+func TestJSONRedactionNeverRewritesStructure(t *testing.T) {
+	base := structureRun(t, nil)
+	var want [2][]string
+	seen := map[string]bool{}
+	var candidates []string
+	for i, d := range base {
+		want[i] = structureOfDoc(d)
+		for _, s := range want[i] {
+			if _, v, ok := strings.Cut(s, "="); ok && !seen[v] {
+				seen[v] = true
+				candidates = append(candidates, v)
+			}
+		}
+	}
+	for _, must := range []string{"pr-41", "preview", "env:preview:*:SCOPE_NAME", "env-scope", "RECEIPTS_UNSIGNED"} {
+		if !seen[must] {
+			t.Fatalf("the document lacks %q among its names: %v", must, candidates)
+		}
+	}
+	tried := 0
+	for _, v := range candidates {
+		if ws := redact.New().Register(v, "test"); len(ws) > 0 {
+			continue // too short or a word of Sponson's own: never masked anyway
+		}
+		tried++
+		t.Run(v, func(t *testing.T) {
+			got := structureRun(t, map[string]string{"SOME_API_TOKEN": v})
+			for i := range got {
+				g := structureOfDoc(got[i])
+				if !slices.Equal(g, want[i]) {
+					t.Errorf("a secret equal to %q rewrote the structure of %s's answer:\ngot  %v\nwant %v", v, []string{"apply", "destroy"}[i], g, want[i])
+				}
+				for _, s := range g {
+					if strings.Contains(s, redact.Mask) {
+						t.Errorf("masked structure: %s", s)
+					}
+				}
+			}
+		})
+	}
+	if tried < 5 {
+		t.Fatalf("test is vacuous: %d names tried of %v", tried, candidates)
+	}
+}
