@@ -226,7 +226,7 @@ var structuralMembers = map[string]bool{
 	"run_id": true, "id": true, "key": true, "line": true,
 	"resources": true, "order": true, "op": true, "adapter": true, "provider": true,
 	"parent": true, "status": true, "operation": true, "state": true, "waiting_for": true,
-	"created_by": true, "sha": true, "target": true, "kind": true, "file": true,
+	"created_by": true, "sha": true, "target": true, "kind": true,
 	"column": true, "depends_on": true,
 }
 

@@ -11,8 +11,9 @@ import (
 )
 
 // structureRun applies and then destroys a one-line plan with --json,
-// with extra variables in the environment, and returns both documents.
-func structureRun(t *testing.T, extra map[string]string) [2]map[string]any {
+// with extra variables in the environment, and returns both documents;
+// or, when apply refuses with SECRET_IN_STRUCTURE, that refusal.
+func structureRun(t *testing.T, extra map[string]string) (docs [2]map[string]any, refusal *run) {
 	t.Helper()
 	_, vars := exampleCloud(t)
 	// The key makes every command warn RECEIPTS_UNSIGNED: a code in the
@@ -34,15 +35,17 @@ changes:
       SCOPE_NAME: "${ctx.scope}"
 `})
 	checkout(t, env.Dir)
-	var docs [2]map[string]any
 	for i, cmd := range []string{"apply", "destroy"} {
 		r := runCLI(t, env, cmd, "--pr", "41", "--receipts", "local", "--json")
+		if i == 0 && r.code == 2 && strings.Contains(r.out, `"SECRET_IN_STRUCTURE"`) {
+			return docs, &r
+		}
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d\n%s%s", cmd, r.code, r.out, r.err)
 		}
 		docs[i] = oneDocument(t, r)
 	}
-	return docs
+	return docs, nil
 }
 
 // structureOfDoc lists a --json document's structure: every object key
@@ -83,9 +86,14 @@ func structureOfDoc(doc any) []string {
 // document, the scope, the env, a ledger key, a resource id, a line id or
 // a code, apply's and destroy's documents keep every key and every such
 // name as a run without it writes them; "***" never appears in their
-// place.
+// place. One equal to the scope (or the env, or the branch) is refused
+// before anything is done, SECRET_IN_STRUCTURE, as the engine refuses a
+// plan's secret equal to a name.
 func TestJSONRedactionNeverRewritesStructure(t *testing.T) {
-	base := structureRun(t, nil)
+	base, refused := structureRun(t, nil)
+	if refused != nil {
+		t.Fatalf("apply without a secret refused:\n%s", refused.out)
+	}
 	var want [2][]string
 	seen := map[string]bool{}
 	var candidates []string
@@ -103,14 +111,23 @@ func TestJSONRedactionNeverRewritesStructure(t *testing.T) {
 			t.Fatalf("the document lacks %q among its names: %v", must, candidates)
 		}
 	}
-	tried := 0
+	tried, refusals := 0, 0
 	for _, v := range candidates {
 		if ws := redact.New().Register(v, "test"); len(ws) > 0 {
 			continue // too short or a word of Sponson's own: never masked anyway
 		}
 		tried++
 		t.Run(v, func(t *testing.T) {
-			got := structureRun(t, map[string]string{"SOME_API_TOKEN": v})
+			got, refused := structureRun(t, map[string]string{"SOME_API_TOKEN": v})
+			if refused != nil {
+				// A credential equal to the scope, the env or the branch
+				// is refused before anything is done, and not printed.
+				if strings.Contains(refused.out+refused.err, v) {
+					t.Errorf("the refusal prints the credential:\n%s", refused.out)
+				}
+				refusals++
+				return
+			}
 			for i := range got {
 				g := structureOfDoc(got[i])
 				if !slices.Equal(g, want[i]) {
@@ -124,7 +141,7 @@ func TestJSONRedactionNeverRewritesStructure(t *testing.T) {
 			}
 		})
 	}
-	if tried < 5 {
-		t.Fatalf("test is vacuous: %d names tried of %v", tried, candidates)
+	if tried-refusals < 5 || refusals == 0 {
+		t.Fatalf("test is vacuous: %d names tried of %v, %d refused", tried, candidates, refusals)
 	}
 }
