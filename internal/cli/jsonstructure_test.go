@@ -145,3 +145,31 @@ func TestJSONRedactionNeverRewritesStructure(t *testing.T) {
 		t.Fatalf("test is vacuous: %d names tried of %v, %d refused", tried, candidates, refusals)
 	}
 }
+
+// A plan of 30,000 bad lines answers `validate --json` with the first
+// errors and a count of the rest, in a document of bounded size (it was
+// 10 MB), as one JSON document with the refusal's exit code.
+func TestJSONErrorsOfAHugePlanAreCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nchanges:\n")
+	for i := range 30000 {
+		fmt.Fprintf(&b, "  - { id: l%d, adapter: nosuch, op: object }\n", i)
+	}
+	env := testEnv(t, nil, map[string]string{"release.plan.yaml": b.String()})
+	r := runCLI(t, env, "validate", "--json")
+	if r.code != 2 {
+		t.Fatalf("validate: exit %d, want 2\n%.2000s", r.code, r.out)
+	}
+	if len(r.out) > 200<<10 {
+		t.Fatalf("the --json answer is %d bytes, want at most 200 KiB", len(r.out))
+	}
+	doc := oneDocument(t, r)
+	list, _ := doc["errors"].([]any)
+	if len(list) < 2 || len(list) > 101 {
+		t.Fatalf("%d errors listed, want the first 100 and a count", len(list))
+	}
+	last, _ := list[len(list)-1].(map[string]any)
+	if msg, _ := last["message"].(string); !strings.Contains(msg, "more errors") {
+		t.Errorf("the last error does not count the rest: %v", last)
+	}
+}
