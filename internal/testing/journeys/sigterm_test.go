@@ -235,3 +235,35 @@ func TestSIGTERMDuringABigPlan(t *testing.T) {
 		t.Errorf("leases held after SIGTERM: %+v", ls)
 	}
 }
+
+// SIGTERM ends a destroy too: one held in its callback's delete, holding
+// its scope's lease and the Auth0 list's, exits INTERRUPTED and leaves no
+// lease; the next destroy finishes the teardown.
+func TestSIGTERMEndsADestroy(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	if code, out := w.run(args(6, "apply")...); code != 0 {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	w.chaos(`{"rules": [{"id": "cb", "kind": "hold", "provider": "auth0", "method": "WRITE"}]}`)
+	d := w.start(args(6, "destroy")...)
+	w.waitFor(d, "the destroy in its callback's delete, holding its leases", func(ls []lease) bool {
+		s, p := held(ls, "pr-6")
+		return s && p
+	})
+	code, took := d.terminate(t)
+	t.Logf("the destroy exited %d, %s after SIGTERM", code, took)
+	if code != 1 || !strings.Contains(d.output(), "INTERRUPTED") {
+		t.Errorf("destroy: exit %d, want INTERRUPTED (1):\n%s", code, d.output())
+	}
+	if ls := w.leases(); len(ls) != 0 {
+		t.Errorf("leases held after SIGTERM: %+v", ls)
+	}
+	w.chaos(`{"reset": "rules"}`)
+	if code, out := w.run(args(6, "destroy")...); code != 0 {
+		t.Fatalf("the destroy after: exit %d\n%s", code, out)
+	}
+	if left := w.live(6); len(left) != 0 {
+		t.Fatalf("the teardown left %v", left)
+	}
+}
