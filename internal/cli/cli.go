@@ -207,10 +207,11 @@ func (f *Factory) writeJSON(v any) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	// Redacted field by field before it is serialised, so masking can never
-	// break the document's structure.
+	// break the document's structure; and values only (structuralMember):
+	// keys, ids, the scope, the env and codes stay as they are.
 	rv, err := any(v), error(nil)
 	if !f.answer.ownValues {
-		rv, err = f.Redactor.Value(v)
+		rv, err = f.Redactor.Document(v, structuralMember)
 	}
 	if err == nil {
 		err = enc.Encode(rv)
@@ -230,6 +231,24 @@ func (f *Factory) writeJSON(v any) {
 	}
 	f.rawOut.Write(buf.Bytes())
 }
+
+// structuralMembers are the members of the --json document that name
+// things rather than carry values: what they hold is never masked, as
+// receipts never mask their structure (pkg/engine, recorder.go). A secret
+// equal to one of these names is refused before a run starts
+// (SECRET_IN_STRUCTURE); masking them would instead turn a scope into
+// "***", an error's code into one no caller knows, a ledger key into one
+// that names nothing.
+var structuralMembers = map[string]bool{
+	"command": true, "code": true, "env": true, "scope": true, "branch": true,
+	"run_id": true, "id": true, "key": true, "line": true,
+	"resources": true, "order": true, "op": true, "adapter": true, "provider": true,
+	"parent": true, "status": true, "operation": true, "state": true, "waiting_for": true,
+	"created_by": true, "sha": true, "target": true, "kind": true,
+	"column": true, "depends_on": true,
+}
+
+func structuralMember(name string) bool { return structuralMembers[name] }
 
 func errorJSON(e *errs.Error) map[string]any {
 	m := maps.Clone(e.Details)

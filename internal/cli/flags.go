@@ -75,7 +75,28 @@ func (s *ScopeOptions) compute(f *Factory) (scope.Ctx, error) {
 	if s.asksGH(f, local) {
 		in.LocalPR = scope.ReadGHPR(f.Context, f.Env.Run, f.Env.LookPath, f.Env.Dir)
 	}
-	return scope.Compute(in)
+	c, err := scope.Compute(in)
+	if err != nil {
+		return c, err
+	}
+	return c, refuseSecretNames(f, c)
+}
+
+// refuseSecretNames refuses, before any I/O, a context whose names hold a
+// credential the command's redactor knows (a token given as --branch):
+// the env, the scope and the branch are structure, never masked in
+// receipts or in --json (structuralMembers), so the run would print them.
+func refuseSecretNames(f *Factory, c scope.Ctx) error {
+	if f.Redactor == nil {
+		return nil
+	}
+	for _, n := range []struct{ what, text string }{{"the environment's name", c.Env}, {"the scope's name", c.Scope}, {"the branch's name", c.Git.Branch}} {
+		if n.text != "" && f.Redactor.String(n.text) != n.text {
+			return errs.New(errs.SECRET_IN_STRUCTURE, "a credential of the environment occurs in %s, which Sponson records and prints as it is; nothing was done", n.what).
+				WithHint("Pass the real branch (--branch) and scope; a credential is never a name.")
+		}
+	}
+	return nil
 }
 
 // asksGH says whether to ask the GitHub CLI for the checkout's pull

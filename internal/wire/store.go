@@ -215,6 +215,12 @@ func Choose(c Choice) (StoreConfig, error) {
 			"receipts are kept in the local store at %s; other machines and CI runs will not see them", cfg.Dir))
 	}
 	cfg.Kind, cfg.Why = StoreLocal, why
+	if keys != nil {
+		// Only the git store signs (docs/adr/0012): say so rather than
+		// let the key look as if it protected these receipts.
+		cfg.Warnings = append(cfg.Warnings, errs.New(errs.RECEIPTS_UNSIGNED,
+			"%s is set, but the local store at %s does not sign receipts: destroy trusts its record of what Sponson created as a file on this machine", receipt.ReceiptKeyVar, cfg.Dir))
+	}
 	return cfg, nil
 }
 

@@ -385,6 +385,10 @@ func (a *applier) applyLine(ctx context.Context, ls *lineState) {
 	if !a.judged(ls) {
 		return
 	}
+	if err := refuseSecretKeys(a.e.redactor(), ls); err != nil {
+		ls.status, ls.err = LineFailed, err
+		return
+	}
 	if ls.status == PlanUnchanged {
 		a.recordUnchanged(ls)
 		return

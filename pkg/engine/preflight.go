@@ -254,3 +254,22 @@ func refuseStructural(pr *prepared, rs *resolvedSecrets) errs.List {
 	}
 	return list
 }
+
+// refuseSecretKeys refuses a line, before its first write, whose
+// resources' keys hold a value the run's redactor masks. Such a key is
+// made of what the preflight could not see: an output of an earlier line
+// (a callback's URL built from a deployment's), a secret registered as
+// the run went. Keys are structure, stored and printed as they are
+// (refuseStructural), so the line is refused rather than recorded with a
+// secret in its key or with a masked key that names nothing. The message
+// shows the key masked.
+func refuseSecretKeys(rd *redact.Redactor, ls *lineState) error {
+	for _, d := range ls.diffs {
+		if red := rd.String(d.Key); red != d.Key {
+			return errs.New(errs.SECRET_IN_STRUCTURE, "line %q would record the resource %s, whose key holds a secret's value (from an earlier line's output or the plan's secrets); nothing of the line was written", ls.pl.id, red).
+				WithHint("Give the secret a value of its own (and rotate it): a value that reaches a resource's key, such as a URL built from a deployment, is public, not a secret.").
+				With("line", ls.pl.id)
+		}
+	}
+	return nil
+}

@@ -397,8 +397,10 @@ func redactPart[T any](c partCache, cache map[string]T, next *map[string]T, v an
 // provider blocks, hashes, fingerprints, statuses and codes. A secret that
 // is, or occurs in, a name the run knows before it starts is refused then
 // (SECRET_IN_STRUCTURE, see refuseStructural), so no secret reaches the
-// structure through a name; rewriting a name instead would file the
-// receipt under another scope or lose the resource it identifies.
+// structure through a name; a key the run learns as it goes (made of an
+// earlier line's output) is checked before its line's write
+// (refuseSecretKeys). Rewriting a name instead would file the receipt
+// under another scope or lose the resource it identifies.
 
 func redactHeader(rd *redact.Redactor, r *receipt.Receipt) error {
 	r.ApprovedBy = rd.String(r.ApprovedBy)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -124,9 +123,12 @@ func runNote(t *testing.T, label string, env map[string]string) (*world, *RunRes
 // Redaction touches values, never structure: for secret values drawn
 // from the receipt's own names (env, scope, run id, line ids, keys, ids,
 // parents, callback URLs, outputs), apply either refuses with
-// SECRET_IN_STRUCTURE before any lease, read or write, or completes and
-// stores a receipt whose structure is byte-identical to the run in which
-// the value is no secret; destroy then deletes everything the run made.
+// SECRET_IN_STRUCTURE before any lease, read or write; or refuses, before
+// its write, the line whose key the value reaches through an earlier
+// line's output (a callback URL built from a deployment's), storing no
+// receipt with the value in its structure; or completes and stores a
+// receipt whose structure is byte-identical to the run in which the value
+// is no secret. Destroy then deletes everything the run made.
 func TestPropertySecretsNeverRewriteStructure(t *testing.T) {
 	base, res, err := runNote(t, `"a plain label value"`, nil)
 	if err != nil {
@@ -140,7 +142,7 @@ func TestPropertySecretsNeverRewriteStructure(t *testing.T) {
 	// tried with surrounding whitespace, which the redactor trims.
 	rnd := rand.New(rand.NewPCG(19, 3))
 	rnd.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
-	var refused, completed int
+	var refused, refusedLate, completed int
 	for i, v := range candidates {
 		if rnd.IntN(4) == 0 {
 			v = " " + v + "\n"
@@ -153,19 +155,38 @@ func TestPropertySecretsNeverRewriteStructure(t *testing.T) {
 			}
 			w, res, err := runNote(t, `{ secret: "env://NOTE" }`, map[string]string{"NOTE": v})
 			if err != nil {
-				if errs.CodeOf(err) != errs.SECRET_IN_STRUCTURE {
-					t.Fatalf("secret %q: %s: %v\n%s", v, errs.CodeOf(err), err, dump(res))
-				}
-				if n := writes(w.cloud); n != 0 {
-					t.Fatalf("secret %q refused after %d provider writes", v, n)
-				}
-				if r, _, rerr := w.store.Read(context.Background(), "preview", "pr-8"); rerr != nil || r != nil {
-					t.Fatalf("secret %q refused, but the store holds %v (%v)", v, r, rerr)
-				}
 				if strings.Contains(err.Error(), strings.TrimSpace(v)) {
 					t.Fatalf("the refusal prints the secret: %v", err)
 				}
-				refused++
+				if errs.CodeOf(err) == errs.SECRET_IN_STRUCTURE {
+					// A name the run knows before it starts: refused
+					// before any lease, read or write.
+					if n := writes(w.cloud); n != 0 {
+						t.Fatalf("secret %q refused after %d provider writes", v, n)
+					}
+					if r, _, rerr := w.store.Read(context.Background(), "preview", "pr-8"); rerr != nil || r != nil {
+						t.Fatalf("secret %q refused, but the store holds %v (%v)", v, r, rerr)
+					}
+					refused++
+					return
+				}
+				// A key the run learns as it goes (made of an earlier
+				// line's output): its line is refused before its write,
+				// and no receipt holds the secret in its structure.
+				line := refusedLine(res)
+				if line == "" {
+					t.Fatalf("secret %q: %s: %v\n%s", v, errs.CodeOf(err), err, dump(res))
+				}
+				if st := w.stored(prCtx(8)); st != nil && strings.Contains(structureOf(t, st), strings.TrimSpace(v)) {
+					t.Fatalf("secret %q is in the stored receipt's structure:\n%s", v, structureOf(t, st))
+				}
+				if _, err := w.eng.Destroy(context.Background(), prCtx(8), Options{}); err != nil {
+					t.Fatalf("destroy: %v", err)
+				}
+				if left := w.cloud.Keys(); len(left) != 0 {
+					t.Fatalf("secret %q: after the refusal of %q and a destroy, %v is left", v, line, left)
+				}
+				refusedLate++
 				return
 			}
 			completed++
@@ -181,8 +202,8 @@ func TestPropertySecretsNeverRewriteStructure(t *testing.T) {
 			}
 		})
 	}
-	if refused == 0 || completed == 0 {
-		t.Fatalf("test is vacuous: %d refused, %d completed", refused, completed)
+	if refused == 0 || refusedLate == 0 || completed == 0 {
+		t.Fatalf("test is vacuous: %d refused, %d refused at their line, %d completed", refused, refusedLate, completed)
 	}
 }
 
@@ -206,7 +227,7 @@ func TestSecretEqualToScopeIsRefusedBeforeAnyIO(t *testing.T) {
 	}
 }
 
-func TestSecretEqualToACallbackKeepsTheLedgerKey(t *testing.T) {
+func TestSecretEqualToACallbackIsRefusedBeforeItsWrite(t *testing.T) {
 	base, res, err := runNote(t, `"a plain label value"`, nil)
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, dump(res))
@@ -221,12 +242,19 @@ func TestSecretEqualToACallbackKeepsTheLedgerKey(t *testing.T) {
 		t.Fatal("no callback in the ledger")
 	}
 	w, res, err := runNote(t, `{ secret: "env://NOTE" }`, map[string]string{"NOTE": url})
-	if err != nil {
-		t.Fatalf("apply: %v\n%s", err, dump(res))
+	if err == nil || refusedLine(res) != "cb" {
+		t.Fatalf("want the callback's line refused SECRET_IN_STRUCTURE, got %v\n%s", err, dump(res))
 	}
-	keys := ledgerKeys(w.stored(prCtx(8)))
-	if !slices.Contains(keys, "item:p1:callbacks:"+url) {
-		t.Fatalf("the callback's key was rewritten: %v", keys)
+	if strings.Contains(err.Error(), url) || strings.Contains(dump(res), url) {
+		t.Fatalf("the refusal prints the secret: %v", err)
+	}
+	for _, k := range w.cloud.Keys() {
+		if strings.Contains(k, url) {
+			t.Fatalf("the callback was written: %v", w.cloud.Keys())
+		}
+	}
+	if st := w.stored(prCtx(8)); st != nil && strings.Contains(structureOf(t, st), url) {
+		t.Fatalf("the stored receipt holds the secret in its structure:\n%s", structureOf(t, st))
 	}
 	if _, err := w.eng.Destroy(context.Background(), prCtx(8), Options{}); err != nil {
 		t.Fatalf("destroy: %v", err)
@@ -234,4 +262,18 @@ func TestSecretEqualToACallbackKeepsTheLedgerKey(t *testing.T) {
 	if left := w.cloud.Keys(); len(left) != 0 {
 		t.Fatalf("destroy left %v", left)
 	}
+}
+
+// refusedLine is the line res's receipt says was refused for a secret in
+// its key, or "".
+func refusedLine(res *RunResult) string {
+	if res == nil || res.Receipt == nil {
+		return ""
+	}
+	for id, lr := range res.Receipt.Lines {
+		if lr.ErrorCode == errs.SECRET_IN_STRUCTURE {
+			return id
+		}
+	}
+	return ""
 }

@@ -89,6 +89,7 @@ const (
 	SHORT_SECRET       Code = "SHORT_SECRET"
 	UNKNOWN_KEY        Code = "UNKNOWN_KEY"
 	LOCAL_RECEIPTS     Code = "LOCAL_RECEIPTS"
+	RECEIPTS_UNSIGNED  Code = "RECEIPTS_UNSIGNED"
 	STORE_UNCOMPACTED  Code = "STORE_UNCOMPACTED"
 	FORK_NO_SECRETS    Code = "FORK_NO_SECRETS"
 	LEASE_NOT_RELEASED Code = "LEASE_NOT_RELEASED"
@@ -192,6 +193,7 @@ var Table = []Info{
 	{SHORT_SECRET, ExitOK, true, "warning", "A secret is shorter than 4 characters and cannot be masked safely.", "Use a longer secret; short values are not masked in output because masking them would hide ordinary text."},
 	{UNKNOWN_KEY, ExitOK, true, "warning", "The plan has a top-level key that format version 1 does not know.", "Remove the key or fix its spelling; the JSON schema rejects it."},
 	{LOCAL_RECEIPTS, ExitOK, true, "warning", "No git remote is known, so receipts are kept in the local store.", "Pass --receipts-remote or run in a checkout with an `origin`, so CI runs share one record."},
+	{RECEIPTS_UNSIGNED, ExitOK, true, "warning", "SPONSON_RECEIPT_KEY is set, but receipts are kept in the local store, which does not sign: its record of what Sponson created is a file on this machine, trusted as it is.", "Use the git-branch store (--receipts-remote, or a checkout with an `origin`) for signed receipts; for a local run, unset SPONSON_RECEIPT_KEY to silence this."},
 	{STORE_UNCOMPACTED, ExitOK, true, "warning", "The receipts remote refused to rewrite a receipt branch, so its history grows by one commit per write instead of staying bounded.", "Let the Action and the bot force-push `sponson-receipts/**` (the README's receipts ruleset; on a plain git server, `git config receive.denyNonFastForwards false`)."},
 	{LEASE_NOT_RELEASED, ExitOK, true, "warning", "A lease could not be released after the run; it stays held until it expires.", "Wait for it to expire, or release it with the `sponson unlock` command the message names."},
 	{SCOPE_REOPENED, ExitOK, true, "warning", "A closed scope was reopened by this run (--reopen).", "Nothing to do; destroy it again with --close when its pull request closes for good."},

@@ -3,6 +3,11 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +29,11 @@ import (
 // Read, List, Scopes and Locks never panic, every refusal is coded, and one
 // hostile branch never hides a healthy scope from List. The seeds run in
 // `go test`; `go test -fuzz=FuzzHostileBranches ./pkg/gitstore` explores.
+// An input costs milliseconds: one store over one bare repository built
+// once, served in-process by go-git's server (inProcess), each input one
+// commit written in-process; a name git refuses is reshaped into one it
+// takes (hostileBranch) rather than skipped, so nearly every input reaches
+// the store.
 func FuzzHostileBranches(f *testing.F) {
 	f.Add("preview/-rf", []byte(`{}`), []byte(``))
 	f.Add("preview/pr-1", []byte(`{"version": 1, "env": "preview", "scope": "pr-2"}`), []byte(`{"holder": 1}`))
@@ -31,10 +41,17 @@ func FuzzHostileBranches(f *testing.F) {
 	f.Add("preview/%ZZ", []byte(`[]`), []byte(`null`))
 	f.Add("_locks/0123456789abcdef0123456789abcdef", []byte(``), []byte(`{"target": {"env": "preview", "scope": "pr-1"}}`))
 	f.Add("preview/pr-4/extra/depth", []byte(`{"version": 1, "env": "preview", "scope": "pr-4", "ledger": 7}`), []byte(``))
-	f.Add("production/"+strings.Repeat("x", 200), []byte(`{"version": 1, "env": "production", "scope": "`+strings.Repeat("x", 200)+`"}`), []byte(``))
+	f.Add("production/"+strings.Repeat("x", 150), []byte(`{"version": 1, "env": "production", "scope": "`+strings.Repeat("x", 150)+`"}`), []byte(``))
+	f.Add("preview/a\nb", []byte(`{"version": 1, "env": "preview", "scope": "a-b"}`), []byte(``))
+	f.Add("preview/..\x01/x.lock/@{u}", []byte(`{"version": 1}`), []byte(`{}`))
 	f.Add("preview/pr-5", []byte("\xff\xfe\x00garbage"), []byte("\x00"))
 
 	r := newRemote(f, "file")
+	// Fuzz targets run after every test of the package, so swapping the
+	// file:// client for the target's life touches no other test.
+	old := client.Protocols["file"]
+	client.InstallProtocol("file", inProcess{server.DefaultServer})
+	f.Cleanup(func() { client.InstallProtocol("file", old) })
 	s := newStore(f, r.url, clock.System{})
 	ctx := context.Background()
 	healthy := receipt.ScopeTarget("preview", "healthy")
@@ -63,10 +80,11 @@ func FuzzHostileBranches(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	kept := refNames(f, bare)
 	f.Fuzz(func(t *testing.T, name string, rec, lock []byte) {
-		branch := "sponson-receipts/" + name
-		if scope.CheckBranchName(branch) != nil || len(branch) > 200 || strings.HasPrefix(name, "preview/healthy") {
-			t.Skip("git refuses the name, or it is the healthy scope's own")
+		branch, ok := hostileBranch(name)
+		if !ok || conflicts(branch, kept) {
+			t.Skip("git refuses the name even reshaped, it is the healthy scope's own, or it would clash with a ref the remote holds")
 		}
 		files := map[string][]byte{}
 		if len(rec) > 0 {
@@ -106,6 +124,70 @@ func FuzzHostileBranches(f *testing.F) {
 		_, err = s.Locks(ctx)
 		check(t, "Locks", err)
 	})
+}
+
+// hostileBranch is the receipt branch an input names: the name itself
+// when git accepts it, else the name with what git refuses replaced (a
+// control byte or one of space ~ ^ : ? * [ \ by "_", ".." by "._", "@{"
+// by "@_", empty components dropped, a component's leading "." and
+// trailing ".lock" and "." escaped), so that almost every input reaches
+// the store instead of being skipped. false when even that is refused or
+// too long for a ref.
+func hostileBranch(name string) (string, bool) {
+	if scope.CheckBranchName("sponson-receipts/"+name) != nil {
+		name = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
+				return '_'
+			}
+			return r
+		}, name)
+		name = strings.NewReplacer("..", "._", "@{", "@_").Replace(name)
+		var parts []string
+		for _, c := range strings.Split(name, "/") {
+			if c == "" {
+				continue
+			}
+			if strings.HasPrefix(c, ".") {
+				c = "_" + c
+			}
+			if strings.HasSuffix(c, ".lock") || strings.HasSuffix(c, ".") {
+				c += "_"
+			}
+			parts = append(parts, c)
+		}
+		name = strings.Join(parts, "/")
+	}
+	branch := "sponson-receipts/" + name
+	return branch, len(branch) <= 200 && scope.CheckBranchName(branch) == nil
+}
+
+// refNames are the branches the remote holds before fuzzing.
+func refNames(t testing.TB, repo *git.Repository) []string {
+	t.Helper()
+	refs, err := repo.References()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	_ = refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Name().IsBranch() {
+			out = append(out, r.Name().Short())
+		}
+		return nil
+	})
+	return out
+}
+
+// conflicts reports whether branch is one of kept, or a folder of one,
+// or inside one: git keeps refs as paths, so such a ref cannot exist
+// beside them (nor would a push make one).
+func conflicts(branch string, kept []string) bool {
+	for _, k := range kept {
+		if branch == k || strings.HasPrefix(k, branch+"/") || strings.HasPrefix(branch, k+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // hostileCommit sets ref in the bare repository to one parentless commit
@@ -156,4 +238,31 @@ func hostileCommit(t *testing.T, repo *git.Repository, ref plumbing.ReferenceNam
 	if err := st.SetReference(plumbing.NewHashReference(ref, h)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// inProcess is go-git's own git server (the upload-pack and receive-pack
+// of plumbing/transport/server) over the fuzz remote's directory, in this
+// process: no git process per fetch. That server knows no shallow or
+// no-progress capability, so a request goes to it without them and with
+// no depth: it then sends whole histories, which the store reads as it
+// reads any remote's.
+type inProcess struct{ transport.Transport }
+
+func (t inProcess) NewUploadPackSession(ep *transport.Endpoint, auth transport.AuthMethod) (transport.UploadPackSession, error) {
+	s, err := t.Transport.NewUploadPackSession(ep, auth)
+	return fullHistory{s}, err
+}
+
+type fullHistory struct{ transport.UploadPackSession }
+
+func (s fullHistory) UploadPack(ctx context.Context, req *packp.UploadPackRequest) (*packp.UploadPackResponse, error) {
+	plain := *req
+	plain.Capabilities = capability.NewList()
+	for _, c := range []capability.Capability{capability.OFSDelta, capability.Agent} {
+		if req.Capabilities.Supports(c) {
+			_ = plain.Capabilities.Add(c, req.Capabilities.Get(c)...)
+		}
+	}
+	plain.Depth, plain.Shallows = packp.DepthCommits(0), nil
+	return s.UploadPackSession.UploadPack(ctx, &plain)
 }

@@ -20,6 +20,10 @@
 //     value. Whitespace-only values are ignored.
 //   - JSON is redacted string by string (keys too) while it is re-encoded, so
 //     the result is always valid JSON with the structure of the input.
+//     Document does the same for a document whose structure is its own (the
+//     CLI's --json answer): keys, and whatever the members the caller names
+//     as structure hold, are never masked (docs/adr/0020); the caller
+//     refuses a secret equal to such a name before it could be printed.
 //   - A form that would only appear by joining masked output with its
 //     surroundings (a secret containing "***") or by joining two JSON tokens is
 //     not looked for.

@@ -73,7 +73,7 @@ func (r *Redactor) detail(v any) any {
 	if !m.found(string(b)) && !m.found(fmt.Sprint(v)) {
 		return v
 	}
-	red, err := r.redactJSON(b)
+	red, err := r.redactJSON(b, nil)
 	if err != nil {
 		return Mask
 	}

@@ -24,7 +24,7 @@ func (r *Redactor) JSON(v any) ([]byte, error) {
 	if err != nil {
 		return nil, errs.Wrap(r.Error(err), errs.INTERNAL, "a value could not be serialized for redaction")
 	}
-	return r.redactJSON(raw)
+	return r.redactJSON(raw, nil)
 }
 
 // Value returns v redacted as JSON (see JSON), decoded into generic values:
@@ -34,6 +34,11 @@ func (r *Redactor) Value(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeGeneric(b)
+}
+
+// decodeGeneric decodes JSON into generic values, numbers as json.Number.
+func decodeGeneric(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out any
@@ -49,17 +54,43 @@ func (r *Redactor) RawJSON(raw []byte) ([]byte, error) {
 	if !json.Valid(raw) {
 		return nil, errs.New(errs.INTERNAL, "not a JSON document")
 	}
-	return r.redactJSON(raw)
+	return r.redactJSON(raw, nil)
+}
+
+// Document is Value for a document whose structure is its own (the CLI's
+// --json answer): its values are redacted, its structure never. No object
+// key is masked, and nothing under a member whose name structural accepts
+// (a code, an id, a key, a scope, an env: names that a secret is refused
+// for before any run, see pkg/engine's SECRET_IN_STRUCTURE) is masked,
+// whatever the redactor holds; every other string and number is, as by
+// JSON. A nil structural keeps only the keys.
+func (r *Redactor) Document(v any, structural func(member string) bool) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, errs.Wrap(r.Error(err), errs.INTERNAL, "a value could not be serialized for redaction")
+	}
+	if structural == nil {
+		structural = func(string) bool { return false }
+	}
+	b, err := r.redactJSON(raw, structural)
+	if err != nil {
+		return nil, err
+	}
+	return decodeGeneric(b)
 }
 
 type frame struct {
 	object bool
 	n      int            // tokens seen: in an object, even n is a key
 	keys   map[string]int // redacted keys of an object, for duplicates
+	member string         // the key last read, in an object
+	kept   bool           // under a structural member: written as it is
 }
 
 // redactJSON re-encodes valid JSON token by token, redacting strings.
-func (r *Redactor) redactJSON(raw []byte) ([]byte, error) {
+// With structural (Document), keys and what structural members hold are
+// written as they are.
+func (r *Redactor) redactJSON(raw []byte, structural func(string) bool) ([]byte, error) {
 	m := r.matcher()
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -77,7 +108,7 @@ func (r *Redactor) redactJSON(raw []byte) ([]byte, error) {
 		if len(stack) > 0 {
 			top = stack[len(stack)-1]
 		}
-		isKey := false
+		isKey, kept := false, false
 		if top != nil && tok != json.Delim('}') && tok != json.Delim(']') {
 			switch {
 			case top.object && top.n%2 == 1:
@@ -87,29 +118,35 @@ func (r *Redactor) redactJSON(raw []byte) ([]byte, error) {
 			}
 			isKey = top.object && top.n%2 == 0
 			top.n++
+			kept = structural != nil && (top.kept || (top.object && !isKey && structural(top.member)))
 		}
 		switch t := tok.(type) {
 		case json.Delim:
 			out.WriteByte(byte(t))
 			switch t {
 			case '{', '[':
-				stack = append(stack, &frame{object: t == '{'})
+				stack = append(stack, &frame{object: t == '{', kept: kept})
 			default:
 				stack = stack[:len(stack)-1]
 			}
 		case string:
 			var s string
-			if isKey {
+			switch {
+			case isKey && structural != nil:
+				top.member, s = t, t
+			case kept:
+				s = t
+			case isKey:
 				if top.keys == nil {
 					top.keys = map[string]int{}
 				}
 				s = objectKey(m, top.keys, t)
-			} else {
+			default:
 				s = jsonSafe(m, t)
 			}
 			writeString(&out, s)
 		case json.Number:
-			if m.found(string(t)) {
+			if !kept && m.found(string(t)) {
 				writeString(&out, Mask)
 			} else {
 				out.WriteString(string(t))
