@@ -344,6 +344,9 @@ func (c *Cloud) providerHandler(p *api) http.Handler {
 		if p.authorized != nil {
 			authorized = p.authorized(auth)
 		}
+		if p.authorizedRequest != nil {
+			authorized = p.authorizedRequest(r)
+		}
 		if !authorized {
 			rec := newRecorder()
 			p.deny(rec, auth == "")

@@ -65,6 +65,9 @@ type api struct {
 	// authorized checks the Authorization header; nil means "Bearer
 	// <token()>".
 	authorized func(header string) bool
+	// authorizedRequest, when set, checks the whole request instead
+	// (credentials in a header of the API's own, basic auth).
+	authorizedRequest func(r *http.Request) bool
 	// deny answers a request without the right bearer token; missing says
 	// whether there was no Authorization header at all.
 	deny func(w http.ResponseWriter, missing bool)

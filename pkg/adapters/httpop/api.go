@@ -38,6 +38,12 @@ type api struct {
 	paging     paging
 	listMethod string // "" (the line's, else PATCH) or PATCH, PUT, POST
 	subset     bool   // list_entries: subset
+	// listItems and listSuffix are how a key's listing is read (Lookup
+	// and Destroy): the array's pointer, and the segment the listing adds
+	// to the objects' collection (SendGrid's /all).
+	listItems  pointer
+	hasItems   bool
+	listSuffix string
 }
 
 // blockOf returns the settings of api name: the provider block itself when

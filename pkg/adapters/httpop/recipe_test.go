@@ -24,7 +24,7 @@ func recipeWorld(t *testing.T, shapes map[string]sim.HTTPShape) (*world, *httpop
 	}
 	base, tok := w.Env[sim.HTTPURLVar], w.Env[sim.HTTPTokenVar]
 	for _, s := range httpop.NewRecipe(nil, nil).Spec().Recipes {
-		w.Env[s.BaseURLVar] = base
+		w.Env[s.BaseURLVar] = base + sim.HTTPPrefixes[s.BaseURLVar]
 		for _, c := range s.Credentials {
 			w.Env[c] = tok
 		}

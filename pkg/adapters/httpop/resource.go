@@ -743,6 +743,17 @@ func (op *ResourceOp) create(ctx context.Context, a httpclient.API, r resourceRe
 		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object created in %s cannot be found by match %v", a.Provider, r.create.path, r.match).
 			WithHint("Check that match names fields the API returns exactly as sent, or set read.path and id_path.")
 	}
+	// What only the create answers (a new key's token, a once output)
+	// joins the object as read.
+	if created := unwrap(resp, r.api.objectPath); err == nil && created != nil && idOf(created, r.idPath) == found.id {
+		doc := maps.Clone(found.doc)
+		for k, v := range created {
+			if _, ok := doc[k]; !ok {
+				doc[k] = v
+			}
+		}
+		found = &object{id: found.id, doc: doc}
+	}
 	return found, nil
 }
 
@@ -834,11 +845,15 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 	}
 	// By key the listing's filter setting is not known: the match is
 	// found in the pages, which any API answers.
-	it, err := findIn(ctx, a, path, nil, false, match, idPath, true, ap.paging)
+	it, err := findIn(ctx, a, path, ap.listItems, ap.hasItems, match, idPath, true, ap.paging)
 	if err != nil || it == nil || it.id == "" {
 		return a, "", nil, err
 	}
-	objPath := strings.TrimRight(path, "/") + "/" + url.PathEscape(it.id)
+	coll := strings.TrimRight(strings.TrimSuffix(path, ap.listSuffix), "/")
+	objPath := coll + "/" + url.PathEscape(it.id)
+	if strings.HasSuffix(path, "/") {
+		objPath += "/" // Sentry's paths end in a slash
+	}
 	o, err := get(ctx, a, objPath, ap.objectPath, idPath)
 	return a, objPath, o, err
 }

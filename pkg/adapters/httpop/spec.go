@@ -21,6 +21,8 @@ var apiBlock = []adapter.ParamSpec{
 			{Name: "idempotency_header", Type: adapter.TypeString, Doc: "a header (Idempotency-Key) sent with a new random key on each create, which makes the create safe to retry"},
 			{Name: "paging", Type: adapter.TypeAny, Doc: "how listings page: cursor, after, link or offset, or {type, next: /pointer, param, size_param, size}; default next_cursor (sent as cursor) or has_more (after=<last id>)"},
 			{Name: "list_method", Type: adapter.TypeString, Enum: []string{"PATCH", "PUT", "POST"}, Doc: "how http.list_item writes a parent of this API, destroy included; default the line's update_method, else PATCH"},
+			{Name: "list_items", Type: adapter.TypeString, Doc: "JSON pointer to the array of this API's listings (/Servers), for Lookup and Destroy; default items, data or results"},
+			{Name: "list_suffix", Type: adapter.TypeString, Doc: "a path the listing adds to the objects' collection (SendGrid's /all), cut when an object is addressed by key"},
 			{Name: "list_entries", Type: adapter.TypeString, Enum: []string{"exact", "subset"}, Doc: "exact (default): an object entry is the item; subset: an entry holding the item's fields and more the API adds (an id) is the item"},
 			{Name: "object_path", Type: adapter.TypeString, Doc: "JSON pointer to the object in a single-object answer (/result); default the answer"},
 			{Name: "id_path", Type: adapter.TypeString, Doc: "JSON pointer to an object's id, for every line of this API; default /id"},

@@ -172,6 +172,21 @@ func (a *api) readWire(b map[string]any, where string) error {
 		}
 		a.listMethod = s
 	}
+	if raw, ok := b["list_items"]; ok {
+		s, _ := raw.(string)
+		ptr, okP := parsePointer(s)
+		if !okP || len(ptr) == 0 {
+			return errs.New(errs.PARAM_INVALID, "%s.list_items must be a JSON pointer to the array of a listing, such as /Servers", where).With("param", where+".list_items")
+		}
+		a.listItems, a.hasItems = ptr, true
+	}
+	if raw, ok := b["list_suffix"]; ok {
+		s, _ := raw.(string)
+		if err := checkPath("http", where+".list_suffix", s); err != nil {
+			return err
+		}
+		a.listSuffix = s
+	}
 	if raw, ok := b["list_entries"]; ok {
 		switch raw {
 		case "exact":
