@@ -114,7 +114,10 @@ func TestSentryDeployIsKept(t *testing.T) {
 	w.Cloud.MustAddRule(sim.Rule{Kind: sim.KindPageSize, Provider: sim.ProviderHTTP, Path: "/" + coll, PageSize: 1})
 	req := recipeReq(map[string]any{"recipe": "sentry.deploy", "organization": "acme", "version": "shop@1.2.3", "environment": "preview", "url": "https://pr-7.example.dev"})
 	ctx := context.Background()
-	res, err := op.Apply(ctx, req, nil, func(keys ...string) error { t.Errorf("intended %v: a kept deploy is never Sponson's to delete", keys); return nil })
+	res, err := op.Apply(ctx, req, nil, func(keys ...string) error {
+		t.Errorf("intended %v: a kept deploy is never Sponson's to delete", keys)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
