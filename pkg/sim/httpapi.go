@@ -30,7 +30,9 @@ package sim
 //
 //   POST   /http/{collection}        body: a JSON object (an "id" string may
 //                                    be given; 409 if taken) → 201, the object
-//                                    with its "id", Location and ETag headers
+//                                    with its "id", Location and ETag headers;
+//                                    with an Idempotency-Key seen before, the
+//                                    object that key created, and nothing new
 //   GET    /http/{collection}/{id}   → 200 the object, ETag; 404
 //   PUT    /http/{collection}/{id}   body: the whole object → 200; replaces
 //                                    every field ("id" may be repeated, not
@@ -86,6 +88,9 @@ type generic struct {
 	collections map[string]*httpCollection
 	order       []string
 	shapes      []httpShapeRule
+	// idem are the objects created with an Idempotency-Key, by key: a
+	// repeat of the create answers the object again, as Stripe does.
+	idem map[string]*HTTPObject
 }
 
 // HTTPShape is how the generic API answers for the collections a pattern
@@ -294,14 +299,16 @@ type httpCollection struct {
 }
 
 func newGeneric(c *core) provider {
-	g := &generic{core: c, collections: map[string]*httpCollection{}}
+	g := &generic{core: c, collections: map[string]*httpCollection{}, idem: map[string]*HTTPObject{}}
 	g.routes = g.newAPI()
 	return g
 }
 
 func (g *generic) api() *api { return g.routes }
 
-func (g *generic) reset() { g.collections, g.order, g.shapes = map[string]*httpCollection{}, nil, nil }
+func (g *generic) reset() {
+	g.collections, g.order, g.shapes, g.idem = map[string]*httpCollection{}, nil, nil, map[string]*HTTPObject{}
+}
 
 func (g *generic) newAPI() *api {
 	p := &api{name: ProviderHTTP, mux: http.NewServeMux(), token: func() string { return g.tokens.HTTP }}
@@ -425,6 +432,11 @@ func (g *generic) create(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	sh := g.shapeOf(coll)
+	key := r.Header.Get("Idempotency-Key")
+	if o, ok := g.idem[key]; ok && key != "" {
+		g.objectResponseAll(w, cmp.Or(sh.CreateStatus, http.StatusCreated), o, true)
+		return
+	}
 	id, given := m[sh.IDField].(string)
 	if _, present := m[sh.IDField]; present && (!given || id == "" || strings.Contains(id, "/")) {
 		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q must be a non-empty string without /", sh.IDField))
@@ -452,6 +464,9 @@ func (g *generic) create(w http.ResponseWriter, r *http.Request) {
 	o := &HTTPObject{Collection: coll, ID: id, Fields: m, Version: 1, Origin: OriginAPI}
 	col := g.collection(coll)
 	col.objs = append(col.objs, o)
+	if key != "" {
+		g.idem[key] = o
+	}
 	w.Header().Set("Location", "/"+ProviderHTTP+"/"+coll+"/"+id)
 	g.objectResponseAll(w, cmp.Or(sh.CreateStatus, http.StatusCreated), o, true)
 }
