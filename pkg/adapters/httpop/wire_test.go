@@ -95,7 +95,9 @@ func TestAuthForms(t *testing.T) {
 				return ok && u == "me" && p == tok
 			}, sim.HTTPTokenVar},
 		"header": {map[string]any{"header": "X-Honeycomb-Team", "value_env": sim.HTTPTokenVar},
-			func(h http.Header, tok string) bool { return h.Get("X-Honeycomb-Team") == tok && h.Get("Authorization") == "" }, sim.HTTPTokenVar},
+			func(h http.Header, tok string) bool {
+				return h.Get("X-Honeycomb-Team") == tok && h.Get("Authorization") == ""
+			}, sim.HTTPTokenVar},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w, rec, op, p := wireWorld(t, map[string]any{"auth": c.auth}, map[string]string{"API_USER": "me"})
