@@ -143,6 +143,24 @@ type HTTPShape struct {
 	// CreateStatus is the status of a create (default 201; Honeycomb,
 	// Postmark and SendGrid answer 200).
 	CreateStatus int `json:"create_status,omitempty"`
+	// DeleteStatus and DeleteBody are a delete's answer (default 204 and
+	// no body); "{id}" in the body is the object's id as JSON.
+	DeleteStatus int    `json:"delete_status,omitempty"`
+	DeleteBody   string `json:"delete_body,omitempty"`
+	// Envelope are fields beside the object or list in every answer
+	// (Cloudflare's success, errors, messages).
+	Envelope map[string]any `json:"envelope,omitempty"`
+	// Errors is the error format: "" the sim's own, "github", "svix",
+	// "turso" or "cloudflare" (each as its description defines it).
+	Errors string `json:"errors,omitempty"`
+	// IDPrefix and IDLength make generated "id"s the provider's form
+	// (Svix's ep_ and 27 characters) when IDField is another field.
+	IDPrefix string `json:"id_prefix,omitempty"`
+	IDLength int    `json:"id_length,omitempty"`
+	// Checked: the answers are the provider's own and are validated
+	// against its description (the shapes of HTTPTargets); a shape made
+	// for a test's envelope only leaves answers unchecked.
+	Checked bool `json:"checked,omitempty"`
 }
 
 // HTTPCredentialHeaders are the headers of the recipes' targets that carry
@@ -327,16 +345,20 @@ func (g *generic) newAPI() *api {
 		setRetryAfter(w, after)
 		httpErr(w, http.StatusTooManyRequests, "rate_limited", "too many requests")
 	}
-	p.handle("POST /{path...}", g.create)
-	p.handle("GET /{path...}", g.getOrList)
-	p.handle("PUT /{path...}", g.replace)
-	p.handle("PATCH /{path...}", g.patch)
-	p.handle("DELETE /{path...}", g.delete)
+	p.handle("POST /{path...}", g.targeted(g.create))
+	p.handle("GET /{path...}", g.targeted(g.getOrList))
+	p.handle("PUT /{path...}", g.targeted(g.replace))
+	p.handle("PATCH /{path...}", g.targeted(g.patch))
+	p.handle("DELETE /{path...}", g.targeted(g.delete))
 	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path)
 	})
 	p.env = func(url string) []string { return []string{HTTPURLVar + "=" + url, HTTPTokenVar + "=" + g.tokens.HTTP} }
-	p.described = describedAs{files: []string{"github-hooks", "resend", "svix", "turso", "unleash", "cloudflare"}, partial: true, requestsOnly: true}
+	// Requests to the targets' paths are checked always; answers where
+	// the collection has a target's shape (HTTPTargets, Checked), which
+	// answers as the provider does, not only in its envelope.
+	p.described = describedAs{files: []string{"github-hooks", "resend", "svix", "turso", "unleash", "cloudflare"}, partial: true, requestsOnly: true,
+		answersChecked: g.answersChecked}
 	return p
 }
 
@@ -391,7 +413,7 @@ func (g *generic) objectResponseAll(w http.ResponseWriter, status int, o *HTTPOb
 	sh := g.shapeOf(o.Collection)
 	fields := g.visible(sh, o.Fields, created)
 	if env := sh.Object; env != "" {
-		writeJSON(w, status, map[string]any{env: fields})
+		writeJSON(w, status, withEnvelope(sh, map[string]any{env: fields}))
 		return
 	}
 	writeJSON(w, status, fields)
@@ -453,12 +475,18 @@ func (g *generic) create(w http.ResponseWriter, r *http.Request) {
 		id = "obj_" + g.randString(12, lowerDigits)
 	}
 	m[sh.IDField] = id
+	if sh.NumericID {
+		m[sh.IDField] = json.Number(id)
+	}
 	if _, ok := m["id"]; !ok {
 		m["id"] = "obj_" + g.randString(12, lowerDigits)
+		if sh.IDPrefix != "" {
+			m["id"] = sh.IDPrefix + g.randString(sh.IDLength-len(sh.IDPrefix), alnum)
+		}
 	}
 	for f, kind := range sh.Generated {
 		if _, given := m[f]; !given {
-			m[f] = g.generated(kind, m)
+			m[f] = g.generated(kind, m, coll, id)
 		}
 	}
 	o := &HTTPObject{Collection: coll, ID: id, Fields: m, Version: 1, Origin: OriginAPI}
@@ -705,6 +733,8 @@ func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "has_more": next != nil, list: items})
 	case sh.BareList:
 		writeJSON(w, http.StatusOK, items)
+	case sh.List != "" && sh.Envelope != nil:
+		writeJSON(w, http.StatusOK, withEnvelope(sh, map[string]any{sh.List: items}))
 	case sh.List != "":
 		writeJSON(w, http.StatusOK, map[string]any{sh.List: items, "next_cursor": next})
 	default:
@@ -801,7 +831,14 @@ func copyFields(fields map[string]any) (map[string]any, error) {
 
 // generated is the value of a field a shape's Generated names. Callers
 // hold g.mu.
-func (g *generic) generated(kind string, m map[string]any) any {
+func (g *generic) generated(kind string, m map[string]any, coll, id string) any {
+	if lit, ok := strings.CutPrefix(kind, "json:"); ok {
+		v, _ := decodeFields([]byte(`{"v":` + lit + `}`))
+		return v["v"]
+	}
+	if kind == "self" || strings.HasPrefix(kind, "self:") {
+		return g.selfURL(coll, id) + strings.TrimPrefix(strings.TrimPrefix(kind, "self"), ":")
+	}
 	if from, ok := strings.CutPrefix(kind, "slug:"); ok {
 		src, _ := m[from].(string)
 		var b strings.Builder

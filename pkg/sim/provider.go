@@ -101,8 +101,10 @@ type describedAs struct {
 	// described).
 	partial bool
 	// requestsOnly: the sim's answers are its own shapes and are not
-	// checked.
-	requestsOnly bool
+	// checked, except where answersChecked says (a path beneath the
+	// provider prefix) they are the provider's.
+	requestsOnly   bool
+	answersChecked func(path string) bool
 }
 
 // core is what the cloud shares with every provider: the lock over all
