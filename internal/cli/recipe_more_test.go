@@ -40,8 +40,19 @@ func TestRecipesWithSecretsAndKeeps(t *testing.T) {
 	for _, v := range []string{"RESEND_API_KEY", "POSTMARK_ACCOUNT_TOKEN", "POSTMARK_SERVER_TOKEN", "HONEYCOMB_API_KEY", "SENTRY_AUTH_TOKEN", "STATSIG_CONSOLE_API_KEY"} {
 		vars[v] = tok
 	}
+	cloud.Console.SetHTTPShape("vault/keys", sim.HTTPShape{Generated: map[string]string{"secret": "token"}})
 	plan := `version: 1
+providers:
+  http:
+    vault: {base_url_env: SIM_HTTP_URL, auth: {bearer_env: SIM_HTTP_TOKEN}}
 changes:
+  - id: plain
+    adapter: http
+    op: resource
+    api: vault
+    create: {path: /vault/keys}
+    fields: {name: "key-${ctx.scope}"}
+    outputs: {api_key: {path: /secret, sensitive: true, once: true}, name: /name}
   - id: key
     adapter: http
     recipe: resend.api_key
@@ -76,6 +87,9 @@ changes:
 	rc, _ := json.Marshal(oneDocument(t, r)["receipt"])
 	var secrets []string
 	for _, o := range cloud.State().HTTP {
+		if s, ok := o.Fields["secret"].(string); ok {
+			secrets = append(secrets, s)
+		}
 		if s, ok := o.Fields["token"].(string); ok {
 			secrets = append(secrets, s)
 		}
@@ -83,7 +97,7 @@ changes:
 			secrets = append(secrets, l[0].(string))
 		}
 	}
-	if len(secrets) != 2 {
+	if len(secrets) != 3 {
 		t.Fatalf("tokens made: %v", secrets)
 	}
 	for _, s := range secrets {
@@ -103,7 +117,7 @@ changes:
 	}
 	// Left: the gate (seeded; its rule removed), the marker and the deploy.
 	want := "console/v1/gates|1/markers/shop|organizations/acme/releases/shop@1.0.0/deploys"
-	if strings.Join(left, "|") != want || made != 6 {
+	if strings.Join(left, "|") != want || made != 7 {
 		t.Errorf("after destroy %v (of %d), want %s", left, made, want)
 	}
 	for _, o := range cloud.State().HTTP {
@@ -116,7 +130,7 @@ changes:
 	env = testEnv(t, vars, map[string]string{"release.plan.yaml": bad})
 	writes := len(cloud.Writes())
 	r = runCLI(t, env, "plan", "--pr", "7", "--receipts", "local")
-	if r.code == 0 || !strings.Contains(r.err, "release.plan.yaml:17:5: PARAM_INVALID") || !strings.Contains(r.err, "destroy") {
+	if r.code == 0 || !strings.Contains(r.err, "release.plan.yaml:27:5: PARAM_INVALID") || !strings.Contains(r.err, "destroy") {
 		t.Errorf("a wrong destroy: exit %d\n%s", r.code, r.err)
 	}
 	if len(cloud.Writes()) != writes {
