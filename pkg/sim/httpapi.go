@@ -153,6 +153,10 @@ type HTTPShape struct {
 	// Errors is the error format: "" the sim's own, "github", "svix",
 	// "turso" or "cloudflare" (each as its description defines it).
 	Errors string `json:"errors,omitempty"`
+	// EntryIDs are JSON pointers to arrays of objects whose entries the
+	// server gives an "id" when written without one, as Statsig,
+	// GrowthBook and Split give a rule theirs.
+	EntryIDs []string `json:"entry_ids,omitempty"`
 	// IDPrefix and IDLength make generated "id"s the provider's form
 	// (Svix's ep_ and 27 characters) when IDField is another field.
 	IDPrefix string `json:"id_prefix,omitempty"`
@@ -584,6 +588,7 @@ func (g *generic) replace(w http.ResponseWriter, r *http.Request) {
 	}
 	m[sh.IDField] = o.ID
 	o.Fields = m
+	g.giveEntryIDs(sh, o.Fields)
 	o.Version++
 	g.objectResponse(w, http.StatusOK, o)
 }
@@ -611,6 +616,7 @@ func (g *generic) patch(w http.ResponseWriter, r *http.Request) {
 		o.Fields["id"] = idv
 	}
 	o.Fields[sh.IDField] = o.ID
+	g.giveEntryIDs(sh, o.Fields)
 	o.Version++
 	g.objectResponse(w, http.StatusOK, o)
 }

@@ -43,7 +43,9 @@ package sim
 //       serves Postmark beneath /http/postmark (HTTPPrefixes), so each is
 //       checked against its own description, or none.
 //   T11. Statsig: GET /console/v1/gates/{id} answers {"message", "data":
-//       {...}}, PATCH replaces the fields it names; STATSIG-API-KEY.
+//       {...}}, PATCH replaces the fields it names; STATSIG-API-KEY; a
+//       rule written without an id is given one (so is a GrowthBook
+//       rule).
 //       Source: docs.statsig.com/api-reference/gates.
 
 import (
@@ -86,7 +88,7 @@ var HTTPTargets = map[string][]HTTPTarget{
 	// Without a description here: the shapes model the documented API.
 	"sentry.release":           {{"organizations/*/releases", HTTPShape{IDField: "version"}}},
 	"configcat.targeting_rule": {{"v1/environments/*/settings/*", HTTPShape{}}},
-	"growthbook.force_rule":    {{"api/v1/features", HTTPShape{Object: "feature", PostUpdates: true}}},
+	"growthbook.force_rule":    {{"api/v1/features", HTTPShape{Object: "feature", PostUpdates: true, EntryIDs: []string{"/environments/dev/rules", "/environments/production/rules"}}}},
 	"honeycomb.marker":         {{"1/markers/*", HTTPShape{BareList: true, CreateStatus: 200, Generated: map[string]string{"created_at": "now"}}}},
 	"postmark.server": {{"postmark/servers", HTTPShape{IDField: "ID", NumericID: true, List: "Servers", OffsetParam: "offset", SizeParam: "count",
 		CreateStatus: 200, Generated: map[string]string{"ApiTokens": "tokens"}}}},
@@ -95,7 +97,7 @@ var HTTPTargets = map[string][]HTTPTarget{
 	"sendgrid.parse_setting":  {{"v3/user/webhooks/parse/settings", HTTPShape{IDField: "hostname", List: "result"}}},
 	"sentry.deploy":           {{"organizations/*/releases/*/deploys", HTTPShape{LinkPaging: true, Generated: map[string]string{"dateFinished": "now"}}}},
 	"split.targeting_rule":    {{"internal/api/v2/splits/ws/*/*/environments", HTTPShape{}}},
-	"statsig.gate_rule":       {{"console/v1/gates", HTTPShape{Object: "data"}}},
+	"statsig.gate_rule":       {{"console/v1/gates", HTTPShape{Object: "data", EntryIDs: []string{"/rules"}}}},
 }
 
 // HTTPPrefixes are the paths beneath /http where a target is served when
@@ -195,4 +197,26 @@ func withEnvelope(sh HTTPShape, m map[string]any) map[string]any {
 // sim does not know the host it is served at).
 func (g *generic) selfURL(coll, id string) string {
 	return "https://sim.invalid/" + ProviderHTTP + "/" + coll + "/" + id
+}
+
+// giveEntryIDs gives every object entry of the arrays the shape's EntryIDs
+// point at an "id" when it has none. Callers hold g.mu.
+func (g *generic) giveEntryIDs(sh HTTPShape, doc map[string]any) {
+	for _, p := range sh.EntryIDs {
+		var v any = doc
+		for _, seg := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[seg]
+		}
+		list, _ := v.([]any)
+		for _, e := range list {
+			if m, ok := e.(map[string]any); ok && m["id"] == nil {
+				m["id"] = "rule_" + g.randString(12, lowerDigits)
+			}
+		}
+	}
 }

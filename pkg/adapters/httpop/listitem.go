@@ -382,22 +382,46 @@ func entryOf(item string) any {
 }
 
 // is reports whether the array entry x is the item e: equal, or with
-// list_entries subset an object holding e's fields (the API adds an id).
+// list_entries subset an object holding e's fields, at every depth (the
+// API adds an id to a rule, a negate: false to its matchers).
 func (l *list) is(x, e any) bool {
 	if adapter.Equal(x, e) {
 		return true
 	}
-	xm, okX := x.(map[string]any)
-	em, okE := e.(map[string]any)
-	if !l.subset || !okX || !okE {
-		return false
-	}
-	for k, v := range em {
-		if !adapter.Equal(xm[k], v) {
+	_, isMap := e.(map[string]any)
+	return l.subset && isMap && subsetOf(e, x)
+}
+
+// subsetOf reports whether want is in got: objects hold want's fields (each
+// a subset), arrays have want's length with each entry a subset, other
+// values are equal.
+func subsetOf(want, got any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
 			return false
 		}
+		for k, v := range w {
+			gv, has := g[k]
+			if !has || !subsetOf(v, gv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !subsetOf(w[i], g[i]) {
+				return false
+			}
+		}
+		return true
 	}
-	return true
+	return adapter.Equal(want, got)
 }
 
 func (l *list) has(item string) (bool, any) {

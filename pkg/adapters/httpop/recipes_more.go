@@ -82,10 +82,12 @@ var moreRecipes = map[string]recipe{
 				"https://docs.growthbook.io/api#tag/features/operation/updateFeature (POST /api/v1/features/{id} with environments.<env>.rules; a force rule is {type: force, value, condition, description, enabled})",
 			}},
 		api: "growthbook",
-		// The feature is in {"feature": ...}; updates are POSTs; rules
-		// come back with ids GrowthBook gives them (subset).
+		// The feature is in {"feature": ...}; updates are POSTs, sent with
+		// every environment as read (list_patch field: whether GrowthBook
+		// merges environments or replaces them, none is lost); rules come
+		// back with ids GrowthBook gives them (subset).
 		block: with(bearer("growthbook", "https://api.growthbook.io", "GROWTHBOOK_API_URL", "GROWTHBOOK_API_KEY"),
-			"object_path", "/feature", "list_method", "POST", "list_entries", "subset"),
+			"object_path", "/feature", "list_method", "POST", "list_patch", PatchField, "list_entries", "subset"),
 		build: func(p map[string]any, run adapter.RunCtx) (map[string]any, error) {
 			rule := map[string]any{"type": "force", "value": p["value"], "condition": str(p, "condition", ""),
 				"description": str(p, "description", "sponson "+run.Env+"/"+run.Scope), "enabled": true}
@@ -139,7 +141,7 @@ var moreRecipes = map[string]recipe{
 			Summary: "a Postmark server (its own API token, streams and statistics), found again by its name",
 			Params: []adapter.ParamSpec{
 				{Name: "name", Type: adapter.TypeString, Identity: true, Default: "sponson-${ctx.env}-${ctx.scope}", Doc: "the server's name (it identifies it)"},
-				{Name: "color", Type: adapter.TypeString, Enum: []string{"Purple", "Blue", "Turquoise", "Green", "Red", "Yellow", "Grey", "Orange"}, Default: "Purple", Doc: "its colour in the Postmark app"},
+				{Name: "color", Type: adapter.TypeString, Enum: []string{"Purple", "Blue", "Turquoise", "Green", "Red", "Yellow", "Grey", "Orange"}, Default: "Purple", CreateOnly: true, Doc: "its colour in the Postmark app"},
 				{Name: "track_opens", Type: adapter.TypeBool, Default: "false", Doc: "open tracking"},
 			},
 			Outputs: []adapter.OutputSpec{idOut,
@@ -156,12 +158,16 @@ var moreRecipes = map[string]recipe{
 			"id_path", "/ID", "list_items", "/Servers", "paging", map[string]any{"type": PagingOffset, "param": "offset", "size_param": "count", "size": int64(500)}),
 		build: func(p map[string]any, run adapter.RunCtx) (map[string]any, error) {
 			name := str(p, "name", "sponson-"+run.Env+"-"+run.Scope)
-			fields := map[string]any{"Name": name, "Color": str(p, "color", "Purple"), "TrackOpens": p["track_opens"]}
+			fields := map[string]any{"Name": name, "TrackOpens": p["track_opens"]}
 			if fields["TrackOpens"] == nil {
 				fields["TrackOpens"] = false
 			}
+			// The colour is sent at create only: Postmark's answers need
+			// not spell it as the request did.
+			body := maps.Clone(fields)
+			body["Color"] = str(p, "color", "Purple")
 			return map[string]any{
-				"create": map[string]any{"path": "/servers"}, "read": map[string]any{"path": "/servers/{id}"},
+				"create": map[string]any{"path": "/servers", "body": body}, "read": map[string]any{"path": "/servers/{id}"},
 				"update": map[string]any{"method": "PUT"},
 				"list":   map[string]any{"path": "/servers", "items": "/Servers", "filter": "none"},
 				"match":  map[string]any{"Name": name}, "fields": fields,

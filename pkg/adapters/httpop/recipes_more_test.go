@@ -46,7 +46,7 @@ func TestMoreRecipesConform(t *testing.T) {
 			map[string]any{"dataset": "shop", "url": "https://pr-7.example.dev", "destroy": "delete"},
 			map[string]any{"dataset": "shop", "message": "other", "destroy": "delete"},
 			"HONEYCOMB_API_KEY", nil},
-		{"postmark.server", map[string]any{}, map[string]any{"name": "other", "color": "Red"}, "POSTMARK_ACCOUNT_TOKEN", nil},
+		{"postmark.server", map[string]any{}, map[string]any{"name": "other", "color": "Red", "track_opens": true}, "POSTMARK_ACCOUNT_TOKEN", nil},
 		{"postmark_server.webhook",
 			map[string]any{"url": "https://pr-7.example.dev/pm"},
 			map[string]any{"url": "https://pr-8.example.dev/pm", "triggers": map[string]any{"Bounce": map[string]any{"Enabled": true}}},
