@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 
@@ -116,7 +117,8 @@ changes:
 		left = append(left, o.Collection)
 	}
 	// Left: the gate (seeded; its rule removed), the marker and the deploy.
-	want := "console/v1/gates|1/markers/shop|organizations/acme/releases/shop@1.0.0/deploys"
+	sort.Strings(left)
+	want := "1/markers/shop|console/v1/gates|organizations/acme/releases/shop@1.0.0/deploys"
 	if strings.Join(left, "|") != want || made != 7 {
 		t.Errorf("after destroy %v (of %d), want %s", left, made, want)
 	}
