@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -344,5 +345,25 @@ func TestSensitiveOutputDeclared(t *testing.T) {
 	}
 	if names := op.LineOutputs(params); strings.Join(names, ",") != "id,key,slug" {
 		t.Errorf("LineOutputs = %v", names)
+	}
+}
+
+// A Link header whose next page is on another host is refused: the
+// credential goes to the API's base URL only.
+func TestLinkPagingStaysOnTheAPI(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Link", `<https://elsewhere.example/api/things?cursor=2>; rel="next"; results="true"`)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"id":"1","name":"a"}]`))
+	}))
+	t.Cleanup(srv.Close)
+	p := adapter.Provider{"api": map[string]any{"base_url": srv.URL + "/api", "paging": "link"}}
+	op := httpop.NewResource(func(string) (string, bool) { return "", false }, httpclient.New(httpclient.Config{}))
+	req := resourceReq(p, map[string]any{"list": map[string]any{"filter": "none"}})
+	_, err := op.Read(context.Background(), req)
+	if !errors.Is(err, errs.PROVIDER_RESPONSE) || !strings.Contains(err.Error(), "not beneath the API's base URL") || calls != 1 {
+		t.Errorf("Read = %v after %d calls, want PROVIDER_RESPONSE after one", err, calls)
 	}
 }
