@@ -182,7 +182,7 @@ var moreRecipes = map[string]recipe{
 			Params: []adapter.ParamSpec{
 				{Name: "url", Type: adapter.TypeString, Required: true, Identity: true, Doc: "the URL events are posted to (it identifies the webhook)"},
 				{Name: "message_stream", Type: adapter.TypeString, Default: "outbound", CreateOnly: true, Doc: "the message stream it belongs to"},
-				{Name: "triggers", Type: adapter.TypeMap, Default: "{Delivery: {Enabled: true}}", Doc: "the triggers (Open, Click, Delivery, Bounce, SpamComplaint, SubscriptionChange), each {Enabled: true, ...}"},
+				{Name: "triggers", Type: adapter.TypeMap, Default: "{Delivery: {Enabled: true}}", Doc: "the triggers turned on (Open, Click, Delivery, Bounce, SpamComplaint, SubscriptionChange), each {Enabled: true, ...}; the others are sent off, as Postmark answers them"},
 			},
 			Outputs:     []adapter.OutputSpec{idOut},
 			Key:         "postmark_server:/webhooks?Url=<url>",
@@ -195,10 +195,7 @@ var moreRecipes = map[string]recipe{
 		api:   "postmark_server",
 		block: with(headerAuth("https://api.postmarkapp.com", "POSTMARK_API_URL", "X-Postmark-Server-Token", "POSTMARK_SERVER_TOKEN"), "id_path", "/ID", "list_items", "/Webhooks"),
 		build: func(p map[string]any, _ adapter.RunCtx) (map[string]any, error) {
-			triggers := p["triggers"]
-			if triggers == nil {
-				triggers = map[string]any{"Delivery": map[string]any{"Enabled": true}}
-			}
+			triggers := postmarkTriggers(p["triggers"])
 			fields := map[string]any{"Url": p["url"], "Triggers": triggers}
 			body := map[string]any{"Url": p["url"], "Triggers": triggers, "MessageStream": str(p, "message_stream", "outbound")}
 			return map[string]any{
@@ -448,6 +445,37 @@ var moreRecipes = map[string]recipe{
 			}, nil
 		},
 	},
+}
+
+// postmarkTriggers is every trigger as Postmark answers a webhook's
+// (each one, off unless the line turns it on), so the answer and the line
+// compare equal: the line's triggers on top of all of them off, Delivery on
+// when the line names none.
+func postmarkTriggers(v any) map[string]any {
+	out := map[string]any{
+		"Open":               map[string]any{"Enabled": false, "PostFirstOpenOnly": false},
+		"Click":              map[string]any{"Enabled": false},
+		"Delivery":           map[string]any{"Enabled": false},
+		"Bounce":             map[string]any{"Enabled": false, "IncludeContent": false},
+		"SpamComplaint":      map[string]any{"Enabled": false, "IncludeContent": false},
+		"SubscriptionChange": map[string]any{"Enabled": false},
+	}
+	given, _ := v.(map[string]any)
+	if given == nil {
+		given = map[string]any{"Delivery": map[string]any{"Enabled": true}}
+	}
+	for name, t := range given {
+		m, _ := out[name].(map[string]any)
+		merged := maps.Clone(m)
+		if merged == nil {
+			merged = map[string]any{}
+		}
+		if tm, ok := t.(map[string]any); ok {
+			maps.Copy(merged, tm)
+		}
+		out[name] = merged
+	}
+	return out
 }
 
 // sendgridEvents are the event booleans of a SendGrid event webhook.
