@@ -344,6 +344,9 @@ func (c *Cloud) providerHandler(p *api) http.Handler {
 		if p.authorized != nil {
 			authorized = p.authorized(auth)
 		}
+		if p.authorizedRequest != nil {
+			authorized = p.authorizedRequest(r)
+		}
 		if !authorized {
 			rec := newRecorder()
 			p.deny(rec, auth == "")
@@ -375,7 +378,7 @@ func (c *Cloud) providerHandler(p *api) http.Handler {
 		r2.ContentLength = int64(len(body))
 		rec := newRecorder()
 		p.mux.ServeHTTP(rec, r2)
-		if ck != nil && !p.described.requestsOnly {
+		if ck != nil && (!p.described.requestsOnly || (p.described.answersChecked != nil && p.described.answersChecked(sub))) {
 			if v := ck.checkResponse(p.name, rec.status, rec.header, rec.body.Bytes()); v != nil {
 				c.recordViolation(*v)
 			}

@@ -29,10 +29,11 @@ package sim
 // and a request that means something the API does not is as wrong as one
 // it refuses. An answer of the sim that breaks the description is recorded
 // and sent as it is (the adapter is not at fault) and fails the test that
-// caused it all the same (CheckDescriptions). The generic API's
-// answers are its own shapes (HTTPShape stands in for a provider's
-// envelope, not for every field of its objects), so under /http only the
-// requests are checked.
+// caused it all the same (CheckDescriptions). Under /http the
+// answers are checked where the collection has a recipe target's shape
+// (HTTPTargets, Checked), which answers as the provider does; a shape made
+// for a test's envelope only (SetHTTPShape) is the sim's own, and only the
+// requests to it are checked (ADR 0017).
 //
 // Where a description is itself wrong, the exception is a row of
 // Exceptions citing the provider's documentation, applied to the loaded

@@ -46,7 +46,7 @@ func TestExceptionsAreNeeded(t *testing.T) {
 			descCache[x.Description] = d
 			descMu.Unlock()
 			c := New(Options{})
-			prov := map[string]string{"launchdarkly": ProviderLaunchDarkly, "cloudflare": ProviderCloudflare, "vercel": ProviderVercel, "clerk": ProviderClerk}[x.Description]
+			prov := map[string]string{"launchdarkly": ProviderLaunchDarkly, "cloudflare": ProviderCloudflare, "vercel": ProviderVercel, "clerk": ProviderClerk, "unleash": ProviderHTTP}[x.Description]
 			r := httptest.NewRequest(x.Sample.Method, "/"+prov+x.Sample.Path, bytes.NewReader([]byte(x.Sample.Body)))
 			if x.Sample.ContentType != "" {
 				r.Header.Set("Content-Type", x.Sample.ContentType)

@@ -39,7 +39,8 @@
 // allow is answered 400 (404 for an operation it lacks), not applied, and
 // recorded (Violations). Tests fail on it through CheckDescriptions, which
 // every test helper that makes a cloud calls; `sponson sim` reports it on
-// stderr. The sim's answers are validated too and recorded. Corrections to
+// stderr. The sim's answers are validated too and recorded (under /http,
+// where a collection has a recipe target's shape: httptargets.go). Corrections to
 // a description are the rows of Exceptions, each citing the provider's
 // documentation.
 //

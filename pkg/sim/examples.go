@@ -5,9 +5,9 @@ package sim
 // `sponson sim` plans instead of failing PROVIDER_NOT_FOUND: the projects,
 // sites and flags of the provider examples, the shared objects of the
 // generic http example (the CDN bucket's CORS list, the flag service's web
-// client), and the conventions of the recipes' providers in the generic
-// API (GitHub's bare lists, Sentry's releases addressed by version,
-// Cloudflare's "result" envelope, Resend's "data" lists). `sponson sim`
+// client), and the recipes' targets in the generic API (HTTPTargets:
+// GitHub's hooks, Sentry's releases, Cloudflare's DNS records, Resend's
+// webhooks). `sponson sim`
 // and internal/cli's examples test both call it.
 func (k Console) SeedExamples() error {
 	c := k.c
@@ -49,10 +49,10 @@ func (k Console) SeedExamples() error {
 	c.Console.SetHTTPShape("v1/flags", HTTPShape{Generated: map[string]string{"key": "slug:name", "created_at": "now"}})
 
 	// examples/recipes-and-manual-steps.release.plan.yaml: the recipes'
-	// providers, as their APIs answer (pkg/adapters/httpop/recipes.go).
-	c.Console.SetHTTPShape("repos/*/*/hooks", HTTPShape{BareList: true})
-	c.Console.SetHTTPShape("organizations/*/releases", HTTPShape{IDField: "version"})
-	c.Console.SetHTTPShape("zones/*/dns_records", HTTPShape{Object: "result", List: "result"})
-	c.Console.SetHTTPShape("webhooks", HTTPShape{List: "data"})
+	// providers, as their APIs answer (httptargets.go; answers checked
+	// against the descriptions where there is one).
+	for _, r := range []string{"github.repo_webhook", "sentry.release", "cloudflare.dns_cname", "resend.webhook"} {
+		c.Console.UseHTTPTarget(r)
+	}
 	return nil
 }

@@ -182,6 +182,16 @@ var Exceptions = []Exception{
 			`"buildSkipped":false,"public":false,"regions":["iad1"],"version":2,"plan":"hobby","createdIn":"sfo1","ownerId":"team_1","routes":null}`},
 		fix: anyOfResponse("200"),
 	},
+	{
+		Description: "unleash", Operation: "getFeatureStrategies",
+		Docs: "https://github.com/Unleash/unleash/blob/main/src/lib/features/feature-toggle/feature-toggle-controller.ts " +
+			"(getFeatureStrategies answers res.status(200).json(featureStrategies), typed Response<FeatureStrategySchema[]>: the environment's strategies)",
+		Why: "the description declares the answer one featureStrategySchema, while the server answers the array of them " +
+			"(the route's response schema was written for a single strategy); the row makes the answer an array of featureStrategySchema",
+		Sample: ExceptionSample{Method: "GET", Path: "/api/admin/projects/default/features/f/environments/development/strategies", Status: 200,
+			Response: `[{"id":"6b5157cb-343a-41e7-bfa3-7b4ec3044840","name":"flexibleRollout","title":"t","parameters":{"rollout":"100"},"constraints":[]}]`},
+		fix: arrayResponse("200"),
+	},
 }
 
 // Cloudflare's error answers, which its descriptions of 2024 type as both
@@ -224,6 +234,31 @@ func failureOnly(status string) func(op *openapi3.Operation) error {
 		m.Schema = &openapi3.SchemaRef{Value: &sc}
 		resp := *r.Value
 		resp.Content = openapi3.Content{"application/json": &m}
+		op.Responses.Set(status, &openapi3.ResponseRef{Value: &resp})
+		return nil
+	}
+}
+
+// arrayResponse makes op's JSON answer of status an array of what it
+// declares.
+func arrayResponse(status string) func(op *openapi3.Operation) error {
+	return func(op *openapi3.Operation) error {
+		r := op.Responses.Value(status)
+		if r == nil || r.Value == nil {
+			return fmt.Errorf("no %s answer", status)
+		}
+		mt := r.Value.Content.Get("application/json")
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || mt.Schema.Value.Type.Is("array") {
+			return fmt.Errorf("the %s answer is already an array", status)
+		}
+		m := *mt
+		m.Schema = &openapi3.SchemaRef{Value: openapi3.NewArraySchema().WithItems(mt.Schema.Value)}
+		resp := *r.Value
+		resp.Content = openapi3.Content{}
+		for k, v := range r.Value.Content {
+			resp.Content[k] = v
+		}
+		resp.Content["application/json"] = &m
 		op.Responses.Set(status, &openapi3.ResponseRef{Value: &resp})
 		return nil
 	}

@@ -4,8 +4,13 @@ package sim
 // http.list_item adapters. It is the sim's own design, not a provider's,
 // so it has no assumptions to check; its contract is this:
 //
-//   Auth: "Authorization: Bearer $SIM_HTTP_TOKEN"; otherwise 401 with
+//   Auth: "Authorization: Bearer $SIM_HTTP_TOKEN", or basic auth with the
+//   token as the password (or as the user name with no password), or the
+//   token in one of the credential headers of HTTPCredentialHeaders (the
+//   recipes' targets that use a header of their own); otherwise 401 with
 //   "WWW-Authenticate: Bearer" and an error body.
+//   Bodies: JSON, or application/x-www-form-urlencoded with nested
+//   values in bracket notation (a[b]=v, a[0]=v), read as the same object.
 //   Errors: {"error":{"code":"not_found"|"conflict"|"bad_request"|
 //   "unauthorized"|"precondition_failed"|...,"message":"..."}}.
 //
@@ -25,7 +30,9 @@ package sim
 //
 //   POST   /http/{collection}        body: a JSON object (an "id" string may
 //                                    be given; 409 if taken) → 201, the object
-//                                    with its "id", Location and ETag headers
+//                                    with its "id", Location and ETag headers;
+//                                    with an Idempotency-Key seen before, the
+//                                    object that key created, and nothing new
 //   GET    /http/{collection}/{id}   → 200 the object, ETag; 404
 //   PUT    /http/{collection}/{id}   body: the whole object → 200; replaces
 //                                    every field ("id" may be repeated, not
@@ -50,12 +57,16 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +88,9 @@ type generic struct {
 	collections map[string]*httpCollection
 	order       []string
 	shapes      []httpShapeRule
+	// idem are the objects created with an Idempotency-Key, by key: a
+	// repeat of the create answers the object again, as Stripe does.
+	idem map[string]*HTTPObject
 }
 
 // HTTPShape is how the generic API answers for the collections a pattern
@@ -103,10 +117,155 @@ type HTTPShape struct {
 	AfterPaging bool `json:"after_paging,omitempty"`
 	// Generated are fields the server sets on create, as most APIs set a
 	// slug and a creation time the client never sends: field → "now" (the
-	// clock's time, RFC 3339) or "slug:<field>" (that string field lower
-	// cased, every run of characters outside [a-z0-9] one "-"). A field
-	// the body gives is kept.
+	// clock's time, RFC 3339), "slug:<field>" (that string field lower
+	// cased, every run of characters outside [a-z0-9] one "-"), "token" (a
+	// random secret string) or "tokens" (an array of one). A field the
+	// body gives is kept.
 	Generated map[string]string `json:"generated,omitempty"`
+	// Once are fields answered to the create only (a new API key's
+	// token): reads and lists leave them out.
+	Once []string `json:"once,omitempty"`
+	// LinkPaging pages lists with a Link header (RFC 8288) rel="next"
+	// whose URL carries cursor=, and a bare array, as GitHub and Sentry
+	// do; Sentry's results="true"/"false" attributes are set too.
+	LinkPaging bool `json:"link_paging,omitempty"`
+	// OffsetParam and SizeParam page lists by offset and page size, as
+	// Postmark's count and offset (a list answer then carries
+	// "TotalCount"); both are required when set.
+	OffsetParam string `json:"offset_param,omitempty"`
+	SizeParam   string `json:"size_param,omitempty"`
+	// ListSuffix is a last path segment that lists the collection
+	// (SendGrid's .../settings/all) instead of naming an object.
+	ListSuffix string `json:"list_suffix,omitempty"`
+	// PostUpdates: POST to an object's path is a merge-patch update, as
+	// GrowthBook updates a feature with POST /features/{id}.
+	PostUpdates bool `json:"post_updates,omitempty"`
+	// CreateStatus is the status of a create (default 201; Honeycomb,
+	// Postmark and SendGrid answer 200).
+	CreateStatus int `json:"create_status,omitempty"`
+	// DeleteStatus and DeleteBody are a delete's answer (default 204 and
+	// no body); "{id}" in the body is the object's id as JSON.
+	DeleteStatus int    `json:"delete_status,omitempty"`
+	DeleteBody   string `json:"delete_body,omitempty"`
+	// Envelope are fields beside the object or list in every answer
+	// (Cloudflare's success, errors, messages).
+	Envelope map[string]any `json:"envelope,omitempty"`
+	// Errors is the error format: "" the sim's own, "github", "svix",
+	// "turso" or "cloudflare" (each as its description defines it).
+	Errors string `json:"errors,omitempty"`
+	// EntryIDs are JSON pointers to arrays of objects whose entries the
+	// server gives an "id" when written without one, as Statsig,
+	// GrowthBook and Split give a rule theirs.
+	EntryIDs []string `json:"entry_ids,omitempty"`
+	// IDPrefix and IDLength make generated "id"s the provider's form
+	// (Svix's ep_ and 27 characters) when IDField is another field.
+	IDPrefix string `json:"id_prefix,omitempty"`
+	IDLength int    `json:"id_length,omitempty"`
+	// Checked: the answers are the provider's own and are validated
+	// against its description (the shapes of HTTPTargets); a shape made
+	// for a test's envelope only leaves answers unchecked.
+	Checked bool `json:"checked,omitempty"`
+}
+
+// HTTPCredentialHeaders are the headers of the recipes' targets that carry
+// a credential of their own instead of Authorization; the generic API
+// accepts its token in any of them.
+var HTTPCredentialHeaders = []string{"X-Postmark-Server-Token", "X-Postmark-Account-Token", "X-Honeycomb-Team", "Statsig-Api-Key"}
+
+// authorized accepts the token as a bearer token, as basic auth's password
+// (or its user name with an empty password), or in a credential header.
+func (g *generic) authorized(r *http.Request) bool {
+	tok := g.tokens.HTTP
+	h := r.Header.Get("Authorization")
+	if h == "Bearer "+tok {
+		return true
+	}
+	if u, pw, ok := r.BasicAuth(); ok && (pw == tok || (u == tok && pw == "")) {
+		return true
+	}
+	for _, name := range HTTPCredentialHeaders {
+		if v := r.Header.Get(name); v != "" && v == tok {
+			return true
+		}
+	}
+	return false
+}
+
+// postUpdates reports whether a POST names an existing object of a
+// collection whose shape updates with POST.
+func (g *generic) postUpdates(r *http.Request) bool {
+	coll, id := objectPath(r)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.shapeOf(coll).PostUpdates && g.find(coll, id) != nil
+}
+
+// decodeBody decodes a request body: JSON, or a form with nested values
+// in bracket notation.
+func decodeBody(r *http.Request, body []byte) (map[string]any, bool) {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		return decodeFields(body)
+	}
+	q, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, false
+	}
+	m := map[string]any{}
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		name, rest, _ := strings.Cut(k, "[")
+		path := []string{name}
+		for rest != "" {
+			part, after, ok := strings.Cut(rest, "]")
+			if !ok {
+				return nil, false
+			}
+			path = append(path, part)
+			rest = strings.TrimPrefix(after, "[")
+		}
+		setForm(m, path, q.Get(k))
+	}
+	return fixArrays(m).(map[string]any), true
+}
+
+// setForm sets a form value at its bracket path (maps first; fixArrays
+// turns maps keyed 0..n-1 into arrays).
+func setForm(m map[string]any, path []string, v string) {
+	for _, p := range path[:len(path)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
+
+func fixArrays(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	for k, x := range m {
+		m[k] = fixArrays(x)
+	}
+	if len(m) == 0 {
+		return m
+	}
+	arr := make([]any, len(m))
+	for i := range arr {
+		x, ok := m[strconv.Itoa(i)]
+		if !ok {
+			return m
+		}
+		arr[i] = x
+	}
+	return arr
 }
 
 type httpShapeRule struct {
@@ -162,14 +321,16 @@ type httpCollection struct {
 }
 
 func newGeneric(c *core) provider {
-	g := &generic{core: c, collections: map[string]*httpCollection{}}
+	g := &generic{core: c, collections: map[string]*httpCollection{}, idem: map[string]*HTTPObject{}}
 	g.routes = g.newAPI()
 	return g
 }
 
 func (g *generic) api() *api { return g.routes }
 
-func (g *generic) reset() { g.collections, g.order, g.shapes = map[string]*httpCollection{}, nil, nil }
+func (g *generic) reset() {
+	g.collections, g.order, g.shapes, g.idem = map[string]*httpCollection{}, nil, nil, map[string]*HTTPObject{}
+}
 
 func (g *generic) newAPI() *api {
 	p := &api{name: ProviderHTTP, mux: http.NewServeMux(), token: func() string { return g.tokens.HTTP }}
@@ -179,6 +340,7 @@ func (g *generic) newAPI() *api {
 		}
 		httpErr(w, status, code, msg)
 	}
+	p.authorizedRequest = g.authorized
 	p.deny = func(w http.ResponseWriter, missing bool) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sim"`)
 		httpErr(w, http.StatusUnauthorized, "unauthorized", "missing or invalid bearer token")
@@ -187,16 +349,20 @@ func (g *generic) newAPI() *api {
 		setRetryAfter(w, after)
 		httpErr(w, http.StatusTooManyRequests, "rate_limited", "too many requests")
 	}
-	p.handle("POST /{path...}", g.create)
-	p.handle("GET /{path...}", g.getOrList)
-	p.handle("PUT /{path...}", g.replace)
-	p.handle("PATCH /{path...}", g.patch)
-	p.handle("DELETE /{path...}", g.delete)
+	p.handle("POST /{path...}", g.targeted(g.create))
+	p.handle("GET /{path...}", g.targeted(g.getOrList))
+	p.handle("PUT /{path...}", g.targeted(g.replace))
+	p.handle("PATCH /{path...}", g.targeted(g.patch))
+	p.handle("DELETE /{path...}", g.targeted(g.delete))
 	p.handle("/", func(w http.ResponseWriter, r *http.Request) {
 		httpErr(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path)
 	})
 	p.env = func(url string) []string { return []string{HTTPURLVar + "=" + url, HTTPTokenVar + "=" + g.tokens.HTTP} }
-	p.described = describedAs{files: []string{"github-hooks", "resend", "svix", "turso", "unleash", "cloudflare"}, partial: true, requestsOnly: true}
+	// Requests to the targets' paths are checked always; answers where
+	// the collection has a target's shape (HTTPTargets, Checked), which
+	// answers as the provider does, not only in its envelope.
+	p.described = describedAs{files: []string{"github-hooks", "resend", "svix", "turso", "unleash", "cloudflare"}, partial: true, requestsOnly: true,
+		answersChecked: g.answersChecked}
 	return p
 }
 
@@ -241,18 +407,47 @@ func decodeFields(body []byte) (map[string]any, bool) {
 // httpObjectResponse answers one object in its collection's shape.
 // Callers hold g.mu.
 func (g *generic) objectResponse(w http.ResponseWriter, status int, o *HTTPObject) {
+	g.objectResponseAll(w, status, o, false)
+}
+
+// objectResponseAll answers one object; the fields the shape answers to
+// the create only (Once) are left out unless created.
+func (g *generic) objectResponseAll(w http.ResponseWriter, status int, o *HTTPObject, created bool) {
 	w.Header().Set("ETag", etag(o))
-	if env := g.shapeOf(o.Collection).Object; env != "" {
-		writeJSON(w, status, map[string]any{env: o.Fields})
+	sh := g.shapeOf(o.Collection)
+	fields := g.visible(sh, o.Fields, created)
+	if env := sh.Object; env != "" {
+		writeJSON(w, status, withEnvelope(sh, map[string]any{env: fields}))
 		return
 	}
-	writeJSON(w, status, o.Fields)
+	writeJSON(w, status, fields)
+}
+
+// visible is what the API answers of an object: without the create-only
+// fields, unless created. Callers hold g.mu.
+func (g *generic) visible(sh HTTPShape, f map[string]any, created bool) map[string]any {
+	if created || len(sh.Once) == 0 {
+		return f
+	}
+	out := make(map[string]any, len(f))
+	for k, v := range f {
+		if !slices.Contains(sh.Once, k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (g *generic) create(w http.ResponseWriter, r *http.Request) {
-	m, ok := decodeFields(readBody(r))
+	body := readBody(r)
+	m, ok := decodeBody(r, body)
 	if !ok {
 		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON object")
+		return
+	}
+	if g.postUpdates(r) {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		g.patch(w, r)
 		return
 	}
 	coll := collectionPath(r)
@@ -263,6 +458,11 @@ func (g *generic) create(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	sh := g.shapeOf(coll)
+	key := r.Header.Get("Idempotency-Key")
+	if o, ok := g.idem[key]; ok && key != "" {
+		g.objectResponseAll(w, cmp.Or(sh.CreateStatus, http.StatusCreated), o, true)
+		return
+	}
 	id, given := m[sh.IDField].(string)
 	if _, present := m[sh.IDField]; present && (!given || id == "" || strings.Contains(id, "/")) {
 		httpErr(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("%q must be a non-empty string without /", sh.IDField))
@@ -279,19 +479,28 @@ func (g *generic) create(w http.ResponseWriter, r *http.Request) {
 		id = "obj_" + g.randString(12, lowerDigits)
 	}
 	m[sh.IDField] = id
+	if sh.NumericID {
+		m[sh.IDField] = json.Number(id)
+	}
 	if _, ok := m["id"]; !ok {
 		m["id"] = "obj_" + g.randString(12, lowerDigits)
+		if sh.IDPrefix != "" {
+			m["id"] = sh.IDPrefix + g.randString(sh.IDLength-len(sh.IDPrefix), alnum)
+		}
 	}
 	for f, kind := range sh.Generated {
 		if _, given := m[f]; !given {
-			m[f] = g.generated(kind, m)
+			m[f] = g.generated(kind, m, coll, id)
 		}
 	}
 	o := &HTTPObject{Collection: coll, ID: id, Fields: m, Version: 1, Origin: OriginAPI}
 	col := g.collection(coll)
 	col.objs = append(col.objs, o)
+	if key != "" {
+		g.idem[key] = o
+	}
 	w.Header().Set("Location", "/"+ProviderHTTP+"/"+coll+"/"+id)
-	g.objectResponse(w, http.StatusCreated, o)
+	g.objectResponseAll(w, cmp.Or(sh.CreateStatus, http.StatusCreated), o, true)
 }
 
 // httpGetOrList answers GET: a one-segment path, a collection that exists
@@ -303,6 +512,10 @@ func (g *generic) getOrList(w http.ResponseWriter, r *http.Request) {
 	coll, _ := objectPath(r)
 	g.mu.Lock()
 	_, isColl := g.collections[p]
+	listed := false
+	if sfx := g.shapeOf(coll).ListSuffix; sfx != "" && path.Base(p) == sfx {
+		listed = true
+	}
 	_, inColl := g.collections[coll]
 	shaped := false
 	for _, rule := range g.shapes {
@@ -311,8 +524,11 @@ func (g *generic) getOrList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g.mu.Unlock()
+	if listed {
+		r.SetPathValue("path", coll)
+	}
 	switch {
-	case isColl || shaped || !strings.Contains(p, "/"):
+	case listed || isColl || shaped || !strings.Contains(p, "/"):
 		g.list(w, r)
 	case inColl:
 		g.get(w, r)
@@ -349,7 +565,7 @@ func (g *generic) target(w http.ResponseWriter, r *http.Request) *HTTPObject {
 }
 
 func (g *generic) replace(w http.ResponseWriter, r *http.Request) {
-	m, ok := decodeFields(readBody(r))
+	m, ok := decodeBody(r, readBody(r))
 	if !ok {
 		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON object")
 		return
@@ -372,12 +588,13 @@ func (g *generic) replace(w http.ResponseWriter, r *http.Request) {
 	}
 	m[sh.IDField] = o.ID
 	o.Fields = m
+	g.giveEntryIDs(sh, o.Fields)
 	o.Version++
 	g.objectResponse(w, http.StatusOK, o)
 }
 
 func (g *generic) patch(w http.ResponseWriter, r *http.Request) {
-	m, ok := decodeFields(readBody(r))
+	m, ok := decodeBody(r, readBody(r))
 	if !ok {
 		httpErr(w, http.StatusBadRequest, "bad_request", "body must be a JSON merge patch object")
 		return
@@ -399,6 +616,7 @@ func (g *generic) patch(w http.ResponseWriter, r *http.Request) {
 		o.Fields["id"] = idv
 	}
 	o.Fields[sh.IDField] = o.ID
+	g.giveEntryIDs(sh, o.Fields)
 	o.Version++
 	g.objectResponse(w, http.StatusOK, o)
 }
@@ -464,6 +682,17 @@ func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 	defer g.mu.Unlock()
 	var matched []*HTTPObject
 	coll := collectionPath(r)
+	sh := g.shapeOf(coll)
+	if sh.OffsetParam != "" {
+		var ok bool
+		if offset, limit, ok = offsetPage(q, sh); !ok {
+			httpErr(w, http.StatusUnprocessableEntity, "bad_request", sh.SizeParam+" and "+sh.OffsetParam+" must be whole numbers ("+sh.SizeParam+" 1 to 500)")
+			return
+		}
+		if ps := pageSizeOf(r); ps > 0 {
+			limit = min(limit, ps)
+		}
+	}
 	after := q.Get("after")
 	if col := g.collections[coll]; col != nil {
 	objects:
@@ -475,7 +704,7 @@ func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			for k, vs := range q {
-				if k == "limit" || k == "cursor" || k == "after" {
+				if k == "limit" || k == "cursor" || k == "after" || k == sh.OffsetParam || k == sh.SizeParam {
 					continue
 				}
 				if v, ok := o.Fields[k]; !ok || scalarString(v) != vs[0] {
@@ -494,10 +723,14 @@ func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 	}
 	items := []any{}
 	for _, o := range page {
-		items = append(items, o.Fields)
+		items = append(items, g.visible(sh, o.Fields, false))
 	}
-	sh := g.shapeOf(coll)
 	switch {
+	case sh.LinkPaging:
+		g.linkHeader(w, r, next)
+		writeJSON(w, http.StatusOK, items)
+	case sh.OffsetParam != "":
+		writeJSON(w, http.StatusOK, map[string]any{cmp.Or(sh.List, "items"): items, "TotalCount": len(matched)})
 	case sh.AfterPaging:
 		list := sh.List
 		if list == "" {
@@ -506,11 +739,43 @@ func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "has_more": next != nil, list: items})
 	case sh.BareList:
 		writeJSON(w, http.StatusOK, items)
+	case sh.List != "" && sh.Envelope != nil:
+		writeJSON(w, http.StatusOK, withEnvelope(sh, map[string]any{sh.List: items}))
 	case sh.List != "":
 		writeJSON(w, http.StatusOK, map[string]any{sh.List: items, "next_cursor": next})
 	default:
 		writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": next})
 	}
+}
+
+// offsetPage reads the offset and page size of an offset-paged list.
+func offsetPage(q url.Values, sh HTTPShape) (offset, size int, ok bool) {
+	size, err := strconv.Atoi(q.Get(sh.SizeParam))
+	if err != nil || size < 1 || size > 500 {
+		return 0, 0, false
+	}
+	offset, err = strconv.Atoi(cmp.Or(q.Get(sh.OffsetParam), "0"))
+	return offset, size, err == nil && offset >= 0
+}
+
+// linkHeader links the next page (the same URL with the next cursor), as
+// Sentry does: rel="next", with results="true" when there is one and
+// "false" on the last page.
+func (g *generic) linkHeader(w http.ResponseWriter, r *http.Request, next any) {
+	u := *r.URL
+	u.Scheme, u.Host = "http", r.Host
+	if r.TLS != nil {
+		u.Scheme = "https"
+	}
+	u.Path, u.RawPath = "/"+ProviderHTTP+r.URL.Path, ""
+	q := u.Query()
+	results := "false"
+	if s, ok := next.(string); ok {
+		q.Set("cursor", s)
+		results = "true"
+	}
+	u.RawQuery = q.Encode()
+	w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"; results="%s"`, u.String(), results))
 }
 
 func scalarString(v any) string {
@@ -572,7 +837,14 @@ func copyFields(fields map[string]any) (map[string]any, error) {
 
 // generated is the value of a field a shape's Generated names. Callers
 // hold g.mu.
-func (g *generic) generated(kind string, m map[string]any) any {
+func (g *generic) generated(kind string, m map[string]any, coll, id string) any {
+	if lit, ok := strings.CutPrefix(kind, "json:"); ok {
+		v, _ := decodeFields([]byte(`{"v":` + lit + `}`))
+		return v["v"]
+	}
+	if kind == "self" || strings.HasPrefix(kind, "self:") {
+		return g.selfURL(coll, id) + strings.TrimPrefix(strings.TrimPrefix(kind, "self"), ":")
+	}
 	if from, ok := strings.CutPrefix(kind, "slug:"); ok {
 		src, _ := m[from].(string)
 		var b strings.Builder
@@ -587,6 +859,12 @@ func (g *generic) generated(kind string, m map[string]any) any {
 			}
 		}
 		return strings.TrimSuffix(b.String(), "-")
+	}
+	switch kind {
+	case "token":
+		return "tok_" + g.randString(32, alnum)
+	case "tokens":
+		return []any{"tok_" + g.randString(32, alnum)}
 	}
 	return g.now().UTC().Format(time.RFC3339)
 }

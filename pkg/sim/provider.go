@@ -65,6 +65,9 @@ type api struct {
 	// authorized checks the Authorization header; nil means "Bearer
 	// <token()>".
 	authorized func(header string) bool
+	// authorizedRequest, when set, checks the whole request instead
+	// (credentials in a header of the API's own, basic auth).
+	authorizedRequest func(r *http.Request) bool
 	// deny answers a request without the right bearer token; missing says
 	// whether there was no Authorization header at all.
 	deny func(w http.ResponseWriter, missing bool)
@@ -98,8 +101,10 @@ type describedAs struct {
 	// described).
 	partial bool
 	// requestsOnly: the sim's answers are its own shapes and are not
-	// checked.
-	requestsOnly bool
+	// checked, except where answersChecked says (a path beneath the
+	// provider prefix) they are the provider's.
+	requestsOnly   bool
+	answersChecked func(path string) bool
 }
 
 // core is what the cloud shares with every provider: the lock over all

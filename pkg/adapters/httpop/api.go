@@ -28,6 +28,22 @@ type api struct {
 	// default (PatchMerge, or PatchField for APIs that replace a PATCHed
 	// field whole).
 	listPatch string
+	// The request conventions of wire.go: how the credential is sent,
+	// extra headers, the body's encoding, the idempotency key header, the
+	// listings' paging, how http.list_item writes and matches entries.
+	auth       authSpec
+	headers    http.Header
+	encoding   string // EncodingJSON or EncodingForm
+	idemHeader string
+	paging     paging
+	listMethod string // "" (the line's, else PATCH) or PATCH, PUT, POST
+	subset     bool   // list_entries: subset
+	// listItems and listSuffix are how a key's listing is read (Lookup
+	// and Destroy): the array's pointer, and the segment the listing adds
+	// to the objects' collection (SendGrid's /all).
+	listItems  pointer
+	hasItems   bool
+	listSuffix string
 }
 
 // blockOf returns the settings of api name: the provider block itself when
@@ -76,6 +92,9 @@ func resolveAPI(p adapter.Provider, name string, env httpclient.Env, resolveBase
 		return a, err
 	}
 	if err := a.readConventions(b, where); err != nil {
+		return a, err
+	}
+	if err := a.readWire(b, where); err != nil {
 		return a, err
 	}
 	return a, a.readAuth(b, where)
@@ -154,48 +173,6 @@ func (a *api) readConventions(b map[string]any, where string) error {
 		}
 	}
 	return nil
-}
-
-// readAuth reads auth: bearer_env or authorization_env.
-func (a *api) readAuth(b map[string]any, where string) error {
-	if raw, ok := b["auth"]; ok {
-		m, isM := raw.(map[string]any)
-		if !isM || len(m) != 1 {
-			return errs.New(errs.PARAM_INVALID, "%s.auth must be a map with one of bearer_env, authorization_env", where).With("param", where+".auth")
-		}
-		for k, x := range m {
-			if k != "bearer_env" && k != "authorization_env" {
-				return errs.New(errs.PARAM_INVALID, "%s.auth.%s is not supported (bearer_env: a bearer token; authorization_env: the whole Authorization value)", where, k).With("param", where+".auth."+k)
-			}
-			v, isS := x.(string)
-			if !isS || v == "" {
-				return errs.New(errs.PARAM_INVALID, "%s.auth.%s must name an environment variable", where, k).With("param", where+".auth."+k)
-			}
-			a.tokenEnv, a.rawAuth = v, k == "authorization_env"
-		}
-	}
-	return nil
-}
-
-// client returns the endpoint with its credential (PROVIDER_AUTH naming the
-// variable when it is unset).
-func (a api) client(env httpclient.Env, c *httpclient.Client) (httpclient.API, error) {
-	out := httpclient.API{Client: c, Provider: "http " + a.label(), BaseURL: a.base}
-	if a.tokenEnv != "" {
-		tok, err := httpclient.Token(env, a.tokenEnv, "http "+a.label())
-		if err != nil {
-			return out, err
-		}
-		out.Token, out.TokenVar = tok, a.tokenEnv
-		if a.rawAuth {
-			// The whole Authorization value (Unleash's API tokens): sent as
-			// a header, not as a bearer token. Errors never quote request
-			// headers, and the run's redactor masks the variable's value.
-			out.Header = http.Header{"Authorization": {tok}}
-			out.Token = ""
-		}
-	}
-	return out, nil
 }
 
 func (a api) label() string {

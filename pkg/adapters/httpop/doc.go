@@ -56,11 +56,45 @@
 // splits the item out, and the write is a PATCH.
 //
 // API block settings beyond base_url: base_url_env (when set, it overrides
-// base_url), auth {bearer_env | authorization_env} (the whole
-// Authorization value, for APIs without a bearer scheme), object_path (the
-// object inside a single-object answer, such as /result), id_path (every
-// line's default id pointer) and list_patch (merge or field). Lookup and
-// Destroy, which have only a key and the recorded block, use them too.
+// base_url), auth (one form: {bearer_env}, {authorization_env} (the whole
+// Authorization value, for APIs without a bearer scheme), {username_env,
+// password_env} (basic; the password may be left out) or {header,
+// value_env} (X-Postmark-Server-Token, STATSIG-API-KEY)), headers (literal
+// extra headers, never credentials: an API version), encoding (json or
+// form: application/x-www-form-urlencoded, nested values as a[b]=v and
+// a[0]=v), idempotency_header (each create carries a new random key in it
+// and may then be retried after a lost answer; updates carry none),
+// paging (below), object_path (the object inside a single-object answer,
+// such as /result; http.list_item reads and writes the parent inside it),
+// id_path (every line's default id pointer), list_patch (merge or field),
+// list_method (PATCH, PUT or POST: how http.list_item writes, destroy
+// included), list_entries (exact, or subset: an object entry holding the
+// item's fields and more the API adds, an id, is the item), list_items
+// and list_suffix (how a key's listing is read: its array, and the path
+// the listing adds to the objects' collection). Lookup and Destroy, which
+// have only a key and the recorded block, use them too. Every setting is
+// checked when the line is planned: PARAM_INVALID naming the setting.
+//
+// Paging (the block's paging, or a line's list.paging): by default
+// next_cursor is sent back as cursor, and has_more as after=<the last
+// item's id>; cursor {next: /pointer, param}; after {param}; link (the
+// Link header's rel="next", RFC 8288, which must stay beneath the base
+// URL; Sentry's results="false" ends it); offset {param, size_param,
+// size} until a short page. Every walk is bounded (httpclient.MaxPages)
+// and a repeated cursor is PROVIDER_RESPONSE.
+//
+// Outputs (http.resource): name → JSON pointer, or {path, sensitive,
+// once}. ResourceOp is an adapter.Expander only to declare them to the
+// engine with their sensitivity (the line stays an http.resource), so a
+// sensitive output is masked and kept out of receipts as any op's is. What
+// only the create answers (a new key's token) joins the object as read.
+// read: {from: list} reads the object from its collection's listing, for
+// APIs without a read of one object.
+//
+// destroy: keep (both ops; decision): the line's object outlives the
+// scope. Apply neither intends it nor reports it created, so the ledger
+// records it adopted: destroy lets go of it, rollback leaves it, and a
+// line removed from the plan forgets it (ADOPTED_FORGOTTEN). See ADR 0017.
 //
 // http.recipe (recipe.go, recipes.go): adapter http with recipe:
 // <provider>.<op> (op: recipe may be left out) is a provider's object or

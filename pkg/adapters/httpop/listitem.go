@@ -1,6 +1,7 @@
 package httpop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,6 +63,7 @@ type listReq struct {
 	item         string
 	value        any // map shape: the entry's value
 	known        bool
+	keep         bool // destroy: keep (recorded as adopted)
 }
 
 // ListKey is the ledger key of an entry.
@@ -105,6 +107,9 @@ func (op *ListItemOp) parse(params map[string]any, p adapter.Provider, allowPend
 	if err = r.parseShape(params); err != nil {
 		return r, err
 	}
+	if r.keep, err = readDestroy(listOp, params); err != nil {
+		return r, err
+	}
 	return r, r.parseItem(params, allowPending)
 }
 
@@ -119,6 +124,9 @@ func (r *listReq) parseParent(params map[string]any) error {
 		return param.Invalid(listOp, "parent", "is required: {path: /the/parent/object}")
 	}
 	r.updateMethod = http.MethodPatch
+	if r.api.listMethod != "" {
+		r.updateMethod = r.api.listMethod
+	}
 	r.patch = r.api.listPatch
 	for k, v := range parent {
 		s, isS := v.(string)
@@ -138,8 +146,8 @@ func (r *listReq) parseParent(params map[string]any) error {
 			r.patch = s
 		case "update_method":
 			s = strings.ToUpper(s)
-			if s != http.MethodPatch && s != http.MethodPut {
-				return param.Invalid(listOp, "parent.update_method", "must be PATCH (a JSON merge patch of the list) or PUT (the whole object)")
+			if s != http.MethodPatch && s != http.MethodPut && s != http.MethodPost {
+				return param.Invalid(listOp, "parent.update_method", "must be PATCH (a JSON merge patch of the list), PUT (the whole object) or POST (as PATCH, for APIs that update with POST)")
 			}
 			r.updateMethod = s
 		default:
@@ -264,12 +272,13 @@ type list struct {
 	entries []string
 	delim   string
 	m       map[string]any
+	subset  bool // list_entries: subset
 }
 
 // readList reads the parent and the list at ptr. shape "" infers the shape
 // from the JSON type (Lookup and Destroy have no parameters); delim "" picks
 // the delimiter that splits item out (",", ";", space, newline, "|").
-func readList(ctx context.Context, a httpclient.API, parentPath string, ptr pointer, shape, delim, item string) (*list, error) {
+func readList(ctx context.Context, a httpclient.API, parentPath string, objPath, ptr pointer, shape, delim, item string) (*list, error) {
 	var doc map[string]any
 	err := a.Get(ctx, parentPath, nil, &doc)
 	if httpclient.IsNotFound(err) {
@@ -277,6 +286,11 @@ func readList(ctx context.Context, a httpclient.API, parentPath string, ptr poin
 	}
 	if err != nil {
 		return nil, err
+	}
+	// The parent inside its envelope ({"feature": {...}}): the list is
+	// read and written in it.
+	if doc = unwrap(doc, objPath); doc == nil {
+		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: GET %s did not answer a JSON object (at the API's object_path)", listOp, parentPath)
 	}
 	l := &list{doc: doc, shape: shape, delim: delim}
 	v, _ := ptr.get(any(doc))
@@ -367,12 +381,55 @@ func entryOf(item string) any {
 	return item
 }
 
+// is reports whether the array entry x is the item e: equal, or with
+// list_entries subset an object holding e's fields, at every depth (the
+// API adds an id to a rule, a negate: false to its matchers).
+func (l *list) is(x, e any) bool {
+	if adapter.Equal(x, e) {
+		return true
+	}
+	_, isMap := e.(map[string]any)
+	return l.subset && isMap && subsetOf(e, x)
+}
+
+// subsetOf reports whether want is in got: objects hold want's fields (each
+// a subset), arrays have want's length with each entry a subset, other
+// values are equal.
+func subsetOf(want, got any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			gv, has := g[k]
+			if !has || !subsetOf(v, gv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !subsetOf(w[i], g[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return adapter.Equal(want, got)
+}
+
 func (l *list) has(item string) (bool, any) {
 	switch l.shape {
 	case ShapeArray:
 		e := entryOf(item)
 		for _, x := range l.array {
-			if adapter.Equal(x, e) {
+			if l.is(x, e) {
 				return true, nil
 			}
 		}
@@ -412,7 +469,7 @@ func (l *list) without(item string) any {
 		out := []any{}
 		e := entryOf(item)
 		for _, x := range l.array {
-			if !adapter.Equal(x, e) {
+			if !l.is(x, e) {
 				out = append(out, x)
 			}
 		}
@@ -438,7 +495,7 @@ func (l *list) without(item string) any {
 // write sends the list back: PATCH with a merge patch of only the list (a
 // map entry as a key set to its value, or null to delete it), or PUT of the
 // whole parent.
-func write(ctx context.Context, a httpclient.API, l *list, parentPath string, ptr pointer, method, patch string, newList any, mapPatch map[string]any) error {
+func write(ctx context.Context, ap api, a httpclient.API, l *list, parentPath string, ptr pointer, method, patch string, newList any, mapPatch map[string]any) error {
 	var body map[string]any
 	switch {
 	case method == http.MethodPut:
@@ -451,7 +508,7 @@ func write(ctx context.Context, a httpclient.API, l *list, parentPath string, pt
 	default:
 		body = ptr.nest(newList)
 	}
-	return a.Send(ctx, method, parentPath, nil, body, true, nil)
+	return ap.send(ctx, a, method, parentPath, body, true, false, nil)
 }
 
 // Has reports whether the list holds item, and its value (map shape).
@@ -501,6 +558,7 @@ type parent struct {
 	item         string // picks the delimiter when delim is ""
 	method       string // the update method of Put
 	patch        string // how a PATCH writes the list
+	api          api    // the block: object_path, encoding, list_method, list_entries
 }
 
 // ReadKey implements listentry.ReadKeyer: the item only picks the
@@ -514,23 +572,26 @@ func (p parent) ReadKey() string {
 }
 
 func (p parent) Load(ctx context.Context) (listentry.List, error) {
-	l, err := readList(ctx, p.a, p.path, p.ptr, p.shape, p.delim, p.item)
+	l, err := readList(ctx, p.a, p.path, p.api.objectPath, p.ptr, p.shape, p.delim, p.item)
 	if err != nil {
 		return nil, err
 	}
-	l.path = p.path
+	l.path, l.subset = p.path, p.api.subset
 	return l, nil
 }
 
 func (p parent) Put(ctx context.Context, ll listentry.List, item string, v any) error {
 	l := ll.(*list)
-	return write(ctx, p.a, l, p.path, p.ptr, p.method, p.patch, l.with(item, v), map[string]any{item: v})
+	return write(ctx, p.api, p.a, l, p.path, p.ptr, p.method, p.patch, l.with(item, v), map[string]any{item: v})
 }
 
-// Remove is always a merge-patch PATCH; a parent gone meanwhile is success.
+// Remove writes with the API block's list_method, else a merge-patch
+// PATCH (a key carries no line parameters); a parent gone meanwhile is
+// success.
 func (p parent) Remove(ctx context.Context, ll listentry.List, item string) error {
 	l := ll.(*list)
-	err := write(ctx, p.a, l, p.path, p.ptr, http.MethodPatch, p.patch, l.without(item), map[string]any{item: nil})
+	method := cmp.Or(p.api.listMethod, http.MethodPatch)
+	err := write(ctx, p.api, p.a, l, p.path, p.ptr, method, p.patch, l.without(item), map[string]any{item: nil})
 	if httpclient.IsNotFound(err) {
 		return nil
 	}
@@ -547,7 +608,7 @@ func (op *ListItemOp) connect(req adapter.Request) (listReq, parent, error) {
 		return r, parent{}, err
 	}
 	a, err := r.api.client(op.Env, op.Client)
-	return r, parent{a: a, path: r.parentPath, ptr: r.ptr, shape: r.shape, delim: r.delimiter, item: r.item, method: r.updateMethod, patch: r.patch}, err
+	return r, parent{a: a, path: r.parentPath, ptr: r.ptr, shape: r.shape, delim: r.delimiter, item: r.item, method: r.updateMethod, patch: r.patch, api: r.api}, err
 }
 
 // Read returns the entry when the parent's list holds it.
@@ -596,7 +657,16 @@ func (op *ListItemOp) Apply(ctx context.Context, req adapter.Request, _ *adapter
 	if err := param.Concrete(listOp, "value", r.value); err != nil {
 		return nil, err
 	}
-	return listentry.Apply(ctx, par, r.entry(), intend)
+	if !r.keep {
+		return listentry.Apply(ctx, par, r.entry(), intend)
+	}
+	// Kept: not Sponson's to remove, so it is not intended and not
+	// reported created (the ledger records it adopted).
+	res, err := listentry.Apply(ctx, par, r.entry(), func(...string) error { return nil })
+	if res != nil {
+		res.Created = nil
+	}
+	return res, err
 }
 
 // fromKey is the parent of a key, with the shape its JSON type says.
@@ -611,7 +681,7 @@ func (op *ListItemOp) fromKey(p adapter.Provider, key string) (parent, listentry
 		return parent{}, listentry.Entry{}, err
 	}
 	a, err := ap.client(op.Env, op.Client)
-	return parent{a: a, path: parentPath, ptr: ptr, item: item, method: http.MethodPatch, patch: ap.listPatch},
+	return parent{a: a, path: parentPath, ptr: ptr, item: item, method: cmp.Or(ap.listMethod, http.MethodPatch), patch: ap.listPatch, api: ap},
 		listentry.Entry{Op: listOp, Key: key, Item: item, Field: listPath}, err
 }
 

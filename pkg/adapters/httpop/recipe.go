@@ -213,7 +213,7 @@ func (op *RecipeOp) Expand(params map[string]any, provider adapter.Provider, run
 	// renamed them.
 	x := &adapter.Expansion{Op: rc.spec.Expands, Params: out, Provider: adapter.Provider{rc.api: block}, Outputs: rc.spec.Outputs, Credentials: []string{}}
 	if auth, ok := block["auth"].(map[string]any); ok {
-		for _, k := range []string{"bearer_env", "authorization_env"} {
+		for _, k := range []string{"bearer_env", "authorization_env", "username_env", "password_env", "value_env"} {
 			if v, ok := auth[k].(string); ok && v != "" {
 				x.Credentials = append(x.Credentials, v)
 			}

@@ -24,7 +24,7 @@ func recipeWorld(t *testing.T, shapes map[string]sim.HTTPShape) (*world, *httpop
 	}
 	base, tok := w.Env[sim.HTTPURLVar], w.Env[sim.HTTPTokenVar]
 	for _, s := range httpop.NewRecipe(nil, nil).Spec().Recipes {
-		w.Env[s.BaseURLVar] = base
+		w.Env[s.BaseURLVar] = base + sim.HTTPPrefixes[s.BaseURLVar]
 		for _, c := range s.Credentials {
 			w.Env[c] = tok
 		}
@@ -45,12 +45,11 @@ func recipeReq(params map[string]any) adapter.Request {
 func TestRecipesConform(t *testing.T) {
 	cases := []struct {
 		recipe     string
-		shapes     map[string]sim.HTTPShape
 		req, other map[string]any
 		credential string
 		seed       func(t *testing.T, w *world)
 	}{
-		{"posthog.release_condition", nil,
+		{"posthog.release_condition",
 			map[string]any{"project": int64(1), "flag": int64(12), "properties": []any{map[string]any{"key": "$host", "value": []any{"pr-7.example.dev"}, "operator": "exact", "type": "person"}}},
 			map[string]any{"project": int64(1), "flag": int64(12), "properties": []any{map[string]any{"key": "email", "value": "a@example.dev", "operator": "exact", "type": "person"}}, "rollout_percentage": int64(50)},
 			"POSTHOG_PERSONAL_API_KEY", func(t *testing.T, w *world) {
@@ -70,31 +69,31 @@ func TestRecipesConform(t *testing.T) {
 					}
 				})
 			}},
-		{"cloudflare.dns_cname", map[string]sim.HTTPShape{"zones/*/dns_records": {Object: "result", List: "result"}},
+		{"cloudflare.dns_cname",
 			map[string]any{"zone": "z1", "name": "pr-7.example.com", "content": "pr-7.pages.dev"},
 			map[string]any{"zone": "z1", "name": "pr-8.example.com", "content": "pr-8.pages.dev", "proxied": true, "ttl": int64(300)},
 			"CLOUDFLARE_API_TOKEN", nil},
-		{"github.repo_webhook", map[string]sim.HTTPShape{"repos/*/*/hooks": {BareList: true, NumericID: true}},
+		{"github.repo_webhook",
 			map[string]any{"owner": "acme", "repo": "shop", "url": "https://pr-7.example.dev/hook", "events": []any{"push", "pull_request"}},
 			map[string]any{"owner": "acme", "repo": "shop", "url": "https://pr-8.example.dev/hook"},
 			"GITHUB_TOKEN", nil},
-		{"sentry.release", map[string]sim.HTTPShape{"organizations/*/releases": {IDField: "version"}},
+		{"sentry.release",
 			map[string]any{"organization": "acme", "version": "shop@1.2.3", "projects": []any{"web"}, "ref": "abc123"},
 			map[string]any{"organization": "acme", "version": "shop@1.2.4", "projects": []any{"web"}},
 			"SENTRY_AUTH_TOKEN", nil},
-		{"resend.webhook", map[string]sim.HTTPShape{"webhooks": {List: "data", AfterPaging: true}},
+		{"resend.webhook",
 			map[string]any{"endpoint": "https://pr-7.example.dev/resend", "events": []any{"email.sent"}},
 			map[string]any{"endpoint": "https://pr-8.example.dev/resend", "events": []any{"email.bounced"}},
 			"RESEND_API_KEY", nil},
-		{"svix.endpoint", map[string]sim.HTTPShape{"api/v1/app/*/endpoint": {IDField: "uid"}},
+		{"svix.endpoint",
 			map[string]any{"app": "app_1", "url": "https://pr-7.example.dev/svix", "filter_types": []any{"user.created"}},
 			map[string]any{"app": "app_1", "uid": "other", "url": "https://pr-8.example.dev/svix", "disabled": true},
 			"SVIX_AUTH_TOKEN", nil},
-		{"turso.database_branch", map[string]sim.HTTPShape{"v1/organizations/*/databases": {IDField: "name", Object: "database"}},
+		{"turso.database_branch",
 			map[string]any{"organization": "acme", "parent": "shop"},
 			map[string]any{"organization": "acme", "name": "shop-pr-8", "parent": "shop", "group": "eu"},
 			"TURSO_API_TOKEN", nil},
-		{"unleash.flag_strategy", map[string]sim.HTTPShape{"api/admin/projects/*/features/*/environments/*/strategies": {BareList: true}},
+		{"unleash.flag_strategy",
 			map[string]any{"feature": "new-checkout", "environment": "development"},
 			map[string]any{"feature": "new-checkout", "environment": "development", "title": "other",
 				"constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []any{"42"}}}},
@@ -102,7 +101,8 @@ func TestRecipesConform(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.recipe, func(t *testing.T) {
-			w, op, mk := recipeWorld(t, c.shapes)
+			w, op, mk := recipeWorld(t, nil)
+			w.Cloud.Console.UseHTTPTarget(c.recipe)
 			if c.seed != nil {
 				c.seed(t, w)
 			}
@@ -239,7 +239,8 @@ func TestRecipeRefusals(t *testing.T) {
 // after/has_more and takes no filter; a webhook of the line's endpoint on
 // the third page is found, not created again.
 func TestResendWebhookPastTheFirstPage(t *testing.T) {
-	w, op, _ := recipeWorld(t, map[string]sim.HTTPShape{"webhooks": {List: "data", AfterPaging: true}})
+	w, op, _ := recipeWorld(t, nil)
+	w.Cloud.Console.UseHTTPTarget("resend.webhook")
 	for _, e := range []string{"https://a.example.dev/r", "https://b.example.dev/r", "https://pr-7.example.dev/resend"} {
 		if _, err := w.Cloud.Console.SeedHTTPObject("webhooks", map[string]any{"endpoint": e, "events": []any{"email.sent"}}); err != nil {
 			t.Fatal(err)

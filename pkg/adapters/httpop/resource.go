@@ -3,6 +3,7 @@ package httpop
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -44,12 +45,20 @@ type resourceReq struct {
 	// listUnfiltered: the listing takes no filter parameters, so the
 	// match is not sent as the query (list.filter: none).
 	listUnfiltered bool
-	idPath         pointer
-	fields         map[string]any
-	match          map[string]string // field → string form; nil when the read path is fixed
-	outputs        map[string]pointer
-	key            string
-	known          bool // key is known (no pending match value)
+	paging         paging
+	// fromList: the object is read from its collection's listing (APIs
+	// without a read of one object: Honeycomb's markers, Sentry's deploys).
+	fromList bool
+	// keep: destroy: keep. The object outlives the scope; it is recorded
+	// as adopted, so destroy lets go of it and rollback leaves it.
+	keep     bool
+	encoding string // the line's encoding, else the block's
+	idPath   pointer
+	fields   map[string]any
+	match    map[string]string // field → string form; nil when the read path is fixed
+	outputs  map[string]outputSpec
+	key      string
+	known    bool // key is known (no pending match value)
 }
 
 func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPending, resolveBase bool) (resourceReq, error) {
@@ -94,13 +103,66 @@ func (op *ResourceOp) parse(params map[string]any, p adapter.Provider, allowPend
 	if err = op.parseOutputs(params, &r); err != nil {
 		return r, err
 	}
+	if err = r.parseLifecycle(params); err != nil {
+		return r, err
+	}
 	return r, r.parseIdentity(params, allowPending)
 }
 
+// parseLifecycle reads destroy (delete or keep) and encoding.
+func (r *resourceReq) parseLifecycle(params map[string]any) error {
+	var err error
+	if r.keep, err = readDestroy(resourceOp, params); err != nil {
+		return err
+	}
+	r.encoding, err = readEncoding(resourceOp, params, r.api.encoding)
+	return err
+}
+
+// readDestroy reads destroy: delete (the default) or keep.
+func readDestroy(op string, params map[string]any) (bool, error) {
+	s, present, _, err := param.Str(op, params, "destroy", false)
+	if err != nil || !present {
+		return false, err
+	}
+	switch s {
+	case "delete":
+		return false, nil
+	case "keep":
+		return true, nil
+	}
+	return false, param.Invalid(op, "destroy", "must be delete (the default: destroy deletes it) or keep (it outlives the scope), got %q", clip(s))
+}
+
+// readEncoding reads encoding: json or form; def when absent.
+func readEncoding(op string, params map[string]any, def string) (string, error) {
+	s, present, _, err := param.Str(op, params, "encoding", false)
+	if err != nil || !present {
+		return def, err
+	}
+	if s != EncodingJSON && s != EncodingForm {
+		return "", param.Invalid(op, "encoding", "must be json or form (application/x-www-form-urlencoded), got %q", clip(s))
+	}
+	return s, nil
+}
+
 // parseRequests reads create, read, update and delete: each defaults from
-// the one before.
+// the one before. read: {from: list} reads the object from its
+// collection's listing.
 func (r *resourceReq) parseRequests(params map[string]any) error {
 	var err error
+	if rd, ok := params["read"].(map[string]any); ok {
+		if from, has := rd["from"]; has {
+			if from != "list" {
+				return param.Invalid(resourceOp, "read.from", "must be list (the object is read from its collection's listing, for APIs without a read of one object)")
+			}
+			rd = maps.Clone(rd)
+			delete(rd, "from")
+			params = maps.Clone(params)
+			params["read"] = rd
+			r.fromList = true
+		}
+	}
 	if r.create, err = readRequest(resourceOp, params, "create", http.MethodPost, "", http.MethodPost, http.MethodPut); err != nil {
 		return err
 	}
@@ -165,11 +227,20 @@ func (r *resourceReq) parseIdentity(params map[string]any, allowPending bool) er
 
 func (op *ResourceOp) parseList(params map[string]any, r *resourceReq) error {
 	r.listPath = r.create.path
+	r.paging = r.api.paging
 	m, err := param.Map(resourceOp, params, "list")
 	if err != nil || m == nil {
 		return err
 	}
+	if v, ok := m["paging"]; ok {
+		if r.paging, err = readPaging(v, "list.paging"); err != nil {
+			return err
+		}
+	}
 	for k, v := range m {
+		if k == "paging" {
+			continue
+		}
 		s, isS := v.(string)
 		if !isS {
 			return param.Invalid(resourceOp, "list."+k, "must be a string, got %s", param.Describe(v))
@@ -186,6 +257,8 @@ func (op *ResourceOp) parseList(params map[string]any, r *resourceReq) error {
 				return param.Invalid(resourceOp, "list.items", "must be a JSON pointer such as /items, got %q", clip(s))
 			}
 			r.listItems, r.hasItems = p, true
+		case "paging":
+			continue
 		case "filter":
 			switch s {
 			case "query":
@@ -195,30 +268,68 @@ func (op *ResourceOp) parseList(params map[string]any, r *resourceReq) error {
 				return param.Invalid(resourceOp, "list.filter", "must be query (the match's top-level fields are sent as the query) or none (the listing takes no filter; the match is found in the pages), got %q", clip(s))
 			}
 		default:
-			return param.Invalid(resourceOp, "list."+k, "is not a list setting (path, items, filter)")
+			return param.Invalid(resourceOp, "list."+k, "is not a list setting (path, items, filter, paging)")
 		}
 	}
 	return nil
 }
 
+// outputSpec is one output a line declares: where it is in the object,
+// and whether it is sensitive (masked everywhere, never in a receipt) or
+// answered once (to the create only).
+type outputSpec struct {
+	ptr             pointer
+	sensitive, once bool
+}
+
 func (op *ResourceOp) parseOutputs(params map[string]any, r *resourceReq) error {
+	var err error
+	r.outputs, err = readOutputs(params)
+	return err
+}
+
+// readOutputs reads outputs: name → a JSON pointer, or {path, sensitive,
+// once}.
+func readOutputs(params map[string]any) (map[string]outputSpec, error) {
 	m, err := param.Map(resourceOp, params, "outputs")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.outputs = map[string]pointer{}
+	out := map[string]outputSpec{}
 	for name, v := range m {
 		if name == "id" {
-			return param.Invalid(resourceOp, "outputs.id", "is always the object's id (id_path); choose another name")
+			return nil, param.Invalid(resourceOp, "outputs.id", "is always the object's id (id_path); choose another name")
 		}
+		var os outputSpec
 		s, isS := v.(string)
+		if d, isM := v.(map[string]any); isM {
+			for k, x := range d {
+				switch k {
+				case "path":
+					s, isS = x.(string)
+				case "sensitive", "once":
+					b, isB := x.(bool)
+					if !isB {
+						return nil, param.Invalid(resourceOp, "outputs."+name+"."+k, "must be true or false, got %s", param.Describe(x))
+					}
+					if k == "sensitive" {
+						os.sensitive = b
+					} else {
+						os.once = b
+					}
+				default:
+					return nil, param.Invalid(resourceOp, "outputs."+name+"."+k, "is not an output setting (path, sensitive, once)")
+				}
+			}
+		}
 		p, ok := parsePointer(s)
 		if !isS || !ok {
-			return param.Invalid(resourceOp, "outputs."+name, "must be a JSON pointer into the object, such as /slug")
+			return nil, param.Invalid(resourceOp, "outputs."+name, "must be a JSON pointer into the object, such as /slug, or {path: /token, sensitive: true}")
 		}
-		r.outputs[name] = p
+		os.ptr = p
+		out[name] = os
 	}
-	return nil
+	return out, nil
 }
 
 // scalar is the string form a filter and a match compare: strings as they
@@ -320,55 +431,25 @@ func get(ctx context.Context, a httpclient.API, path string, objPath, idPath poi
 }
 
 // findIn lists the collection and returns the first item whose match
-// fields equal the match (compared in string form). Pages follow
-// next_cursor (sent back as cursor) or, as Resend and Stripe page,
-// has_more (the last item's id sent back as after). unfiltered sends no
-// query but the page's.
-func findIn(ctx context.Context, a httpclient.API, listPath string, items pointer, hasItems bool, match map[string]string, idPath pointer, unfiltered bool) (*object, error) {
+// fields equal the match (compared in string form), following the pages
+// as pg says (by default next_cursor, sent back as cursor, or, as Resend
+// and Stripe page, has_more with the last item's id sent back as after).
+// unfiltered sends no query but the page's.
+func findIn(ctx context.Context, a httpclient.API, listPath string, items pointer, hasItems bool, match map[string]string, idPath pointer, unfiltered bool, pg paging) (*object, error) {
 	var found *object
-	err := httpclient.Pages(ctx, a.Provider, func(ctx context.Context, cursor string) (string, error) {
-		q := url.Values{}
-		if !unfiltered {
-			q = matchQuery(match)
-		}
-		if after, ok := strings.CutPrefix(cursor, afterCursor); ok {
-			q.Set("after", after)
-		} else if cursor != "" {
-			q.Set("cursor", cursor)
-		}
-		var doc any
-		err := a.Get(ctx, listPath, q, &doc)
-		if httpclient.IsNotFound(err) && cursor == "" {
-			return "", nil // no collection (yet): nothing to find
-		}
-		if err != nil {
-			return "", err
-		}
-		list, err := itemsOf(doc, items, hasItems)
-		if err != nil {
-			return "", errs.Wrap(err, errs.PROVIDER_RESPONSE, "%s: GET %s", a.Provider, listPath)
-		}
+	q := url.Values{}
+	if !unfiltered {
+		q = matchQuery(match)
+	}
+	err := walkPages(ctx, a, listPath, q, pg, items, hasItems, idPath, func(list []any) bool {
 		for _, it := range list {
 			m, ok := it.(map[string]any)
-			if !ok || !matches(m, match) {
-				continue
-			}
-			found = &object{id: idOf(m, idPath), doc: m}
-			return "", nil
-		}
-		if obj, ok := doc.(map[string]any); ok {
-			if next, ok := obj["next_cursor"].(string); ok {
-				return next, nil
-			}
-			if more, _ := obj["has_more"].(bool); more && len(list) > 0 {
-				if last, ok := list[len(list)-1].(map[string]any); ok {
-					if id, _ := last["id"].(string); id != "" {
-						return afterCursor + id, nil
-					}
-				}
+			if ok && matches(m, match) {
+				found = &object{id: idOf(m, idPath), doc: m}
+				return true
 			}
 		}
-		return "", nil
+		return false
 	})
 	return found, err
 }
@@ -423,12 +504,15 @@ func (op *ResourceOp) find(ctx context.Context, a httpclient.API, r resourceReq)
 	if r.match == nil {
 		return get(ctx, a, r.read.path, r.api.objectPath, r.idPath)
 	}
-	it, err := findIn(ctx, a, r.listPath, r.listItems, r.hasItems, r.match, r.idPath, r.listUnfiltered)
+	it, err := findIn(ctx, a, r.listPath, r.listItems, r.hasItems, r.match, r.idPath, r.listUnfiltered, r.paging)
 	if err != nil || it == nil {
 		return nil, err
 	}
 	if it.id == "" {
 		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object found in %s has no id at id_path", a.Provider, r.listPath)
+	}
+	if r.fromList {
+		return it, nil // the API has no read of one object: the listing's item is it
 	}
 	return get(ctx, a, fill(r.read.path, it.id), r.api.objectPath, r.idPath)
 }
@@ -438,7 +522,7 @@ func (op *ResourceOp) find(ctx context.Context, a httpclient.API, r resourceReq)
 // the line; otherwise it finds it the usual way (deleted and re-created
 // objects have a new id: that must show as drift, never be missed).
 func (op *ResourceOp) findByID(ctx context.Context, a httpclient.API, r resourceReq, id string) (*object, error) {
-	if id == "" || r.match == nil || !strings.Contains(r.read.path, "{id}") {
+	if id == "" || r.match == nil || r.fromList || !strings.Contains(r.read.path, "{id}") {
 		return op.find(ctx, a, r)
 	}
 	o, err := get(ctx, a, fill(r.read.path, id), r.api.objectPath, r.idPath)
@@ -462,8 +546,8 @@ func value(doc map[string]any, fields map[string]any) map[string]any {
 
 func (op *ResourceOp) resource(r resourceReq, o *object) adapter.Resource {
 	outs := map[string]any{"id": o.id}
-	for name, p := range r.outputs {
-		if v, ok := p.get(any(o.doc)); ok {
+	for name, os := range r.outputs {
+		if v, ok := os.ptr.get(any(o.doc)); ok {
 			outs[name] = v
 		}
 	}
@@ -590,6 +674,12 @@ func (op *ResourceOp) Apply(ctx context.Context, req adapter.Request, live *adap
 	}
 	var created []string
 	switch {
+	case o == nil && r.keep:
+		// Kept: not Sponson's to delete, so it is not intended and not
+		// reported created (the ledger records it adopted).
+		if o, err = op.create(ctx, a, r); err != nil {
+			return nil, err
+		}
 	case o == nil:
 		if err := intend(r.key); err != nil {
 			return nil, err
@@ -617,7 +707,9 @@ func (op *ResourceOp) create(ctx context.Context, a httpclient.API, r resourceRe
 		body = desired(r.fields, nil, false)
 	}
 	var resp map[string]any
-	err := a.Send(ctx, r.create.method, r.create.path, nil, body, r.create.method == http.MethodPut, &resp)
+	ap := r.api
+	ap.encoding = r.encoding
+	err := ap.send(ctx, a, r.create.method, r.create.path, body, r.create.method == http.MethodPut, true, &resp)
 	if err != nil && !httpclient.IsAmbiguous(err) && errs.CodeOf(err) != errs.PROVIDER_RESPONSE {
 		return nil, err
 	}
@@ -651,6 +743,17 @@ func (op *ResourceOp) create(ctx context.Context, a httpclient.API, r resourceRe
 		return nil, errs.New(errs.PROVIDER_RESPONSE, "%s: the object created in %s cannot be found by match %v", a.Provider, r.create.path, r.match).
 			WithHint("Check that match names fields the API returns exactly as sent, or set read.path and id_path.")
 	}
+	// What only the create answers (a new key's token, a once output)
+	// joins the object as read.
+	if created := unwrap(resp, r.api.objectPath); err == nil && created != nil && idOf(created, r.idPath) == found.id {
+		doc := maps.Clone(found.doc)
+		for k, v := range created {
+			if _, ok := doc[k]; !ok {
+				doc[k] = v
+			}
+		}
+		found = &object{id: found.id, doc: doc}
+	}
 	return found, nil
 }
 
@@ -664,7 +767,9 @@ func (op *ResourceOp) update(ctx context.Context, a httpclient.API, r resourceRe
 		if body == nil {
 			body = want
 		}
-		if err := a.Send(ctx, r.update.method, fill(r.update.path, o.id), nil, body, r.update.method != http.MethodPost, nil); err != nil {
+		ap := r.api
+		ap.encoding = r.encoding
+		if err := ap.send(ctx, a, r.update.method, fill(r.update.path, o.id), body, r.update.method != http.MethodPost, false, nil); err != nil {
 			return nil, err
 		}
 		if o, err = op.findByID(ctx, a, r, o.id); err != nil {
@@ -740,11 +845,15 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 	}
 	// By key the listing's filter setting is not known: the match is
 	// found in the pages, which any API answers.
-	it, err := findIn(ctx, a, path, nil, false, match, idPath, true)
+	it, err := findIn(ctx, a, path, ap.listItems, ap.hasItems, match, idPath, true, ap.paging)
 	if err != nil || it == nil || it.id == "" {
 		return a, "", nil, err
 	}
-	objPath := strings.TrimRight(path, "/") + "/" + url.PathEscape(it.id)
+	coll := strings.TrimRight(strings.TrimSuffix(path, ap.listSuffix), "/")
+	objPath := coll + "/" + url.PathEscape(it.id)
+	if strings.HasSuffix(path, "/") {
+		objPath += "/" // Sentry's paths end in a slash
+	}
 	o, err := get(ctx, a, objPath, ap.objectPath, idPath)
 	return a, objPath, o, err
 }
@@ -793,3 +902,26 @@ func (op *ResourceOp) LineOutputs(params map[string]any) []string {
 }
 
 var _ adapter.LineOutputser = (*ResourceOp)(nil)
+
+var _ adapter.Expander = (*ResourceOp)(nil)
+
+// Expand declares the line's outputs with their sensitivity: the line
+// stays what it is (an http.resource), and the engine masks and keeps out
+// of receipts the outputs marked sensitive, as it does any op's.
+func (op *ResourceOp) Expand(params map[string]any, p adapter.Provider, _ adapter.RunCtx) (*adapter.Expansion, error) {
+	outs, err := readOutputs(params)
+	if err != nil {
+		return nil, err
+	}
+	specs := []adapter.OutputSpec{resourceSpec.Outputs[0]}
+	names := make([]string, 0, len(outs))
+	for name := range outs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		os := outs[name]
+		specs = append(specs, adapter.OutputSpec{Name: name, When: adapter.Immediate, Sensitive: os.sensitive, Once: os.once})
+	}
+	return &adapter.Expansion{Op: "resource", Params: params, Provider: p, Outputs: specs}, nil
+}
