@@ -95,6 +95,7 @@ func newCmdRoot(f *Factory) *cobra.Command {
 		withTraits(newCmdDemo(f, nil), traitWritesReceipts),
 		newCmdGC(f, nil),
 		newCmdCompletion(f, nil),
+		withTraits(newCmdMCP(f, nil), traitWritesReceipts),
 	)
 	acceptUnread(root)
 	return root
