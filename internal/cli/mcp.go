@@ -34,8 +34,7 @@ one-line summary. Arguments a tool does not take are a USAGE envelope. A cancell
 run as Ctrl-C does (rollback, leases released). Logs and progress go to stderr: stdout is the
 protocol's. Point the client at it with {"command": "sponson", "args": ["mcp"]} (README, "Agents").`,
 		Example: `  sponson mcp
-  SPONSON_RECEIPTS=local sponson mcp
-  sponson mcp 2>> .sponson/mcp.log`,
+  SPONSON_RECEIPTS=local sponson mcp`,
 		Args: exactArgs(0),
 		RunE: runWith(opts, runF, mcpRun),
 	}
