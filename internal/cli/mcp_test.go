@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,15 +21,22 @@ import (
 // SDK's client to it. stdout records every byte the command wrote there;
 // the returned function closes the client's end (stdin) and waits for Main.
 func mcpSession(t *testing.T, env cli.Env) (cs *sdk.ClientSession, stdout *bytes.Buffer, stderr *syncBuffer, end func() int) {
+	cs, stdout, stderr, _, end = mcpSessionExit(t, env)
+	return cs, stdout, stderr, end
+}
+
+// mcpSessionExit is mcpSession, with the channel of Main's exit code.
+func mcpSessionExit(t *testing.T, env cli.Env) (cs *sdk.ClientSession, stdout *bytes.Buffer, stderr *syncBuffer, exited <-chan int, end func() int) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stdout, stderr = &bytes.Buffer{}, &syncBuffer{}
 	var mu sync.Mutex
-	code := make(chan int, 1)
+	code, exit1 := make(chan int, 1), make(chan int, 1)
 	go func() {
 		c := cli.Main([]string{"mcp"}, env, cli.IO{In: inR, Out: io.MultiWriter(lockedBuffer{&mu, stdout}, outW), Err: stderr})
 		outW.Close()
+		exit1 <- c
 		code <- c
 	}()
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
@@ -47,7 +55,7 @@ func mcpSession(t *testing.T, env cli.Env) (cs *sdk.ClientSession, stdout *bytes
 		return exit
 	}
 	t.Cleanup(func() { end() })
-	return cs, stdout, stderr, end
+	return cs, stdout, stderr, exit1, end
 }
 
 type lockedBuffer struct {
@@ -67,6 +75,8 @@ func (l lockedBuffer) Write(p []byte) (int, error) {
 func TestMCPStdoutIsTheProtocolOnly(t *testing.T) {
 	_, vars := exampleCloud(t)
 	vars["SPONSON_RECEIPTS"] = "local"
+	// A held request waits this long unless its run is cancelled.
+	vars["SPONSON_HTTP_TIMEOUT"] = "1h"
 	env := testEnv(t, vars, map[string]string{"release.plan.yaml": plan})
 	cs, stdout, stderr, end := mcpSession(t, env)
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "plan", Arguments: map[string]any{"pr": 3}})
@@ -106,6 +116,8 @@ func TestMCPClientGoneReleasesTheLease(t *testing.T) {
 	cloud, vars := exampleCloud(t)
 	t.Cleanup(cloud.ReleaseAll)
 	vars["SPONSON_RECEIPTS"] = "local"
+	// A held request waits this long unless its run is cancelled.
+	vars["SPONSON_HTTP_TIMEOUT"] = "1h"
 	env := testEnv(t, vars, map[string]string{"release.plan.yaml": plan})
 	hold := cloud.MustAddRule(sim.Rule{Kind: sim.KindHold, Provider: "neon", Method: "POST", Path: "/projects/*/branches"})
 	cs, _, stderr, end := mcpSession(t, env)
@@ -124,6 +136,48 @@ func TestMCPClientGoneReleasesTheLease(t *testing.T) {
 	r := runCLI(t, env, "locks", "--json")
 	if locks := oneDocument(t, r)["locks"].([]any); len(locks) != 0 {
 		t.Errorf("the apply's lease outlived the server: %v", locks)
+	}
+	if cloud.Held(hold) != 0 {
+		t.Error("the held create is still waiting: the run did not stop")
+	}
+}
+
+// Ctrl-C (the command's context ending) while an apply runs stops the
+// run: `sponson mcp` returns, with the client still connected, only
+// after the run has released the scope's lease.
+func TestMCPInterruptReleasesTheLease(t *testing.T) {
+	cloud, vars := exampleCloud(t)
+	t.Cleanup(cloud.ReleaseAll)
+	vars["SPONSON_RECEIPTS"] = "local"
+	// A held request waits this long unless its run is cancelled.
+	vars["SPONSON_HTTP_TIMEOUT"] = "1h"
+	env := testEnv(t, vars, map[string]string{"release.plan.yaml": plan})
+	ctx, interrupt := context.WithCancel(context.Background())
+	env.Context = ctx
+	hold := cloud.MustAddRule(sim.Rule{Kind: sim.KindHold, Provider: "neon", Method: "POST", Path: "/projects/*/branches"})
+	cs, _, stderr, exited, _ := mcpSessionExit(t, env)
+	ended, stop := context.WithCancel(context.Background())
+	go func() {
+		cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "apply", Arguments: map[string]any{"pr": 5}}) //nolint:errcheck
+		stop()
+	}()
+	if err := cloud.WaitHeld(ended, hold, 1); err != nil {
+		t.Fatalf("the apply ended before its create was sent: %v\n%s", err, stderr.String())
+	}
+	interrupt()
+	select {
+	case code := <-exited:
+		if code != 0 {
+			t.Errorf("sponson mcp exited %d on an interrupt\n%s", code, stderr.String())
+		}
+	case <-time.After(2 * time.Minute): // the held create waits an hour
+		t.Fatalf("sponson mcp still runs after the interrupt: the run was not cancelled\n%s", stderr.String())
+	}
+	noEnv := env
+	noEnv.Context = context.Background()
+	r := runCLI(t, noEnv, "locks", "--json")
+	if locks := oneDocument(t, r)["locks"].([]any); len(locks) != 0 {
+		t.Errorf("the apply's lease outlived the interrupt: %v", locks)
 	}
 	if cloud.Held(hold) != 0 {
 		t.Error("the held create is still waiting: the run did not stop")

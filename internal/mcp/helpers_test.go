@@ -70,6 +70,8 @@ func newWorld(t *testing.T) *world {
 		"SPONSON_CTX_BRANCH": "feature/login",
 		"SPONSON_RECEIPTS":   "local",
 		"STRIPE_KEY":         stripeKey,
+		// A held request waits this long unless its run is cancelled.
+		"SPONSON_HTTP_TIMEOUT": "1h",
 	}
 	for _, kv := range cloud.Env(srv.URL) {
 		k, v, _ := strings.Cut(kv, "=")

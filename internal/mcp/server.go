@@ -49,6 +49,9 @@ type Server struct {
 	sdk      *sdk.Server
 	runner   Runner
 	inFlight sync.WaitGroup
+	// stop is Run's context: when it ends (SIGINT), every call in flight
+	// is cancelled too, whatever the session's state.
+	stop context.Context
 }
 
 const instructions = `Sponson plans, applies and destroys the side effects of a pull request (preview database branches, environment variables, OAuth callbacks, list entries) from release.plan.yaml in the server's working directory, per scope (pr-<n>, main, branch-<name>), and keeps receipts.
@@ -58,7 +61,7 @@ Call plan before apply. apply ends "partial" (ok) while a line waits for a deplo
 // New builds the server and registers its tools.
 func New(cfg Config) *Server {
 	logger := slog.New(slog.NewTextHandler(cmpWriter(cfg.Log), nil))
-	s := &Server{runner: cfg.Runner}
+	s := &Server{runner: cfg.Runner, stop: context.Background()}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "sponson", Title: "Sponson", Version: cfg.Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: logger})
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)}
@@ -75,6 +78,7 @@ func New(cfg Config) *Server {
 // then waits for the calls in flight (cancelled with their session) to
 // finish releasing what they hold.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	s.stop = ctx // before the session starts: no call runs yet
 	err := s.sdk.Run(ctx, t)
 	s.inFlight.Wait()
 	return err
@@ -107,6 +111,9 @@ func addTool[In any](s *Server, name, description string, ann *sdk.ToolAnnotatio
 	s.sdk.AddTool(tool, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		s.inFlight.Add(1)
 		defer s.inFlight.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.stop, cancel)()
 		in, err := decode[In](req.Params.Arguments, resolved)
 		if err != nil {
 			return s.result(s.runner.Refuse(name, err)), nil
