@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -263,5 +264,46 @@ func TestACancelledApplyReleasesItsLease(t *testing.T) {
 	a := call(t, cs, "apply", map[string]any{"pr": 9})
 	if rec, _ := a.envelope["receipt"].(map[string]any); a.isError || rec["status"] != "complete" {
 		t.Errorf("the apply after the cancel: %s", a.text)
+	}
+}
+
+// Calls run at once, each its own command with its own redactor, store
+// and engine: plans of three scopes and a listing of the leases beside
+// them all answer for their own scope.
+func TestCallsRunAtOnce(t *testing.T) {
+	w := newWorld(t)
+	cs, _ := w.serve(t)
+	type got struct {
+		pr  int
+		res *sdk.CallToolResult
+		err error
+	}
+	results := make(chan got, 4)
+	for _, pr := range []int{21, 22, 23, 0} {
+		go func() {
+			name, args := "plan", map[string]any{"pr": pr}
+			if pr == 0 {
+				name, args = "locks", nil
+			}
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+			results <- got{pr, res, err}
+		}()
+	}
+	for range 4 {
+		g := <-results
+		if g.err != nil {
+			t.Fatalf("pr %d: %v", g.pr, g.err)
+		}
+		name := "plan"
+		if g.pr == 0 {
+			name = "locks"
+		}
+		a := read(t, name, g.res)
+		if a.isError {
+			t.Errorf("pr %d: %s", g.pr, a.text)
+		}
+		if g.pr != 0 && a.envelope["scope"] != fmt.Sprintf("pr-%d", g.pr) {
+			t.Errorf("the plan of pr %d answered for %v", g.pr, a.envelope["scope"])
+		}
 	}
 }
