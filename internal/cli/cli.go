@@ -95,7 +95,11 @@ func runProgram(ctx context.Context, dir, name string, args ...string) ([]byte, 
 func StdIO() IO { return IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Term: DetectTerminal()} }
 
 // Main runs the sponson command line and returns the process exit code.
-func Main(args []string, env Env, stdio IO) (code int) {
+func Main(args []string, env Env, stdio IO) int { return invoke(args, env, stdio, nil) }
+
+// invoke is Main; with a sink, the JSON envelope (redacted, as it would be
+// written) goes to the sink instead of stdout: `sponson mcp`'s tool calls.
+func invoke(args []string, env Env, stdio IO, sink func(map[string]any)) (code int) {
 	// One redactor per command, holding every credential-looking variable
 	// before any output exists; both streams leave through it.
 	r := redact.New()
@@ -116,7 +120,7 @@ func Main(args []string, env Env, stdio IO) (code int) {
 		defer stop()
 	}
 	f := newFactory(env, stdio, r, ctx)
-	f.rawOut, f.rawFlush = rawOut, out.Flush
+	f.rawOut, f.rawFlush, f.sink = rawOut, out.Flush, sink
 	f.answer.warnings = shortSecrets
 	f.JSON = wantsJSON(args)
 	defer f.Progress.Close()
@@ -212,6 +216,10 @@ func (f *Factory) writeJSON(v any) {
 	rv, err := any(v), error(nil)
 	if !f.answer.ownValues {
 		rv, err = f.Redactor.Document(v, structuralMember)
+	}
+	if m, ok := rv.(map[string]any); ok && err == nil && f.sink != nil {
+		f.sink(m)
+		return
 	}
 	if err == nil {
 		err = enc.Encode(rv)

@@ -20,4 +20,7 @@
 //     INTERNAL), and its "ok" is true exactly when the exit code is 0.
 //     Everything else (progress, stack traces) goes to stderr.
 //   - The exit code is decided by the error's code alone (pkg/errs).
+//   - `sponson mcp`'s tool calls (ToolRunner) are this same command line
+//     run in-process with --json, its one document handed to a sink
+//     instead of stdout: the MCP answer is the envelope, never a copy.
 package cli

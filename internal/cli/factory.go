@@ -43,10 +43,13 @@ type Factory struct {
 	// otherwise rewrite literals and field values of the document).
 	rawOut   io.Writer
 	rawFlush func() error
-	cmd      *cobra.Command // the command that ran
-	run      *wire.Run      // the run built for plan, apply, destroy, push, gc
-	bare     bool           // sponson was run with no arguments at all
-	local    struct {       // the checkout, read once (localGit)
+	// sink, when set, receives the JSON document instead of stdout (a
+	// tool call of `sponson mcp`).
+	sink  func(map[string]any)
+	cmd   *cobra.Command // the command that ran
+	run   *wire.Run      // the run built for plan, apply, destroy, push, gc
+	bare  bool           // sponson was run with no arguments at all
+	local struct {       // the checkout, read once (localGit)
 		git  *scope.LocalGit
 		err  error
 		read bool

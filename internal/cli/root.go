@@ -96,6 +96,7 @@ func newCmdRoot(f *Factory) *cobra.Command {
 		newCmdGC(f, nil),
 		newCmdInit(f, nil),
 		newCmdCompletion(f, nil),
+		withTraits(newCmdMCP(f, nil), traitWritesReceipts),
 	)
 	acceptUnread(root)
 	return root
