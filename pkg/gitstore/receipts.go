@@ -215,7 +215,7 @@ func (s *Store) RecentHistory(ctx context.Context, target receipt.Target, n int)
 func (x *receiptReader) history(ctx context.Context, target receipt.Target, depth, limit int) ([]receipt.Event, bool, error) {
 	s := x.s
 	ref := refOf(target)
-	snap, err := s.wire.FetchDepth(ctx, func(name string) bool { return name == ref.String() }, fetchHistory, depth)
+	snap, err := s.wire.FetchDepth(ctx, exactRefs(ref), fetchHistory, depth)
 	if err != nil {
 		return nil, false, err
 	}
@@ -282,7 +282,7 @@ func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string
 		return nil, false, err
 	}
 	ref := refOf(target)
-	snap, err := s.wire.Fetch(ctx, func(name string) bool { return name == ref.String() }, fetchHistory)
+	snap, err := s.wire.Fetch(ctx, exactRefs(ref), fetchHistory)
 	if err != nil {
 		return nil, false, err
 	}
