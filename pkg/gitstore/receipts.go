@@ -93,6 +93,13 @@ func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
 		data[i] = d
 	}
 	if len(writes) == 1 || s.wire.Atomic() {
+		if len(writes) > 1 && !s.wire.ConfirmAtomic() {
+			// Capabilities said atomic (a v2 remote is taken to push
+			// atomically) and the caller relied on it: nothing is
+			// written; from now on the store says otherwise.
+			return errs.New(errs.STORE_REJECTED, "%s does not accept atomic pushes; nothing was written", s.safeURL).
+				WithHint("Run again: the store now knows and writes one scope at a time. On a plain git server, `git config receive.advertiseAtomic true` restores atomic writes.")
+		}
 		return s.receipts.writeFenced(ctx, writes, data)
 	}
 	refs := make([]plumbing.ReferenceName, len(writes))

@@ -79,6 +79,7 @@ type Remote struct {
 	// What the remote's receive-pack advertises, read once, when first
 	// asked (pushCaps): "atomic" and "delete-refs".
 	pushOnce   sync.Once
+	pushAsked  atomic.Bool // pushCaps has run
 	atomicPush bool
 	deleteRefs bool
 
@@ -135,8 +136,23 @@ func (r *Remote) fail(err error, format string, args ...any) error {
 }
 
 // Atomic reports whether the remote's receive-pack advertises atomic
-// pushes (pushCaps).
+// pushes (pushCaps). Over HTTP a remote whose upload-pack speaks protocol
+// v2 is taken to (every git since 2.4 advertises them unless
+// receive.advertiseAtomic is off, and so do the hosting services) until
+// ConfirmAtomic finds otherwise: asking would download every ref, which
+// is what v2 spares a read. docs/adr/0014.
 func (r *Remote) Atomic() bool {
+	if r.v2 != nil && r.web != nil && !r.pushAsked.Load() {
+		return true
+	}
+	r.pushCaps()
+	return r.atomicPush
+}
+
+// ConfirmAtomic is Atomic as receive-pack's own advertisement says (one
+// round trip the first time): what a push that must be atomic checks
+// first.
+func (r *Remote) ConfirmAtomic() bool {
 	r.pushCaps()
 	return r.atomicPush
 }
@@ -524,6 +540,7 @@ func (r *Remote) Push(ctx context.Context, st *Storage, updates []Update, atomic
 // correct.
 func (r *Remote) pushCaps() {
 	r.pushOnce.Do(func() {
+		defer r.pushAsked.Store(true)
 		c, ep, err := r.client()
 		if err != nil {
 			return
