@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/sponson/apply/internal/testing/githubtest"
 )
 
 // commandCost is what one command cost: requests and bytes at the git
@@ -50,20 +52,19 @@ func TestRequestCountsHoldAtScopes(t *testing.T) {
 		w := newWorld(t, plan20)
 		w.run("apply", "--pr", "1")
 		w.run("apply", "--pr", "2")
-		seedScopes(t, w, n)
-		withGitHub(t, w, n)
+		// pr-3001...: no name extends pr-1's or pr-2's, whose reads
+		// list their refs by prefix (ls-refs); BenchmarkSweepAtScopes
+		// measures the seeds that do.
+		seedScopesFrom(t, w, 3001, n)
+		openPulls(t, withGitHub(t, w, 0), 3001, n)
 		w.run("plan", "--pr", "1") // warm the server's caches
 		c := map[string]commandCost{}
 		c["gc"] = w.measureAll("gc")
-		// pr-2, not pr-1: ls-refs lists by prefix, so a read of pr-1 also
-		// lists the seeded pr-1001...pr-1999 (logged below, and in
-		// docs/performance.md).
-		c["plan"] = w.measureAll("plan", "--pr", "2")
-		c["apply"] = w.measureAll("apply", "--pr", "2")
-		c["plan pr-1"] = w.measureAll("plan", "--pr", "1")
-		c["destroy"] = w.measureAll("destroy", "--pr", "1")
+		c["plan"] = w.measureAll("plan", "--pr", "1")
+		c["apply"] = w.measureAll("apply", "--pr", "1")
+		c["destroy"] = w.measureAll("destroy", "--pr", "2")
 		at[n+2] = c
-		for _, cmd := range []string{"gc", "plan", "apply", "plan pr-1", "destroy"} {
+		for _, cmd := range []string{"gc", "plan", "apply", "destroy"} {
 			t.Logf("%s at %d scopes: %d git requests, %d bytes from git, %d listings, %d provider requests", cmd, n+2,
 				c[cmd].git.requests, c[cmd].git.bytes, listings(c[cmd].git.log), c[cmd].provider)
 		}
@@ -114,5 +115,20 @@ func TestRequestCountsHoldAtScopes(t *testing.T) {
 	}
 	if reads != resources || deletes != resources {
 		t.Errorf("destroy of %d resources: %d reads by id and %d deletes, want %d each:\n%s", resources, reads, deletes, resources, fmt.Sprint(d.provLog))
+	}
+}
+
+// openPulls opens pull requests first...first+n-1 on the world's fake
+// GitHub, on main's commits as pull request 1 has them.
+func openPulls(tb testing.TB, gh *githubtest.Server, first, n int) {
+	tb.Helper()
+	pr, ok := gh.Issues.Pull("acme/shop", 1)
+	if !ok {
+		tb.Fatal("no pull request 1")
+	}
+	for i := first; i < first+n; i++ {
+		if _, err := gh.AddPull(githubtest.PullRequest{Repo: "acme/shop", Number: i, Head: pr.Head, Base: pr.Base}); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
