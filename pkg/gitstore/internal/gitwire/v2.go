@@ -103,14 +103,19 @@ func (r *Remote) advertiseV2(ctx context.Context) (*v2Caps, *Listing, error) {
 	}
 	caps := &v2Caps{fetch: map[string]bool{}}
 	p := &pktReader{r: br}
+	seen := false // the "version 2" line
 	for {
 		kind, line, err := p.next()
 		if err != nil {
 			return nil, nil, r.fail(err, "read the capabilities of %s", r.url)
 		}
+		if kind == pktFlush && len(caps.fetch) == 0 && !seen {
+			continue // the end of a "# service=" preface some servers send first
+		}
 		if kind == pktFlush {
 			return caps, nil, nil
 		}
+		seen = seen || string(line) == "version 2\n"
 		key, value, _ := strings.Cut(strings.TrimSuffix(string(line), "\n"), "=")
 		if key == "fetch" {
 			for _, f := range strings.Fields(value) {
@@ -213,6 +218,11 @@ func (r *Remote) fetchV2(ctx context.Context, st *Storage, wants []plumbing.Hash
 		}
 		if kind == pktData && string(line) == "packfile\n" {
 			break
+		}
+		if kind == pktData && strings.HasPrefix(string(line), "ERR ") {
+			// A want the remote no longer has (its branch moved or was
+			// deleted since the listing): FetchListed lists again.
+			return r.fail(errors.New(strings.TrimSpace(string(line))), "fetch %s from %s", r.noun, r.url)
 		}
 		if kind == pktFlush || kind == pktEnd {
 			return errs.New(errs.STORE_UNAVAILABLE, "%s answered fetch without a packfile", r.url)
