@@ -10,6 +10,7 @@ import (
 
 	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/clock"
+	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -178,4 +179,35 @@ func seedBranches(t *testing.T, dir string, n int) {
 			ref, receipt.ReceiptFile, len(data), data)
 	}
 	gittest.RunInput(t, dir, in.Bytes(), "fast-import", "--quiet")
+}
+
+// A v2 remote over HTTP is taken to push atomically (asking would list
+// every ref); one whose receive-pack does not advertise it fails the first
+// multi-scope write with nothing written, and the store says so from
+// then on.
+func TestV2RemoteWithoutAtomicPushes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, _ := newBareRepo(t)
+	gittest.Run(t, dir, "config", "receive.advertiseAtomic", "false")
+	srv := gittest.Serve(t, dir)
+	s := newStore(t, srv.URL, nil)
+	if !s.Capabilities().AtomicMulti {
+		t.Fatal("a v2 remote is not taken to push atomically")
+	}
+	a := mustLease(t, s, receipt.ScopeTarget("preview", "a"), "run-1", time.Hour)
+	b := mustLease(t, s, receipt.ScopeTarget("preview", "b"), "run-1", time.Hour)
+	err := s.WriteMany(ctx, []receipt.Write{{Receipt: newReceipt("preview", "a", "run-1"), Lease: a}, {Receipt: newReceipt("preview", "b", "run-1"), Lease: b}})
+	wantCode(t, err, errs.STORE_REJECTED, "WriteMany on a remote without atomic pushes")
+	for _, sc := range []string{"a", "b"} {
+		if r, _, err := s.Read(ctx, "preview", sc); err != nil || r != nil {
+			t.Errorf("%s after the refused write: %v, %v; want no receipt", sc, r, err)
+		}
+	}
+	if s.Capabilities().AtomicMulti {
+		t.Error("after the refusal the store still says AtomicMulti")
+	}
+	if err := s.WriteMany(ctx, []receipt.Write{{Receipt: newReceipt("preview", "a", "run-1"), Lease: a}, {Receipt: newReceipt("preview", "b", "run-1"), Lease: b}}); err != nil {
+		t.Fatalf("WriteMany in order: %v", err)
+	}
 }
