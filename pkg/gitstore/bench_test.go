@@ -112,7 +112,7 @@ func BenchmarkStore(b *testing.B) {
 				s := newStore(b, rem.url, nil)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if _, err := s.wire.Fetch(ctx, func(string) bool { return false }, fetchNone); err != nil {
+					if _, err := s.wire.Fetch(ctx, storeRefs(func(string) bool { return false }), fetchNone); err != nil {
 						b.Fatal(err)
 					}
 				}

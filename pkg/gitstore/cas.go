@@ -120,11 +120,7 @@ func stateAt(st *opStorage, ref plumbing.ReferenceName, h plumbing.Hash, fresh b
 // most one packfile for all of them.
 func (x *writer) readStates(ctx context.Context, refs []plumbing.ReferenceName) ([]*tipState, error) {
 	s := x.s
-	want := map[string]bool{}
-	for _, r := range refs {
-		want[r.String()] = true
-	}
-	snap, err := s.wire.Fetch(ctx, func(name string) bool { return want[name] }, fetchTips)
+	snap, err := s.wire.Fetch(ctx, exactRefs(refs...), fetchTips)
 	if err != nil {
 		return nil, err
 	}

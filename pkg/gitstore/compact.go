@@ -141,7 +141,7 @@ func (x *writer) lineageOf(ctx context.Context, base *tipState) lineage {
 	if known && d < s.maxDepth || s.noRewrite.Load() {
 		return next
 	}
-	snap, err := s.wire.Fetch(ctx, func(name string) bool { return name == base.ref.String() }, fetchHistory)
+	snap, err := s.wire.Fetch(ctx, exactRefs(base.ref), fetchHistory)
 	if err != nil || snap.Refs[base.ref] != base.hash {
 		return next
 	}

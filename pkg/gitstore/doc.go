@@ -86,8 +86,14 @@
 //     larger than a store file is ever downloaded; other entries of a tree
 //     are carried over by hash, never read.
 //
-// Cost: go-git v5 speaks protocol v0/v1 only, so every fetch and push first
-// receives the whole ref advertisement (~75 bytes a ref). Read is one
+// Cost: where the remote's upload-pack speaks protocol v2 (docs/adr/0014)
+// a read lists only the refs under its prefixes (ls-refs: the scope's
+// branch, the environment, the namespace) and fetches with a request of its
+// own; New's exchange is then the capabilities, no ref, and a push (git's
+// receive-pack speaks v0 only) receives every ref once. A v2 remote over
+// HTTP is taken to push atomically until a multi-scope write confirms it.
+// Against a v0 remote every fetch and push first receives the whole ref
+// advertisement (~75 bytes a ref), as follows. Read is one
 // advertisement plus, when the tip is not in memory, one packfile; List(env),
 // Scopes and Locks are one advertisement plus at most one depth-1 packfile of
 // every matching branch, whatever their number; a fenced write is one

@@ -296,10 +296,10 @@ func (s *Store) Lease(ctx context.Context, target receipt.Target) (*receipt.Leas
 // branch is reported, never a reason to hide the others.
 func (x *leaseKeeper) scan(ctx context.Context) ([]receipt.ScopeRef, []receipt.Lease, []receipt.Unreadable, error) {
 	s := x.s
-	snap, err := s.wire.Fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, storeRefs(func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind != refOther
-	}, fetchTips)
+	}), fetchTips)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -47,10 +47,10 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) ([]receipt.S
 	if !s.wire.DeleteRefs() {
 		return nil, errs.New(errs.STORE_REJECTED, "%s does not accept ref deletions; tombstoned receipt branches cannot be pruned", s.safeURL)
 	}
-	snap, err := s.wire.Fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, storeRefs(func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind == refScope
-	}, fetchTips)
+	}), fetchTips)
 	if err != nil {
 		return nil, err
 	}
@@ -152,10 +152,10 @@ func (x *pruner) deleteBranches(ctx context.Context, cands []pruneCandidate) ([]
 func (x *pruner) listRefs(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {
 	s := x.s
 	refs := map[plumbing.ReferenceName]plumbing.Hash{}
-	snap, err := s.wire.Fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, storeRefs(func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind != refOther
-	}, fetchNone)
+	}), fetchNone)
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,13 @@ func (s *Store) WriteMany(ctx context.Context, writes []receipt.Write) error {
 		data[i] = d
 	}
 	if len(writes) == 1 || s.wire.Atomic() {
+		if len(writes) > 1 && !s.wire.ConfirmAtomic() {
+			// Capabilities said atomic (a v2 remote is taken to push
+			// atomically) and the caller relied on it: nothing is
+			// written; from now on the store says otherwise.
+			return errs.New(errs.STORE_REJECTED, "%s does not accept atomic pushes; nothing was written", s.safeURL).
+				WithHint("Run again: the store now knows and writes one scope at a time. On a plain git server, `git config receive.advertiseAtomic true` restores atomic writes.")
+		}
 		return s.receipts.writeFenced(ctx, writes, data)
 	}
 	refs := make([]plumbing.ReferenceName, len(writes))
@@ -215,7 +222,7 @@ func (s *Store) RecentHistory(ctx context.Context, target receipt.Target, n int)
 func (x *receiptReader) history(ctx context.Context, target receipt.Target, depth, limit int) ([]receipt.Event, bool, error) {
 	s := x.s
 	ref := refOf(target)
-	snap, err := s.wire.FetchDepth(ctx, func(name string) bool { return name == ref.String() }, fetchHistory, depth)
+	snap, err := s.wire.FetchDepth(ctx, exactRefs(ref), fetchHistory, depth)
 	if err != nil {
 		return nil, false, err
 	}
@@ -282,7 +289,7 @@ func (s *Store) Recorded(ctx context.Context, target receipt.Target) (map[string
 		return nil, false, err
 	}
 	ref := refOf(target)
-	snap, err := s.wire.Fetch(ctx, func(name string) bool { return name == ref.String() }, fetchHistory)
+	snap, err := s.wire.Fetch(ctx, exactRefs(ref), fetchHistory)
 	if err != nil {
 		return nil, false, err
 	}

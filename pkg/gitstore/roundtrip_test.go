@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -21,7 +22,7 @@ func TestRoundTripsDoNotGrowWithBranches(t *testing.T) {
 			ctx := context.Background()
 			counts := map[int]map[string]int64{}
 			for _, n := range []int{1, 50} {
-				rem := newRemote(t, tr)
+				rem := newRemote(t, tr, gittest.WithProtocolV0()) // v0's counts (v2's: protocol_test.go)
 				seed(t, rem.dir, "preview", n, true)
 				s := newStore(t, rem.url, clock.NewFake(start))
 				counts[n] = map[string]int64{}

@@ -27,7 +27,7 @@ func scopesOf(stored []receipt.Stored) map[string]receipt.Version {
 func TestViewScopeReadsTheScopeAlone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rem := newRemote(t, "http")
+	rem := newRemote(t, "http", gittest.WithProtocolV0()) // v2's counts: protocol_test.go
 	seed(t, rem.dir, "preview", 200, true)
 	want, err := newStore(t, rem.url, nil).List(ctx, "preview")
 	if err != nil || len(want) != 200 {
@@ -66,7 +66,7 @@ func TestViewScopeRestIsAsOfTheView(t *testing.T) {
 	ctx := context.Background()
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
-			rem := newRemote(t, tr)
+			rem := newRemote(t, tr, gittest.WithProtocolV0()) // in v2 Rest lists anew (protocol_test.go)
 			seed(t, rem.dir, "preview", 5, false)
 			s := newStore(t, rem.url, nil)
 			v, err := s.ViewScope(ctx, "preview", "pr-1", nil)

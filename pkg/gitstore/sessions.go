@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/gitstore/internal/gitwire"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -53,7 +54,7 @@ func (s *Store) ViewScope(ctx context.Context, env, scope string, also []string)
 // ref names others matches (a scope branch of env, in canonical form), in one fetch, and returns the listing it read. With
 // strict, a damaged receipt of another scope fails the view (View);
 // otherwise it is a Stored with Err (ViewScope, as List).
-func (x *sessionReader) view(ctx context.Context, env, scope string, others func(ref string) bool, strict bool) (*receipt.View, *listing, error) {
+func (x *sessionReader) view(ctx context.Context, env, scope string, others gitwire.Refs, strict bool) (*receipt.View, *listing, error) {
 	s := x.s
 	if err := receipt.Interrupted(ctx, "read "+env+"/"+scope); err != nil {
 		return nil, nil, err
@@ -63,9 +64,9 @@ func (x *sessionReader) view(ctx context.Context, env, scope string, others func
 		return nil, nil, err
 	}
 	own := refOf(target)
-	snap, err := s.wire.Fetch(ctx, func(name string) bool {
-		return name == own.String() || others(name)
-	}, fetchTips)
+	snap, err := s.wire.Fetch(ctx, gitwire.Refs{Prefixes: append([]string{own.String()}, others.Prefixes...), Match: func(name string) bool {
+		return name == own.String() || others.Match(name)
+	}}, fetchTips)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,34 +106,34 @@ func (x *sessionReader) view(ctx context.Context, env, scope string, others func
 // envRefs matches the scope branches of env (in canonical form). The
 // prefix is compared first: most refs of a large remote are other
 // environments' or locks.
-func envRefs(env string) func(name string) bool {
+func envRefs(env string) gitwire.Refs {
 	prefix := RefPrefix + receipt.EncodeSegment(env) + "/"
-	return func(name string) bool {
+	return gitwire.Refs{Prefixes: []string{prefix}, Match: func(name string) bool {
 		if !strings.HasPrefix(name, prefix) {
 			return false
 		}
 		kind, t, _ := parseRef(name)
 		return kind == refScope && t.Env == env
-	}
+	}}
 }
 
 // scopeRefs matches the scope branches of env of the named scopes (in
 // canonical form); names that are no valid scope match nothing.
-func scopeRefs(env string, scopes []string) func(name string) bool {
-	named := map[string]bool{}
+func scopeRefs(env string, scopes []string) gitwire.Refs {
+	var refs []plumbing.ReferenceName
 	for _, sc := range scopes {
 		if t := receipt.ScopeTarget(env, sc); t.Validate() == nil {
-			named[refOf(t).String()] = true
+			refs = append(refs, refOf(t))
 		}
 	}
-	return func(name string) bool { return named[name] }
+	return exactRefs(refs...)
 }
 
 // list is List(env) of the scope branches match names (envRefs(env): all
 // of them) on listing from (nil: a listing of its own): one ref
 // advertisement, none with from over HTTP, and at most one packfile
 // (those branches at depth 1), whatever the number of scopes.
-func (x *sessionReader) list(ctx context.Context, env string, from *listing, match func(name string) bool) ([]receipt.Stored, error) {
+func (x *sessionReader) list(ctx context.Context, env string, from *listing, match gitwire.Refs) ([]receipt.Stored, error) {
 	s := x.s
 	if err := receipt.Interrupted(ctx, "list "+env); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/clock"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
@@ -22,7 +23,7 @@ import (
 func TestSessionRoundTrips(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rem := newRemote(t, "http")
+	rem := newRemote(t, "http", gittest.WithProtocolV0()) // v2's counts: protocol_test.go
 	seed(t, rem.dir, "preview", 20, true)
 	target := receipt.ScopeTarget("preview", "pr-1")
 	count := func(what string, want int64, fn func(s *Store) error, s *Store) {

@@ -2,6 +2,8 @@ package gitstore
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/gitstore/internal/gitwire"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -63,10 +66,10 @@ func (s *Store) Survey(ctx context.Context) (*Survey, error) {
 	if err := receipt.Interrupted(ctx, "list scopes"); err != nil {
 		return nil, err
 	}
-	snap, err := s.wire.Fetch(ctx, func(name string) bool {
+	snap, err := s.wire.Fetch(ctx, storeRefs(func(name string) bool {
 		kind, _, _ := parseRef(name)
 		return kind == refScope
-	}, fetchShapes)
+	}), fetchShapes)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +136,7 @@ func (s *Store) ReadSurveyed(ctx context.Context, sv *Survey, targets []receipt.
 		if len(want) == 0 {
 			continue
 		}
-		snap, err := s.wire.FetchListed(ctx, from, func(name string) bool { _, ok := want[name]; return ok }, fetchTips)
+		snap, err := s.wire.FetchListed(ctx, from, gitwire.Refs{Prefixes: slices.Collect(maps.Keys(want)), Match: func(name string) bool { _, ok := want[name]; return ok }}, fetchTips)
 		if err != nil {
 			return nil, err
 		}

@@ -133,3 +133,21 @@ func (s *messages) scrubText(text string) string {
 	}
 	return userinfo.ReplaceAllString(text, "$1")
 }
+
+// exactRefs is a fetch of the refs named: in protocol v2 the listing holds
+// them (and refs their names are prefixes of) only.
+func exactRefs(refs ...plumbing.ReferenceName) gitwire.Refs {
+	want := make(map[string]bool, len(refs))
+	prefixes := make([]string, 0, len(refs))
+	for _, r := range refs {
+		want[r.String()] = true
+		prefixes = append(prefixes, r.String())
+	}
+	return gitwire.Refs{Prefixes: prefixes, Match: func(name string) bool { return want[name] }}
+}
+
+// storeRefs is a fetch of the refs of the store's namespace that match
+// accepts.
+func storeRefs(match func(name string) bool) gitwire.Refs {
+	return gitwire.Refs{Prefixes: []string{RefPrefix}, Match: match}
+}

@@ -23,12 +23,18 @@ func withGitHub(tb testing.TB, w *world, open int) *githubtest.Server {
 	}
 	gh.AddToken(githubtest.Token{Value: ghToken, Identity: githubtest.ActionsBot,
 		Permissions: map[string]string{"contents": "write", "pull_requests": "read", "metadata": "read"}})
+	var head, base githubtest.Ref
 	add := func(n int) {
-		if _, err := gh.AddPull(githubtest.PullRequest{Repo: "acme/shop", Number: n, Head: githubtest.Ref{Ref: "main"}}); err != nil {
+		// The first resolves main; the others are given its commits
+		// (resolving it for each was most of a 10,000-scope setup).
+		if _, err := gh.AddPull(githubtest.PullRequest{Repo: "acme/shop", Number: n, Head: githubtest.Ref{Ref: "main", SHA: head.SHA}, Base: base}); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	add(1)
+	if pr, ok := gh.Issues.Pull("acme/shop", 1); ok {
+		head, base = pr.Head, pr.Base
+	}
 	for i := 0; i < open; i++ {
 		add(1001 + i)
 	}
@@ -123,8 +129,9 @@ func TestSweepClosedGrowsWithClosed(t *testing.T) {
 // BenchmarkSweepAtScopes is `sponson gc` with nothing to do (every pull
 // request open) at 500, 2,000 and 10,000 scopes (and as many lock
 // branches): git requests and bytes the git server sent per gc, and
-// x-plan, its time over a steady plan's of one scope at the same number of
-// branches, timed beside it.
+// x-plan, its time over a steady plan's of one scope (pr-2: no seeded
+// scope's name extends it) at the same number of branches, timed beside it,
+// and that plan's git requests and bytes.
 //
 //	go test ./internal/testing/costs -run '^$' -bench SweepAtScopes -benchtime 2x -count 1 -timeout 60m
 func BenchmarkSweepAtScopes(b *testing.B) {
@@ -132,23 +139,30 @@ func BenchmarkSweepAtScopes(b *testing.B) {
 		b.Run(fmt.Sprintf("scopes=%d", n), func(b *testing.B) {
 			w := newWorld(b, plan20)
 			w.run("apply", "--pr", "1")
-			seedScopes(b, w, n-1)
-			withGitHub(b, w, n-1)
+			w.run("apply", "--pr", "2")
+			seedScopes(b, w, n-2)
+			gh := withGitHub(b, w, n-2)
+			if _, err := gh.AddPull(githubtest.PullRequest{Repo: "acme/shop", Number: 2, Head: githubtest.Ref{Ref: "main"}}); err != nil {
+				b.Fatal(err)
+			}
 			w.run("gc") // warm the server's caches
 			var gc, plan time.Duration
-			var reqs int
-			var bytes int64
+			var reqs, planReqs int
+			var bytes, planBytes int64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				c, _ := w.measureGit("gc")
 				t1 := time.Now()
-				w.run("plan", "--pr", "1")
+				p, _ := w.measureGit("plan", "--pr", "2")
 				gc, plan = gc+t1.Sub(t0), plan+time.Since(t1)
 				reqs, bytes = reqs+c.requests, bytes+c.bytes
+				planReqs, planBytes = planReqs+p.requests, planBytes+p.bytes
 			}
 			b.ReportMetric(float64(reqs)/float64(b.N), "git-requests/op")
 			b.ReportMetric(float64(bytes)/float64(b.N), "git-bytes/op")
+			b.ReportMetric(float64(planReqs)/float64(b.N), "plan-git-requests/op")
+			b.ReportMetric(float64(planBytes)/float64(b.N), "plan-git-bytes/op")
 			b.ReportMetric(float64(gc.Microseconds())/1000/float64(b.N), "gc-ms")
 			b.ReportMetric(float64(gc)/float64(plan), "x-plan")
 		})

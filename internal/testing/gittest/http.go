@@ -31,6 +31,7 @@ type Server struct {
 type serverConfig struct {
 	user, password string
 	readOnly       bool
+	protocolV0     bool
 }
 
 // Option configures a Server.
@@ -46,6 +47,14 @@ func WithBasicAuth(user, password string) Option {
 // as a hosting service does for a token that may read but not write.
 func WithReadOnly() Option {
 	return func(c *serverConfig) { c.readOnly = true }
+}
+
+// WithProtocolV0 makes the server speak protocol v0 only, as a server
+// that predates v2 does: the client's Git-Protocol header (which
+// `git http-backend` otherwise passes to upload-pack as GIT_PROTOCOL) is
+// dropped.
+func WithProtocolV0() Option {
+	return func(c *serverConfig) { c.protocolV0 = true }
 }
 
 // Serve serves the bare repository dir (made by NewBareRepo) over HTTP
@@ -93,6 +102,9 @@ func Serve(t TB, dir string, opts ...Option) *Server {
 		if s.cfg.readOnly && (strings.HasSuffix(r.URL.Path, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack") {
 			http.Error(w, "Permission to repository denied: this token may read but not write.", http.StatusForbidden)
 			return
+		}
+		if s.cfg.protocolV0 {
+			r.Header.Del("Git-Protocol")
 		}
 		s.mu.Lock()
 		fail, code := s.fail > 0, s.failCode

@@ -858,6 +858,35 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 	return a, objPath, o, err
 }
 
+// locateRecorded is locate of an entry whose id the ledger records: an
+// object of a collection is read at <collection>/<id>, one read and no
+// listing, and is the entry's only while its match fields still say so
+// (nil otherwise, as for one that is gone).
+func (op *ResourceOp) locateRecorded(ctx context.Context, p adapter.Provider, r adapter.Resource) (httpclient.API, string, *object, error) {
+	apiName, path, match, ok := keyParts(r.Key)
+	if !ok || match == nil || r.ID == "" {
+		return op.locate(ctx, p, r.Key)
+	}
+	ap, err := resolveAPI(p, apiName, op.Env, true)
+	if err != nil {
+		return httpclient.API{}, "", nil, err
+	}
+	a, err := ap.client(op.Env, op.Client)
+	if err != nil {
+		return a, "", nil, err
+	}
+	idPath := pointer{"id"}
+	if len(ap.idPath) > 0 {
+		idPath = ap.idPath
+	}
+	objPath := strings.TrimRight(path, "/") + "/" + url.PathEscape(r.ID)
+	o, err := get(ctx, a, objPath, ap.objectPath, idPath)
+	if err != nil || o == nil || !matches(o.doc, match) {
+		return a, "", nil, err
+	}
+	return a, objPath, o, nil
+}
+
 // Lookup finds the object of a key; nil, nil when it does not exist. The
 // value is not known without the line's fields: Value is nil, the id and
 // the id output are set.
@@ -873,7 +902,7 @@ func (op *ResourceOp) Lookup(ctx context.Context, p adapter.Provider, run adapte
 // fixed read path). Gone, or replaced by an object with another id, is
 // success and touches nothing.
 func (op *ResourceOp) Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
-	a, path, o, err := op.locate(ctx, p, r.Key)
+	a, path, o, err := op.locateRecorded(ctx, p, r)
 	if err != nil || o == nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 // Package gitwire is the git plumbing under the receipt store: one remote
-// spoken to with go-git v5 — ref listings, depth-bounded and filtered
+// spoken to with go-git v5, and with the client side of protocol v2's
+// ls-refs and fetch (v2.go, docs/adr/0014) where upload-pack speaks it —
+// ref listings, depth-bounded and filtered
 // fetches into an operation's in-memory storage, compare-and-swap pushes
 // (RequireRemoteRefs on every update and delete, a non-forced push of a
 // parentless commit to create), the object cache operations share, tree

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -69,13 +70,25 @@ type Remote struct {
 	code       func(err error, server, what string) error
 	scrub      func(error) error
 
-	atomicPush bool // the remote's receive-pack advertises "atomic"
-	deleteRefs bool // ... and "delete-refs"
+	// web is the HTTP client of http(s) remotes (nil for file://).
+	web *http.Client
+	// v2: upload-pack speaks protocol v2 (v2.go), and what its fetch
+	// command supports; nil: protocol v0, go-git's sessions.
+	v2 *v2Caps
+
+	// What the remote's receive-pack advertises, read once, when first
+	// asked (pushCaps): "atomic" and "delete-refs".
+	pushOnce   sync.Once
+	pushAsked  atomic.Bool // pushCaps has run
+	atomicPush bool
+	deleteRefs bool
 
 	// first is the ref listing of Open's exchange with the remote, kept for
 	// the first operation (see TakeFirst); nil once taken.
 	firstMu sync.Mutex
 	first   *Listing
+
+	pushTimeout time.Duration // bounds pushCaps's exchange
 
 	roundTrips atomic.Int64
 	fetched    atomic.Int64 // packfile bytes received
@@ -85,21 +98,37 @@ type Remote struct {
 	filter atomic.Int32
 }
 
-// Open returns the remote of c after one exchange with it: the
-// receive-pack advertisement (its capabilities, and its refs, kept for the
-// first fetch over HTTP), or, when pushes are refused, a listing that
-// shows reading works.
+// Open returns the remote of c after one exchange with it: upload-pack's
+// advertisement asked for in protocol v2. A remote that speaks v2 answers
+// with its capabilities alone (every later read lists only the refs it is
+// about, ls-refs); one that does not answers with every ref (protocol v0),
+// kept for the first fetch over HTTP. What receive-pack supports is asked
+// when first needed (Atomic, DeleteRefs).
 func Open(ctx context.Context, c Config) (*Remote, error) {
 	r := &Remote{url: c.URL, auth: c.Auth, objects: c.Objects, files: c.Files, blobLimit: c.BlobLimit,
-		name: c.Name, noun: c.Noun, code: c.Code, scrub: c.Scrub}
+		name: c.Name, noun: c.Noun, code: c.Code, scrub: c.Scrub, pushTimeout: c.HTTPTimeout}
 	if strings.HasPrefix(c.URL, "http:") || strings.HasPrefix(c.URL, "https:") {
-		r.http = githttp.NewClient(&http.Client{Transport: &stallGuard{base: http.DefaultTransport, limit: c.HTTPTimeout}})
+		r.web = &http.Client{Transport: &stallGuard{base: http.DefaultTransport, limit: c.HTTPTimeout}}
+		r.http = githttp.NewClient(r.web)
 	}
-	if err := r.probe(ctx); err != nil {
+	if _, _, err := r.client(); err != nil {
 		return nil, err
+	}
+	caps, first, err := r.advertiseV2(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.v2 = caps
+	if r.web != nil {
+		// Over file:// a go-git session always starts with its own
+		// advertisement: nothing to keep.
+		r.first = first
 	}
 	return r, nil
 }
+
+// V2 reports whether the remote's upload-pack speaks protocol v2.
+func (r *Remote) V2() bool { return r.v2 != nil }
 
 // fail codes err with Config.Code, what made of format and args.
 func (r *Remote) fail(err error, format string, args ...any) error {
@@ -107,11 +136,32 @@ func (r *Remote) fail(err error, format string, args ...any) error {
 }
 
 // Atomic reports whether the remote's receive-pack advertises atomic
-// pushes.
-func (r *Remote) Atomic() bool { return r.atomicPush }
+// pushes (pushCaps). Over HTTP a remote whose upload-pack speaks protocol
+// v2 is taken to (every git since 2.4 advertises them unless
+// receive.advertiseAtomic is off, and so do the hosting services) until
+// ConfirmAtomic finds otherwise: asking would download every ref, which
+// is what v2 spares a read. docs/adr/0014.
+func (r *Remote) Atomic() bool {
+	if r.v2 != nil && r.web != nil && !r.pushAsked.Load() {
+		return true
+	}
+	r.pushCaps()
+	return r.atomicPush
+}
+
+// ConfirmAtomic is Atomic as receive-pack's own advertisement says (one
+// round trip the first time): what a push that must be atomic checks
+// first.
+func (r *Remote) ConfirmAtomic() bool {
+	r.pushCaps()
+	return r.atomicPush
+}
 
 // DeleteRefs reports whether it advertises "delete-refs".
-func (r *Remote) DeleteRefs() bool { return r.deleteRefs }
+func (r *Remote) DeleteRefs() bool {
+	r.pushCaps()
+	return r.deleteRefs
+}
 
 // RoundTrips is the number of network round trips made: each ref
 // advertisement, each packfile request and each push request counts one.
@@ -141,40 +191,53 @@ const (
 	Shapes              // each matching tip's commit and tree, no blob (depth 1, blob:none)
 )
 
-// Fetch is one upload-pack session: the ref advertisement (one round trip),
+// Refs is which refs a fetch is about: those Match accepts, all of them
+// under one of Prefixes (nil: anywhere). In protocol v2 only the refs under
+// Prefixes are listed (ls-refs); in v0 the remote lists every ref anyway.
+type Refs struct {
+	Prefixes []string
+	Match    func(name string) bool
+}
+
+// Fetch is one upload-pack session: the ref listing (one round trip),
 // then, only if a matching tip is not complete in the object cache, ONE
 // request for all the missing tips at depth 1 (one packfile, a second round
 // trip). History asks for the whole history of every matching tip
-// instead; None stops after the listing.
-func (r *Remote) Fetch(ctx context.Context, match func(name string) bool, mode Mode) (*Snapshot, error) {
-	return r.FetchDepth(ctx, match, mode, 0)
+// instead; None stops after the listing. In protocol v2 the listing is
+// ls-refs of q.Prefixes.
+func (r *Remote) Fetch(ctx context.Context, q Refs, mode Mode) (*Snapshot, error) {
+	return r.FetchDepth(ctx, q, mode, 0)
 }
 
 // FetchDepth is Fetch with History bounded to depth commits of each
 // tip's history (0: all of it).
-func (r *Remote) FetchDepth(ctx context.Context, match func(name string) bool, mode Mode, depth int) (*Snapshot, error) {
-	return r.fetchAt(ctx, nil, match, mode, depth)
+func (r *Remote) FetchDepth(ctx context.Context, q Refs, mode Mode, depth int) (*Snapshot, error) {
+	return r.fetchAt(ctx, nil, q, mode, depth)
 }
 
 // FetchListed is Fetch on the refs of an earlier fetch's listing (over
-// HTTP, where each request stands alone): no ref advertisement, only the
+// HTTP, where each request stands alone): no ref listing, only the
 // packfile request, one round trip. A tip of that listing that the remote
 // can no longer serve (its branch was deleted since) fails the request;
-// the fetch is then made again with a listing of its own.
-func (r *Remote) FetchListed(ctx context.Context, l *Listing, match func(name string) bool, mode Mode) (*Snapshot, error) {
-	if l == nil {
-		return r.Fetch(ctx, match, mode)
+// the fetch is then made again with a listing of its own. So is a fetch
+// whose Prefixes a v2 listing does not cover.
+func (r *Remote) FetchListed(ctx context.Context, l *Listing, q Refs, mode Mode) (*Snapshot, error) {
+	if l == nil || !l.covers(q.Prefixes) {
+		return r.Fetch(ctx, q, mode)
 	}
-	snap, err := r.fetchAt(ctx, l, match, mode, 0)
+	snap, err := r.fetchAt(ctx, l, q, mode, 0)
 	if err != nil && ctx.Err() == nil {
-		return r.Fetch(ctx, match, mode)
+		return r.Fetch(ctx, q, mode)
 	}
 	return snap, err
 }
 
 // fetchAt is FetchDepth on listing from, when it is not nil, instead of a
 // listing of its own (or of Open's exchange).
-func (r *Remote) fetchAt(ctx context.Context, from *Listing, match func(name string) bool, mode Mode, depth int) (*Snapshot, error) {
+func (r *Remote) fetchAt(ctx context.Context, from *Listing, q Refs, mode Mode, depth int) (*Snapshot, error) {
+	if r.v2 != nil {
+		return r.fetchAtV2(ctx, from, q, mode, depth)
+	}
 	snap := &Snapshot{Refs: map[plumbing.ReferenceName]plumbing.Hash{}, St: NewStorage(r.objects)}
 	c, ep, err := r.client()
 	if err != nil {
@@ -195,7 +258,7 @@ func (r *Remote) fetchAt(ctx context.Context, from *Listing, match func(name str
 		return snap, err // an empty remote (nil error), or the error
 	}
 	snap.Listing = from
-	wants := snap.match(from.Refs, match, mode, r.files)
+	wants := snap.match(from.Refs, q, mode, r.files)
 	if len(wants) == 0 {
 		return snap, nil
 	}
@@ -209,7 +272,7 @@ func (r *Remote) fetchAt(ctx context.Context, from *Listing, match func(name str
 		// On a listing that did not say (New's, from receive-pack), the
 		// filter was a guess, and the remote refused it: never again.
 		r.filter.Store(filterNo)
-		return r.fetchAt(ctx, from, match, mode, depth)
+		return r.fetchAt(ctx, from, q, mode, depth)
 	}
 	if err != nil {
 		return nil, r.fail(err, "fetch %s from %s", r.noun, r.url)
@@ -218,19 +281,52 @@ func (r *Remote) fetchAt(ctx context.Context, from *Listing, match func(name str
 	if err := r.unpack(snap.St, req, resp); err != nil {
 		if guess && ctx.Err() == nil {
 			r.filter.Store(filterNo)
-			return r.fetchAt(ctx, from, match, mode, depth)
+			return r.fetchAt(ctx, from, q, mode, depth)
 		}
 		return nil, err
 	}
 	if guess {
 		r.filter.Store(filterYes)
 	}
+	return snap, r.check(snap, wants)
+}
+
+// fetchAtV2 is fetchAt in protocol v2: ls-refs of q.Prefixes unless from
+// covers them, then, for what is missing, one fetch command.
+func (r *Remote) fetchAtV2(ctx context.Context, from *Listing, q Refs, mode Mode, depth int) (*Snapshot, error) {
+	snap := &Snapshot{Refs: map[plumbing.ReferenceName]plumbing.Hash{}, St: NewStorage(r.objects)}
+	if from == nil || !from.covers(q.Prefixes) {
+		l, err := r.lsRefs(ctx, q.Prefixes)
+		if err != nil {
+			return nil, err
+		}
+		from = l
+	}
+	snap.Listing = from
+	wants := snap.match(from.Refs, q, mode, r.files)
+	if len(wants) == 0 {
+		return snap, nil
+	}
+	if err := r.fetchV2(ctx, snap.St, wants, mode, depth); err != nil {
+		return nil, err
+	}
+	return snap, r.check(snap, wants)
+}
+
+// check is nil when snap holds every want's commit and tree.
+func (r *Remote) check(snap *Snapshot, wants []plumbing.Hash) error {
 	for _, h := range wants {
 		if _, ok := TreeOf(snap.St, h); !ok {
-			return nil, errs.New(errs.STORE_UNAVAILABLE, "%s did not send commit %s and its tree", r.url, h)
+			return errs.New(errs.STORE_UNAVAILABLE, "%s did not send commit %s and its tree", r.url, h)
 		}
 	}
-	return snap, nil
+	return nil
+}
+
+// under reports whether name is under one of q's prefixes (any name for
+// none).
+func (q Refs) under(name string) bool {
+	return q.Prefixes == nil || slices.ContainsFunc(q.Prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }
 
 // request is the packfile request that follows a listing taken earlier
@@ -276,11 +372,11 @@ func (r *Remote) advertised(ctx context.Context, sess transport.UploadPackSessio
 // match adds the refs that match to the snapshot and returns the tips the
 // fetch must ask for in mode: those whose objects are not in memory yet
 // (every matching tip for History, none for None).
-func (snap *Snapshot) match(refs map[string]plumbing.Hash, match func(name string) bool, mode Mode, files []string) []plumbing.Hash {
+func (snap *Snapshot) match(refs map[string]plumbing.Hash, q Refs, mode Mode, files []string) []plumbing.Hash {
 	var wants []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	for name, h := range refs {
-		if !match(name) {
+		if !q.under(name) || !q.Match(name) {
 			continue
 		}
 		snap.Refs[plumbing.ReferenceName(name)] = h
@@ -437,37 +533,33 @@ func (r *Remote) Push(ctx context.Context, st *Storage, updates []Update, atomic
 	return progress.String(), err
 }
 
-// probe reads the receive-pack advertisement for the capabilities, falling
-// back to the upload-pack one when pushes are refused (a read-only token).
-func (r *Remote) probe(ctx context.Context) error {
-	c, ep, err := r.client()
-	if err != nil {
-		return err
-	}
-	sess, err := c.NewReceivePackSession(ep, r.auth)
-	if err != nil {
-		return r.fail(err, "connect to %s", r.url)
-	}
-	r.roundTrips.Add(1)
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	_ = sess.Close()
-	if err == nil {
+// pushCaps reads receive-pack's advertisement once, for what it supports
+// (one round trip; in protocol v0 it lists every ref, as every push does).
+// Pushes refused (a read-only token) or a remote that cannot be reached:
+// neither "atomic" nor "delete-refs", the ordinary ways, which are always
+// correct.
+func (r *Remote) pushCaps() {
+	r.pushOnce.Do(func() {
+		defer r.pushAsked.Store(true)
+		c, ep, err := r.client()
+		if err != nil {
+			return
+		}
+		sess, err := c.NewReceivePackSession(ep, r.auth)
+		if err != nil {
+			return
+		}
+		defer sess.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), r.pushTimeout)
+		defer cancel()
+		r.roundTrips.Add(1)
+		ar, err := sess.AdvertisedReferencesContext(ctx)
+		if err != nil {
+			return
+		}
 		r.atomicPush = ar.Capabilities.Supports(capability.Atomic)
 		r.deleteRefs = ar.Capabilities.Supports(capability.DeleteRefs)
-		if strings.HasPrefix(r.url, "http") {
-			// Over file:// an upload-pack session always starts with its
-			// own advertisement: nothing to save.
-			r.first = &Listing{Refs: ar.References, Sideband64k: ar.Capabilities.Supports(capability.Sideband64k),
-				OFSDelta: ar.Capabilities.Supports(capability.OFSDelta)}
-		}
-		return nil
-	}
-	if f, _ := Classify(err); f != FailPermission {
-		return r.fail(err, "read the %s %s", r.name, r.url)
-	}
-	// Pushes refused: check that reading works, so plan still can.
-	_, err = r.Fetch(ctx, func(string) bool { return false }, None)
-	return err
+	})
 }
 
 // Listing is the refs of a ref advertisement and what the request that
@@ -475,6 +567,26 @@ func (r *Remote) probe(ctx context.Context) error {
 type Listing struct {
 	Refs                  map[string]plumbing.Hash
 	Sideband64k, OFSDelta bool
+	// Prefixes are the ref prefixes a v2 listing (ls-refs) was asked
+	// for; nil: every ref.
+	Prefixes []string
+	v2       bool
+}
+
+// covers reports whether l lists every ref under each of prefixes.
+func (l *Listing) covers(prefixes []string) bool {
+	if l.Prefixes == nil {
+		return true
+	}
+	if prefixes == nil {
+		return false
+	}
+	for _, p := range prefixes {
+		if !slices.ContainsFunc(l.Prefixes, func(lp string) bool { return strings.HasPrefix(p, lp) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // TakeFirst returns the listing of Open's exchange to the store's first
