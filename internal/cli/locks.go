@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +63,7 @@ func locksRun(opts *LocksOptions) error {
 	if err != nil {
 		return err
 	}
-	leases, err := st.Locks(context.Background())
+	leases, err := st.Locks(f.Context)
 	var unreadable *receipt.UnreadableError
 	if errors.As(err, &unreadable) {
 		// A damaged lease hides nothing else: list the others and
@@ -182,7 +181,7 @@ func unlockRun(opts *UnlockOptions) error {
 		return err
 	}
 	who := f.actor()
-	released, err := st.ForceRelease(context.Background(), target, reason, who)
+	released, err := st.ForceRelease(f.Context, target, reason, who)
 	if err != nil {
 		return err
 	}
