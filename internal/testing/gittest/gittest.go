@@ -1,11 +1,15 @@
 // Package gittest gives tests real git remotes: bare repositories made by
 // `git init --bare`, reachable as file:// URLs (git's own receive-pack and
 // upload-pack run for every push and fetch) and over HTTP on 127.0.0.1
-// through `git http-backend` (net/http/cgi).
+// (Serve: git's upload-pack and receive-pack run with --stateless-rpc
+// from an in-process smart-HTTP handler, or through `git http-backend`
+// with WithHTTPBackend).
 //
 // Compare-and-swap tests must run against these, never against go-git's
-// in-process server, which ignores the expected old value of a push
-// (quality.md, stores.md).
+// in-process server (plumbing/transport/server), which ignores the
+// expected old value of a push (quality.md, stores.md) and refuses
+// shallow fetches, which the store makes: git's own services decide
+// behind both of Serve's front ends.
 //
 // Every git command the helpers run gets a clean environment: no system or
 // global configuration, a fixed identity, no background gc, so tests do not
