@@ -72,7 +72,7 @@ func Serve(t TB, dir string, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&s.cfg)
 	}
-	var backend http.Handler = &smartHTTP{dir: abs, name: filepath.Base(abs), env: Env(homeDir())}
+	backend := SmartHTTP(abs, filepath.Base(abs))
 	if s.cfg.httpBackend {
 		execPath, err := ExecPath()
 		if err != nil {

@@ -33,6 +33,16 @@ type smartHTTP struct {
 	env  []string
 }
 
+// SmartHTTP is the handler Serve uses: it serves the bare repository dir
+// at /<prefix>/info/refs, /<prefix>/git-upload-pack and
+// /<prefix>/git-receive-pack (prefix may hold slashes: "owner/repo.git"),
+// running git's own services with Env's clean environment plus extraEnv
+// (REMOTE_USER=..., as http-backend passes it on to hooks). For fakes of
+// hosting services that put their own routing and auth in front.
+func SmartHTTP(dir, prefix string, extraEnv ...string) http.Handler {
+	return &smartHTTP{dir: dir, name: prefix, env: append(Env(homeDir()), extraEnv...)}
+}
+
 // services are the two services served: upload-pack (fetch) and
 // receive-pack (push; the repository's http.receivepack is true, as
 // NewBareRepo sets it).
