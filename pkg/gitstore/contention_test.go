@@ -34,9 +34,7 @@ func TestMain(m *testing.M) {
 	}
 	// The tests wait on git processes and servers, not on the CPU.
 	testparallel.AtLeast(8)
-	code := m.Run()
-	removeTemplate()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // TestContention races nine writers — four goroutines with their own Store,

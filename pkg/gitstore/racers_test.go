@@ -246,7 +246,7 @@ type cliRacer struct {
 }
 
 func newCLIRacer(t gittest.TB, name, url string, target receipt.Target, counter string) *cliRacer {
-	work, _ := newBareRepo(t)
+	work, _ := gittest.NewBareRepo(t)
 	return &cliRacer{name: name, url: url, target: target, ref: refOf(target).String(), work: work, counter: counter}
 }
 

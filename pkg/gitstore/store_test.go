@@ -28,7 +28,7 @@ type remote struct {
 
 func newRemote(t testing.TB, transport string, opts ...gittest.Option) remote {
 	t.Helper()
-	dir, fileURL := newBareRepo(t)
+	dir, fileURL := gittest.NewBareRepo(t)
 	if transport == "file" {
 		return remote{dir: dir, url: fileURL}
 	}
