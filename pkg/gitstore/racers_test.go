@@ -338,6 +338,18 @@ func (c *cliRacer) commit(tip string, files map[string]string, set map[string][]
 		}
 		return false, fmt.Errorf("%s: push: %v: %s", c.name, err, out)
 	}
+	// The porcelain report, not only the exit code, says whether the ref
+	// moved: a line flagged "!" is a refused ref, whatever the exit code.
+	// A win counted here is one git reports; a Store that wrongly claims a
+	// win still shows as a second winner.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "!\t") {
+			if f, _ := classify(errors.New(line)); f == failLost {
+				return false, nil
+			}
+			return false, fmt.Errorf("%s: push refused: %s", c.name, out)
+		}
+	}
 	return true, nil
 }
 
