@@ -253,7 +253,7 @@ func TestCredentialsNeverInMessages(t *testing.T) {
 	t.Parallel()
 	const secret = "ghs_S3cr3tT0k3nValue"
 	ctx := context.Background()
-	dir, _ := newBareRepo(t)
+	dir, _ := gittest.NewBareRepo(t)
 	authed := gittest.Serve(t, dir, gittest.WithBasicAuth(TokenUser, secret))
 	readOnly := gittest.Serve(t, dir, gittest.WithBasicAuth(TokenUser, secret), gittest.WithReadOnly())
 	withUser := func(raw, user, pass string) string {
@@ -393,7 +393,7 @@ func TestUnsaved(t *testing.T) {
 
 func TestNewRefusesPlainPaths(t *testing.T) {
 	t.Parallel()
-	dir, _ := newBareRepo(t)
+	dir, _ := gittest.NewBareRepo(t)
 	_, err := New(context.Background(), Options{URL: dir})
 	e := wantCode(t, err, errs.USAGE, "New with a plain path")
 	if !strings.Contains(e.HintText(), "file://") {

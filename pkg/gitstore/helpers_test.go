@@ -3,11 +3,9 @@ package gitstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -78,65 +76,4 @@ func movedTo(t *testing.T, dir string) string {
 func parentOf(t *testing.T, dir, c string) string {
 	t.Helper()
 	return strings.TrimSpace(gittest.Run(t, dir, "rev-parse", c+"^"))
-}
-
-// bareTemplate is one empty bare repository made by gittest.NewBareRepo
-// (git init and its configuration: seven git processes) for the whole test
-// binary; newBareRepo copies it, files only, instead of running git again
-// for each of the suite's hundreds of remotes. TestMain removes it.
-var bareTemplate struct {
-	once sync.Once
-	tb   templateTB
-	dir  string
-}
-
-// templateTB is the gittest.TB the template is made with: it outlives any
-// one test.
-type templateTB struct {
-	root string
-	err  string
-}
-
-func (templateTB) Helper() {}
-func (tb *templateTB) Fatalf(format string, args ...any) {
-	tb.err = fmt.Sprintf(format, args...)
-	panic(tb.err)
-}
-func (tb *templateTB) TempDir() string {
-	dir, err := os.MkdirTemp(tb.root, "")
-	if err != nil {
-		tb.Fatalf("template: %v", err)
-	}
-	return dir
-}
-func (tb *templateTB) Cleanup(func()) {}
-
-// newBareRepo is gittest.NewBareRepo (an empty bare repository, its
-// directory and file:// URL) made by copying the template.
-func newBareRepo(t gittest.TB) (dir, fileURL string) {
-	t.Helper()
-	bareTemplate.once.Do(func() {
-		root, err := os.MkdirTemp("", "gitstore-template-")
-		if err != nil {
-			return
-		}
-		bareTemplate.tb.root = root
-		defer func() { _ = recover() }()
-		bareTemplate.dir, _ = gittest.NewBareRepo(&bareTemplate.tb)
-	})
-	if bareTemplate.dir == "" {
-		t.Fatalf("make the template repository: %s", bareTemplate.tb.err)
-	}
-	dir = filepath.Join(t.TempDir(), "remote.git")
-	if err := os.CopyFS(dir, os.DirFS(bareTemplate.dir)); err != nil {
-		t.Fatalf("copy the template repository: %v", err)
-	}
-	return dir, gittest.FileURL(dir)
-}
-
-// removeTemplate removes the template repository, after the tests.
-func removeTemplate() {
-	if bareTemplate.tb.root != "" {
-		_ = os.RemoveAll(bareTemplate.tb.root)
-	}
 }

@@ -38,7 +38,11 @@ type racer interface {
 	Close() error
 }
 
-const leaseTTL = time.Minute
+// leaseTTL is the racers' lease term: far past any round, so that no
+// racer, however slow the machine, finds a round's winner expired and
+// takes the lease over in the same round (two winners by the rules, a
+// failure by the test's). Takeover is TestFencingAfterTakeover's.
+const leaseTTL = time.Hour
 
 // The contended targets.
 var (
@@ -246,7 +250,7 @@ type cliRacer struct {
 }
 
 func newCLIRacer(t gittest.TB, name, url string, target receipt.Target, counter string) *cliRacer {
-	work, _ := newBareRepo(t)
+	work, _ := gittest.NewBareRepo(t)
 	return &cliRacer{name: name, url: url, target: target, ref: refOf(target).String(), work: work, counter: counter}
 }
 
@@ -337,6 +341,18 @@ func (c *cliRacer) commit(tip string, files map[string]string, set map[string][]
 			return false, nil
 		}
 		return false, fmt.Errorf("%s: push: %v: %s", c.name, err, out)
+	}
+	// The porcelain report, not only the exit code, says whether the ref
+	// moved: a line flagged "!" is a refused ref, whatever the exit code.
+	// A win counted here is one git reports; a Store that wrongly claims a
+	// win still shows as a second winner.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "!\t") {
+			if f, _ := classify(errors.New(line)); f == failLost {
+				return false, nil
+			}
+			return false, fmt.Errorf("%s: push refused: %s", c.name, out)
+		}
 	}
 	return true, nil
 }

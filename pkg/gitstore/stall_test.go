@@ -52,7 +52,7 @@ func TestStalledRemoteIsBounded(t *testing.T) {
 // with a short timeout on a live remote reads and writes as any other.
 func TestStallGuardPassesALiveRemote(t *testing.T) {
 	t.Parallel()
-	dir, _ := newBareRepo(t)
+	dir, _ := gittest.NewBareRepo(t)
 	s, err := New(context.Background(), Options{URL: gittest.ServeHTTP(t, dir), HTTPTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

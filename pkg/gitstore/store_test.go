@@ -15,8 +15,9 @@ import (
 var _ receipt.Store = (*Store)(nil)
 
 // transports are the two real remotes every behaviour is tested over:
-// file:// (git's own receive-pack run as a process) and git http-backend
-// over HTTP on 127.0.0.1.
+// file:// (git's own receive-pack run as a process) and smart HTTP on
+// 127.0.0.1 (git's own upload-pack and receive-pack behind gittest's
+// handler; the conformance suite goes through `git http-backend` itself).
 var transports = []string{"file", "http"}
 
 // remote is one test remote: the bare repository and the URL to reach it.
@@ -27,7 +28,7 @@ type remote struct {
 
 func newRemote(t testing.TB, transport string, opts ...gittest.Option) remote {
 	t.Helper()
-	dir, fileURL := newBareRepo(t)
+	dir, fileURL := gittest.NewBareRepo(t)
 	if transport == "file" {
 		return remote{dir: dir, url: fileURL}
 	}
@@ -76,7 +77,10 @@ func TestConformance(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			t.Parallel()
 			receipttest.Run(t, func(t *testing.T, clock *clock.Fake) receipt.Store {
-				r := newRemote(t, tr)
+				// Once, the whole contract against git's own HTTP
+				// server, CGI and all; every other HTTP test runs the
+				// same git services without the CGI process.
+				r := newRemote(t, tr, gittest.WithHTTPBackend())
 				s := newStore(t, r.url, clock)
 				t.Cleanup(func() {
 					if !t.Failed() {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -234,24 +233,13 @@ func (gt *Git) serveGit(w http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "injected: "+http.StatusText(fl.Status), fl.Status)
 		return
 	}
-	execPath, err := gittest.ExecPath()
-	if err != nil {
-		http.Error(rec, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	// The repository's folder is lower case; git's path is as asked.
+	// The repository's folder is lower case; git's path is as asked. git's
+	// own upload-pack and receive-pack answer, as behind http-backend.
 	r2 := r.Clone(r.Context())
 	rest := strings.Join(segs[2:], "/")
-	r2.URL.Path = "/" + strings.ToLower(full) + ".git/" + rest
-	h := &cgi.Handler{
-		Path: filepath.Join(execPath, "git-http-backend"),
-		Root: "/",
-		Env: append(gittest.Env(gt.homeDir()),
-			"GIT_PROJECT_ROOT="+gt.f.opts.GitRoot,
-			"GIT_HTTP_EXPORT_ALL=1",
-			"REMOTE_USER="+tok.Identity.Login,
-		),
-	}
+	prefix := strings.ToLower(full) + ".git"
+	r2.URL.Path = "/" + prefix + "/" + rest
+	h := gittest.SmartHTTP(filepath.Join(gt.f.opts.GitRoot, prefix), prefix, "REMOTE_USER="+tok.Identity.Login)
 	if fl != nil {
 		// The request takes effect; the client never hears so.
 		h.ServeHTTP(httptest.NewRecorder(), r2)

@@ -1,11 +1,15 @@
 // Package gittest gives tests real git remotes: bare repositories made by
 // `git init --bare`, reachable as file:// URLs (git's own receive-pack and
 // upload-pack run for every push and fetch) and over HTTP on 127.0.0.1
-// through `git http-backend` (net/http/cgi).
+// (Serve: git's upload-pack and receive-pack run with --stateless-rpc
+// from an in-process smart-HTTP handler, or through `git http-backend`
+// with WithHTTPBackend).
 //
 // Compare-and-swap tests must run against these, never against go-git's
-// in-process server, which ignores the expected old value of a push
-// (quality.md, stores.md).
+// in-process server (plumbing/transport/server), which ignores the
+// expected old value of a push (quality.md, stores.md) and refuses
+// shallow fetches, which the store makes: git's own services decide
+// behind both of Serve's front ends.
 //
 // Every git command the helpers run gets a clean environment: no system or
 // global configuration, a fixed identity, no background gc, so tests do not
@@ -15,12 +19,14 @@ package gittest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -105,21 +111,80 @@ func homeDir() string { return filepath.Join(os.TempDir(), "gittest-no-home") }
 // (receive.fsckObjects: a malformed commit or tree is refused, so a store
 // that builds one fails its tests), and serves partial clones
 // (uploadpack.allowFilter), as GitHub does.
+//
+// The repository is a copy, files only, of one template that `git init
+// --bare` and `git config` made (seven git processes, paid once per
+// machine, not once per remote): see template.
 func NewBareRepo(t TB) (dir, fileURL string) {
 	t.Helper()
+	tmpl, err := template()
+	if err != nil {
+		t.Fatalf("the template repository: %v", err)
+	}
 	dir = filepath.Join(t.TempDir(), "remote.git")
-	Run(t, "", "init", "--bare", "-q", "-b", "main", dir)
-	for _, kv := range [][2]string{
-		{"http.receivepack", "true"},
-		{"gc.auto", "0"},
-		{"receive.autogc", "false"},
-		{"receive.fsckObjects", "true"},
-		{"core.logAllRefUpdates", "false"},
-		{"uploadpack.allowFilter", "true"}, // partial clone, as GitHub serves it
-	} {
-		Run(t, dir, "config", kv[0], kv[1])
+	if err := os.CopyFS(dir, os.DirFS(tmpl)); err != nil {
+		t.Fatalf("copy the template repository: %v", err)
 	}
 	return dir, FileURL(dir)
+}
+
+// bareConfig is the configuration of every repository NewBareRepo makes.
+var bareConfig = [][2]string{
+	{"http.receivepack", "true"},
+	{"gc.auto", "0"},
+	{"receive.autogc", "false"},
+	{"receive.fsckObjects", "true"},
+	{"core.logAllRefUpdates", "false"},
+	{"uploadpack.allowFilter", "true"}, // partial clone, as GitHub serves it
+}
+
+var templateOnce = sync.OnceValues(makeTemplate)
+
+// template is the directory of the empty bare repository NewBareRepo
+// copies. It lives in the temporary directory under a name that holds the
+// git binary's identity and bareConfig, so another git or another
+// configuration gets its own; it is made in a directory of its own and
+// renamed into place, so test binaries running at once never see half of
+// one.
+func template() (string, error) { return templateOnce() }
+
+func makeTemplate() (string, error) {
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %d %d %v", bin, fi.Size(), fi.ModTime().UnixNano(), bareConfig)
+	final := filepath.Join(os.TempDir(), fmt.Sprintf("gittest-template-%x", h.Sum(nil)[:8]))
+	repo := filepath.Join(final, "remote.git")
+	if _, err := os.Stat(filepath.Join(repo, "config")); err == nil {
+		return repo, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "gittest-template-new-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // gone once renamed
+	dir := filepath.Join(tmp, "remote.git")
+	if out, err := Try("", nil, "init", "--bare", "-q", "-b", "main", dir); err != nil {
+		return "", fmt.Errorf("git init: %v: %s", err, out)
+	}
+	for _, kv := range bareConfig {
+		if out, err := Try(dir, nil, "config", kv[0], kv[1]); err != nil {
+			return "", fmt.Errorf("git config %s: %v: %s", kv[0], err, out)
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		if _, serr := os.Stat(filepath.Join(repo, "config")); serr == nil {
+			return repo, nil // another test binary made it first
+		}
+		return "", err
+	}
+	return repo, nil
 }
 
 // FileURL is the file:// URL of a local repository directory. Never hand a

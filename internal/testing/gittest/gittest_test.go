@@ -31,10 +31,20 @@ func TestFileRemote(t *testing.T) {
 	Fsck(t, dir)
 }
 
+// frontEnds are Serve's two ways to HTTP: the in-process smart-HTTP
+// handler and `git http-backend`. Every HTTP behaviour is checked on both.
+var frontEnds = map[string][]Option{"smart": nil, "http-backend": {WithHTTPBackend()}}
+
 func TestHTTPRemote(t *testing.T) {
+	for name, opts := range frontEnds {
+		t.Run(name, func(t *testing.T) { testHTTPRemote(t, opts) })
+	}
+}
+
+func testHTTPRemote(t *testing.T, opts []Option) {
 	dir, _ := NewBareRepo(t)
 	local, _ := NewBareRepo(t)
-	srv := Serve(t, dir)
+	srv := Serve(t, dir, opts...)
 	c := commit(t, local, "one")
 	Run(t, local, "push", "-q", srv.URL, c+":refs/heads/a")
 	if got := Refs(t, dir, "refs/heads/"); got["refs/heads/a"] != c {
@@ -71,11 +81,54 @@ func TestHTTPRemote(t *testing.T) {
 	Fsck(t, dir)
 }
 
+// The server decides a push on the ref's old value, serves protocol
+// version 2, shallow fetches and partial clones: what the store asks of a
+// remote, on both front ends.
+func TestHTTPServesWhatTheStoreAsks(t *testing.T) {
+	for name, opts := range frontEnds {
+		t.Run(name, func(t *testing.T) {
+			dir, _ := NewBareRepo(t)
+			srv := Serve(t, dir, opts...)
+			work := filepath.Join(t.TempDir(), "work.git")
+			Run(t, "", "init", "--bare", "-q", work)
+			one := commit(t, work, "one")
+			Run(t, work, "push", "-q", srv.URL, one+":refs/heads/a")
+			two := strings.TrimSpace(Run(t, work, "commit-tree", commit(t, work, "two")+"^{tree}", "-p", one, "-m", "two"))
+			Run(t, work, "push", "-q", srv.URL, two+":refs/heads/b")
+
+			// A push that expects a stale old value is refused by the
+			// server, whatever the client saw.
+			out, err := Try(work, nil, "push", "--force-with-lease=refs/heads/a:"+two, srv.URL, two+":refs/heads/a")
+			if err == nil || !strings.Contains(out, "stale info") {
+				t.Fatalf("a push with a stale old value: %v\n%s", err, out)
+			}
+			if got := Refs(t, dir, "refs/heads/"); got["refs/heads/a"] != one {
+				t.Fatalf("refs after the refused push = %v", got)
+			}
+
+			if out := Run(t, work, "-c", "protocol.version=2", "ls-remote", srv.URL, "refs/heads/a"); !strings.Contains(out, one) {
+				t.Fatalf("ls-remote over protocol version 2 = %q", out)
+			}
+			for _, v := range []string{"0", "2"} {
+				clone := filepath.Join(t.TempDir(), "clone.git")
+				Run(t, "", "-c", "protocol.version="+v, "clone", "-q", "--bare", "--depth=1", "--filter=blob:limit=1", "--branch=b", srv.URL, clone)
+				if shallow := strings.TrimSpace(Run(t, clone, "rev-parse", "--is-shallow-repository")); shallow != "true" {
+					t.Errorf("protocol %s: a --depth=1 clone is not shallow", v)
+				}
+				if promisor := strings.TrimSpace(Run(t, clone, "config", "remote.origin.promisor")); promisor != "true" {
+					t.Errorf("protocol %s: a filtered clone is not a partial clone", v)
+				}
+			}
+		})
+	}
+}
+
 func TestHTTPAuth(t *testing.T) {
 	dir, _ := NewBareRepo(t)
 	local, _ := NewBareRepo(t)
 	c := commit(t, local, "one")
 	srv := Serve(t, dir, WithBasicAuth("x-access-token", "s3cret"))
+
 	if out, err := Try(local, nil, "push", srv.URL, c+":refs/heads/a"); err == nil {
 		t.Fatalf("a push without credentials was accepted:\n%s", out)
 	}

@@ -11,9 +11,12 @@ import (
 	"sync/atomic"
 )
 
-// Server is `git http-backend` serving one bare repository over HTTP on
-// 127.0.0.1, through net/http/cgi: the same smart-HTTP protocol a hosting
-// service speaks, with git's own receive-pack deciding every push.
+// Server serves one bare repository over HTTP on 127.0.0.1: the same
+// smart-HTTP protocol a hosting service speaks, with git's own upload-pack
+// answering every fetch and git's own receive-pack deciding every push.
+// By default the services run straight from an in-process handler
+// (smartHTTP); WithHTTPBackend puts `git http-backend` (net/http/cgi) in
+// between, as a web server hosting git does.
 type Server struct {
 	// URL is the repository's URL, http://127.0.0.1:<port>/<repo>.
 	URL string
@@ -32,6 +35,7 @@ type serverConfig struct {
 	user, password string
 	readOnly       bool
 	protocolV0     bool
+	httpBackend    bool
 }
 
 // Option configures a Server.
@@ -57,14 +61,18 @@ func WithProtocolV0() Option {
 	return func(c *serverConfig) { c.protocolV0 = true }
 }
 
+// WithHTTPBackend serves through `git http-backend` run as a CGI program
+// for each request, instead of running upload-pack and receive-pack
+// straight from the test binary: for the tests that vouch for the store
+// against git's own HTTP server. It costs a process per request.
+func WithHTTPBackend() Option {
+	return func(c *serverConfig) { c.httpBackend = true }
+}
+
 // Serve serves the bare repository dir (made by NewBareRepo) over HTTP
 // until the test ends.
 func Serve(t TB, dir string, opts ...Option) *Server {
 	t.Helper()
-	execPath, err := ExecPath()
-	if err != nil {
-		t.Fatalf("serve %s: %v", dir, err)
-	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatalf("serve %s: %v", dir, err)
@@ -73,13 +81,20 @@ func Serve(t TB, dir string, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&s.cfg)
 	}
-	backend := &cgi.Handler{
-		Path: filepath.Join(execPath, "git-http-backend"),
-		Root: "/",
-		Env: append(Env(homeDir()),
-			"GIT_PROJECT_ROOT="+filepath.Dir(abs),
-			"GIT_HTTP_EXPORT_ALL=1",
-		),
+	backend := SmartHTTP(abs, filepath.Base(abs))
+	if s.cfg.httpBackend {
+		execPath, err := ExecPath()
+		if err != nil {
+			t.Fatalf("serve %s: %v", dir, err)
+		}
+		backend = &cgi.Handler{
+			Path: filepath.Join(execPath, "git-http-backend"),
+			Root: "/",
+			Env: append(Env(homeDir()),
+				"GIT_PROJECT_ROOT="+filepath.Dir(abs),
+				"GIT_HTTP_EXPORT_ALL=1",
+			),
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
