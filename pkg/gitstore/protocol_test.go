@@ -22,7 +22,7 @@ import (
 func TestProtocolV2AndV0ReadAlike(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, fileURL := newBareRepo(t)
+	dir, fileURL := gittest.NewBareRepo(t)
 	v2 := gittest.Serve(t, dir)
 	v0 := gittest.Serve(t, dir, gittest.WithProtocolV0())
 	fk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
@@ -136,7 +136,7 @@ func readEverything(t *testing.T, s *Store) []byte {
 func TestReadOfOneScopeListsOneRef(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, fileURL := newBareRepo(t)
+	dir, fileURL := gittest.NewBareRepo(t)
 	v2 := gittest.Serve(t, dir)
 	v0 := gittest.Serve(t, dir, gittest.WithProtocolV0())
 	w := newStore(t, fileURL, nil)
@@ -188,7 +188,7 @@ func seedBranches(t *testing.T, dir string, n int) {
 func TestV2RemoteWithoutAtomicPushes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, _ := newBareRepo(t)
+	dir, _ := gittest.NewBareRepo(t)
 	gittest.Run(t, dir, "config", "receive.advertiseAtomic", "false")
 	srv := gittest.Serve(t, dir)
 	s := newStore(t, srv.URL, nil)
