@@ -266,6 +266,12 @@ func (d *destroyer) destroy(ctx context.Context, en receipt.LedgerEntry) {
 		}
 		d.w.led.setID(ref, found.ID)
 	}
+	if _, marked := op.(adapter.Marked); marked {
+		// The mark check and the delete share one read of the resource:
+		// a cache of this entry's destroy alone, so nothing read for
+		// another entry, or before, is decided on.
+		ctx = adapter.WithReadCache(ctx, adapter.NewReadCache(), "destroy "+en.Key)
+	}
 	if err := d.checkMark(ctx, op, ref, d.prev); err != nil {
 		d.fail(en, err)
 		return

@@ -35,6 +35,9 @@
 // wrote marks has none, and destroy reaches the check only for an entry
 // the store proves Sponson created in the scope, so the absence
 // contradicts nothing (refusing it would strand every existing scope).
+// The check and the delete decide on one listing of the project's
+// variables (the engine's read cache of that entry's destroy): destroy
+// reads a variable once, then deletes it.
 //
 // External outputs (event deploy): preview_url and deployment_id, from the
 // newest deployment of the run's commit for the target

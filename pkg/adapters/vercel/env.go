@@ -465,8 +465,34 @@ func (r envReq) result(vars map[string]envVar, redeployed map[string]any) (*adap
 	return res, nil
 }
 
-// lookup finds the variable of a key.
+// lookup finds the variable of a key, with its value.
 func (op *EnvOp) lookup(ctx context.Context, p adapter.Provider, key string) (httpclient.API, string, string, *envVar, error) {
+	return op.find(ctx, p, key, op.list)
+}
+
+// located finds the variable of a key for CheckMark and Destroy, which
+// need its id, comment and targets but not its value: the listing alone
+// (no read per encrypted variable). When ctx carries the read cache the
+// engine makes for one entry's destroy, the mark check and the delete
+// share that one listing: the variable is read once before it is deleted.
+func (op *EnvOp) located(ctx context.Context, p adapter.Provider, key string) (httpclient.API, string, string, *envVar, error) {
+	c, identity := adapter.ReadCacheFrom(ctx)
+	if c == nil {
+		return op.find(ctx, p, key, op.listed)
+	}
+	return op.find(ctx, p, key, func(ctx context.Context, a httpclient.API, project, team, target, branch string) (map[string]envVar, error) {
+		v, err := c.Load(identity, opName+" "+project+" "+team+" "+target+" "+branch, func() (any, error) {
+			return op.listed(ctx, a, project, team, target, branch)
+		})
+		vars, _ := v.(map[string]envVar)
+		return vars, err
+	})
+}
+
+type lister func(ctx context.Context, a httpclient.API, project, team, target, branch string) (map[string]envVar, error)
+
+// find finds the variable of a key in what read lists.
+func (op *EnvOp) find(ctx context.Context, p adapter.Provider, key string, read lister) (httpclient.API, string, string, *envVar, error) {
 	target, branch, name, ok := ParseKey(key)
 	if !ok {
 		return httpclient.API{}, "", "", nil, errs.New(errs.PARAM_INVALID, "%s: %q is not a vercel.env key (env:<target>:<branch>:<NAME>)", opName, key)
@@ -479,7 +505,7 @@ func (op *EnvOp) lookup(ctx context.Context, p adapter.Provider, key string) (ht
 	if err != nil {
 		return httpclient.API{}, "", "", nil, err
 	}
-	vars, err := op.list(ctx, a, project, team, target, branch)
+	vars, err := read(ctx, a, project, team, target, branch)
 	if err != nil {
 		return httpclient.API{}, "", "", nil, err
 	}
@@ -504,7 +530,7 @@ func (op *EnvOp) Lookup(ctx context.Context, p adapter.Provider, run adapter.Run
 // with another id (someone re-created it), is success and touches nothing.
 // A variable shared with other targets is refused (PROVIDER_CONFLICT).
 func (op *EnvOp) Destroy(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
-	a, project, team, v, err := op.lookup(ctx, p, r.Key)
+	a, project, team, v, err := op.located(ctx, p, r.Key)
 	if err != nil || v == nil {
 		return err
 	}

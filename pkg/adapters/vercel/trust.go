@@ -79,9 +79,10 @@ func Mark(run adapter.RunCtx) string {
 // comment contradicts nothing. A comment that is another scope's mark, or
 // any other text (a person wrote it, or changed the variable), is
 // RESOURCE_UNMARKED. A variable that is gone, or that has another id than
-// the ledger's (Destroy leaves it alone), is nil.
+// the ledger's (Destroy leaves it alone), is nil. Destroy, in the same
+// entry's destroy, decides on the very listing this check read (located).
 func (op *EnvOp) CheckMark(ctx context.Context, p adapter.Provider, run adapter.RunCtx, r adapter.Resource) error {
-	_, project, _, v, err := op.lookup(ctx, p, r.Key)
+	_, project, _, v, err := op.located(ctx, p, r.Key)
 	if err != nil || v == nil || (r.ID != "" && v.ID != r.ID) {
 		return err
 	}
