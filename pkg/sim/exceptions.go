@@ -170,6 +170,13 @@ var Exceptions = []Exception{
 		fix: failureOnly("4XX"),
 	},
 	{
+		Description: "cloudflare", Operation: "dns-records-for-a-zone-dns-record-details",
+		Docs:   cloudflareErrors,
+		Why:    cloudflareErrorsWhy,
+		Sample: ExceptionSample{Method: "GET", Path: "/zones/z1/dns_records/gone", Status: 404, Response: cloudflareNotFound},
+		fix:    failureOnly("4XX"),
+	},
+	{
 		Description: "vercel", Operation: "getDeployment",
 		Docs: "https://vercel.com/docs/rest-api/reference/endpoints/deployments/get-a-deployment-by-id-or-url " +
 			"(the answer is the deployment, with its build, environment names, queues, plan and routes)",

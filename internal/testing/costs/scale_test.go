@@ -194,9 +194,13 @@ func (w *world) countWants() *wantCounter {
 					text, _ = io.ReadAll(zr)
 				}
 			}
-			c.mu.Lock()
-			c.wants = append(c.wants, bytes.Count(text, []byte("want ")))
-			c.mu.Unlock()
+			// A protocol v2 ls-refs asks for no objects: only packfile
+			// requests are counted.
+			if !bytes.Contains(text, []byte("command=ls-refs")) {
+				c.mu.Lock()
+				c.wants = append(c.wants, bytes.Count(text, []byte("want ")))
+				c.mu.Unlock()
+			}
 		}
 		proxy.ServeHTTP(rw, r)
 	}))

@@ -849,13 +849,20 @@ func (op *ResourceOp) locate(ctx context.Context, p adapter.Provider, key string
 	if err != nil || it == nil || it.id == "" {
 		return a, "", nil, err
 	}
-	coll := strings.TrimRight(strings.TrimSuffix(path, ap.listSuffix), "/")
-	objPath := coll + "/" + url.PathEscape(it.id)
-	if strings.HasSuffix(path, "/") {
-		objPath += "/" // Sentry's paths end in a slash
-	}
+	objPath := objectPath(path, ap.listSuffix, it.id)
 	o, err := get(ctx, a, objPath, ap.objectPath, idPath)
 	return a, objPath, o, err
+}
+
+// objectPath is where the object id of a key's listing path is read and
+// deleted: <collection>/<id>, the collection being the listing's path
+// without the API's list suffix (SendGrid's /all).
+func objectPath(listPath, listSuffix, id string) string {
+	p := strings.TrimRight(strings.TrimSuffix(listPath, listSuffix), "/") + "/" + url.PathEscape(id)
+	if strings.HasSuffix(listPath, "/") {
+		p += "/" // Sentry's paths end in a slash
+	}
+	return p
 }
 
 // locateRecorded is locate of an entry whose id the ledger records: an
@@ -879,7 +886,7 @@ func (op *ResourceOp) locateRecorded(ctx context.Context, p adapter.Provider, r 
 	if len(ap.idPath) > 0 {
 		idPath = ap.idPath
 	}
-	objPath := strings.TrimRight(path, "/") + "/" + url.PathEscape(r.ID)
+	objPath := objectPath(path, ap.listSuffix, r.ID)
 	o, err := get(ctx, a, objPath, ap.objectPath, idPath)
 	if err != nil || o == nil || !matches(o.doc, match) {
 		return a, "", nil, err
