@@ -415,7 +415,7 @@ func (g *generic) objectResponse(w http.ResponseWriter, status int, o *HTTPObjec
 func (g *generic) objectResponseAll(w http.ResponseWriter, status int, o *HTTPObject, created bool) {
 	w.Header().Set("ETag", etag(o))
 	sh := g.shapeOf(o.Collection)
-	fields := g.visible(sh, o.Fields, created)
+	fields := visible(sh, o.Fields, created)
 	if env := sh.Object; env != "" {
 		writeJSON(w, status, withEnvelope(sh, map[string]any{env: fields}))
 		return
@@ -424,8 +424,8 @@ func (g *generic) objectResponseAll(w http.ResponseWriter, status int, o *HTTPOb
 }
 
 // visible is what the API answers of an object: without the create-only
-// fields, unless created. Callers hold g.mu.
-func (g *generic) visible(sh HTTPShape, f map[string]any, created bool) map[string]any {
+// fields, unless created.
+func visible(sh HTTPShape, f map[string]any, created bool) map[string]any {
 	if created || len(sh.Once) == 0 {
 		return f
 	}
@@ -656,31 +656,13 @@ func (g *generic) delete(w http.ResponseWriter, r *http.Request) {
 
 func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := 100
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1000 {
-			httpErr(w, http.StatusBadRequest, "bad_request", "limit must be an integer from 1 to 1000")
-			return
-		}
-		limit = n
-	}
-	if ps := pageSizeOf(r); ps > 0 {
-		limit = min(limit, ps)
-	}
-	offset := 0
-	if s := q.Get("cursor"); s != "" {
-		b, err := base64.RawURLEncoding.DecodeString(s)
-		n, err2 := strconv.Atoi(string(b))
-		if err != nil || err2 != nil || n < 0 {
-			httpErr(w, http.StatusBadRequest, "bad_request", "invalid cursor")
-			return
-		}
-		offset = n
+	limit, offset, msg := cursorPage(r)
+	if msg != "" {
+		httpErr(w, http.StatusBadRequest, "bad_request", msg)
+		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var matched []*HTTPObject
 	coll := collectionPath(r)
 	sh := g.shapeOf(coll)
 	if sh.OffsetParam != "" {
@@ -693,27 +675,7 @@ func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 			limit = min(limit, ps)
 		}
 	}
-	after := q.Get("after")
-	if col := g.collections[coll]; col != nil {
-	objects:
-		for _, o := range col.objs {
-			if after != "" {
-				if o.ID == after {
-					after = ""
-				}
-				continue
-			}
-			for k, vs := range q {
-				if k == "limit" || k == "cursor" || k == "after" || k == sh.OffsetParam || k == sh.SizeParam {
-					continue
-				}
-				if v, ok := o.Fields[k]; !ok || scalarString(v) != vs[0] {
-					continue objects
-				}
-			}
-			matched = append(matched, o)
-		}
-	}
+	matched := matching(g.collections[coll], q, sh)
 	offset = min(offset, len(matched))
 	page := matched[offset:]
 	var next any
@@ -723,20 +685,76 @@ func (g *generic) list(w http.ResponseWriter, r *http.Request) {
 	}
 	items := []any{}
 	for _, o := range page {
-		items = append(items, g.visible(sh, o.Fields, false))
+		items = append(items, visible(sh, o.Fields, false))
 	}
+	writePage(w, r, sh, items, next, len(matched))
+}
+
+// cursorPage reads the page size (limit, and the test's page-size header)
+// and the cursor of a cursor-paged list; msg says what is wrong with them.
+func cursorPage(r *http.Request) (limit, offset int, msg string) {
+	q := r.URL.Query()
+	limit = 100
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			return 0, 0, "limit must be an integer from 1 to 1000"
+		}
+		limit = n
+	}
+	if ps := pageSizeOf(r); ps > 0 {
+		limit = min(limit, ps)
+	}
+	if s := q.Get("cursor"); s != "" {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 {
+			return 0, 0, "invalid cursor"
+		}
+		offset = n
+	}
+	return limit, offset, ""
+}
+
+// matching is the objects of a collection whose fields equal the query's
+// filters, after the object the query's after names (has_more paging).
+func matching(col *httpCollection, q url.Values, sh HTTPShape) []*HTTPObject {
+	if col == nil {
+		return nil
+	}
+	var matched []*HTTPObject
+	after := q.Get("after")
+objects:
+	for _, o := range col.objs {
+		if after != "" {
+			if o.ID == after {
+				after = ""
+			}
+			continue
+		}
+		for k, vs := range q {
+			if k == "limit" || k == "cursor" || k == "after" || k == sh.OffsetParam || k == sh.SizeParam {
+				continue
+			}
+			if v, ok := o.Fields[k]; !ok || scalarString(v) != vs[0] {
+				continue objects
+			}
+		}
+		matched = append(matched, o)
+	}
+	return matched
+}
+
+// writePage answers one page of a listing in the collection's shape.
+func writePage(w http.ResponseWriter, r *http.Request, sh HTTPShape, items []any, next any, total int) {
 	switch {
 	case sh.LinkPaging:
-		g.linkHeader(w, r, next)
+		linkHeader(w, r, next)
 		writeJSON(w, http.StatusOK, items)
 	case sh.OffsetParam != "":
-		writeJSON(w, http.StatusOK, map[string]any{cmp.Or(sh.List, "items"): items, "TotalCount": len(matched)})
+		writeJSON(w, http.StatusOK, map[string]any{cmp.Or(sh.List, "items"): items, "TotalCount": total})
 	case sh.AfterPaging:
-		list := sh.List
-		if list == "" {
-			list = "data"
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "has_more": next != nil, list: items})
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "has_more": next != nil, cmp.Or(sh.List, "data"): items})
 	case sh.BareList:
 		writeJSON(w, http.StatusOK, items)
 	case sh.List != "" && sh.Envelope != nil:
@@ -761,7 +779,7 @@ func offsetPage(q url.Values, sh HTTPShape) (offset, size int, ok bool) {
 // linkHeader links the next page (the same URL with the next cursor), as
 // Sentry does: rel="next", with results="true" when there is one and
 // "false" on the last page.
-func (g *generic) linkHeader(w http.ResponseWriter, r *http.Request, next any) {
+func linkHeader(w http.ResponseWriter, r *http.Request, next any) {
 	u := *r.URL
 	u.Scheme, u.Host = "http", r.Host
 	if r.TLS != nil {
@@ -843,7 +861,7 @@ func (g *generic) generated(kind string, m map[string]any, coll, id string) any 
 		return v["v"]
 	}
 	if kind == "self" || strings.HasPrefix(kind, "self:") {
-		return g.selfURL(coll, id) + strings.TrimPrefix(strings.TrimPrefix(kind, "self"), ":")
+		return selfURL(coll, id) + strings.TrimPrefix(strings.TrimPrefix(kind, "self"), ":")
 	}
 	if from, ok := strings.CutPrefix(kind, "slug:"); ok {
 		src, _ := m[from].(string)

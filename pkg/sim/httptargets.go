@@ -195,7 +195,7 @@ func withEnvelope(sh HTTPShape, m map[string]any) map[string]any {
 
 // selfURL is an object's URL beneath the sim's /http prefix (a path: the
 // sim does not know the host it is served at).
-func (g *generic) selfURL(coll, id string) string {
+func selfURL(coll, id string) string {
 	return "https://sim.invalid/" + ProviderHTTP + "/" + coll + "/" + id
 }
 
