@@ -17,8 +17,6 @@ type api struct {
 	name     string
 	base     string // base URL without trailing slash; "" when it cannot be resolved (LockOn)
 	baseFrom string // where base came from, for messages
-	tokenEnv string // auth.bearer_env or auth.authorization_env; "" for no auth
-	rawAuth  bool   // the token is the whole Authorization value (authorization_env)
 	// The API's conventions, used by Lookup and Destroy too (they have
 	// only the key and this block): where a single-object answer holds the
 	// object (/result), and where an object holds its id (default /id).
