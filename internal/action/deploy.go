@@ -85,12 +85,19 @@ func (a *act) deployStart(ctx context.Context, command string, c scope.Ctx) {
 // links to the run) or, without one, to the run.
 func (a *act) deployFinish(r *report.Report, commentURL string) {
 	s := a.deploy
-	if s == nil || r.Status == report.StatusSkipped {
+	if s == nil {
 		return
 	}
 	ctx := context.WithoutCancel(a.ctx)
 	run := a.links.RunURL()
 	v := verdictOf(r)
+	if r.Status == report.StatusSkipped && s.id != 0 {
+		// The engine found the scope closed after the deployment was made
+		// (a close landed meanwhile): nothing was deployed.
+		a.warnGitHub("the deployment status could not be set", s.dep.CreateDeploymentStatus(ctx, s.owner, s.repo, s.id,
+			github.DeploymentStatus{State: "inactive", LogURL: run, Description: v.text}))
+		s.id = 0
+	}
 	switch {
 	case s.command == CommandApply && s.id != 0:
 		st := github.DeploymentStatus{State: v.deployment, LogURL: run, Description: v.text}
@@ -133,6 +140,8 @@ func verdictOf(r *report.Report) verdict {
 		return verdict{"in_progress", "pending", "partial: a line waits"}
 	case r.Status == report.StatusStale:
 		return verdict{"inactive", "success", "stale: a newer commit was applied"}
+	case r.Status == report.StatusSkipped:
+		return verdict{"inactive", "success", "skipped: " + r.SkipReason}
 	}
 	return verdict{"success", "success", r.Status}
 }

@@ -81,9 +81,10 @@ func (c *Client) ListDeployments(ctx context.Context, owner, repo, environment, 
 // environment however many runs apply it (a re-run posts new statuses on
 // the same deployment). It is created for the commit itself, without
 // GitHub's auto-merge and without waiting for other checks (the run has
-// already happened), and transient: a preview goes away with its pull
-// request. A deployment of an older commit is left to GitHub, which marks
-// it inactive when this one succeeds.
+// already happened). It is not marked transient: GitHub's auto_inactive
+// (a success marks the environment's earlier deployments inactive) skips
+// transient deployments, and it is what keeps one active deployment per
+// environment, which teardown then marks inactive.
 func (c *Client) EnsureDeployment(ctx context.Context, owner, repo, environment, sha, description string) (Deployment, error) {
 	have, err := c.ListDeployments(ctx, owner, repo, environment, sha)
 	if err != nil {
@@ -97,7 +98,7 @@ func (c *Client) EnsureDeployment(ctx context.Context, owner, repo, environment,
 	req := &gh.DeploymentRequest{
 		Ref: gh.String(sha), Environment: gh.String(environment), Description: gh.String(clip140(description)),
 		AutoMerge: gh.Bool(false), RequiredContexts: &[]string{},
-		TransientEnvironment: gh.Bool(true), ProductionEnvironment: gh.Bool(false),
+		TransientEnvironment: gh.Bool(false), ProductionEnvironment: gh.Bool(false),
 	}
 	d, _, err := c.gh.Repositories.CreateDeployment(ctx, owner, repo, req)
 	if err != nil {
