@@ -212,7 +212,7 @@ func (a *act) run(ctx context.Context, token string) (*report.Report, *int) {
 	// through the API; none open means the scope is never a closed PR's.
 	var deploymentPR *int
 	prFound := false
-	if d := ev.Deployment; d != nil && d.State == "success" && !d.IsProduction() && d.SHA != "" {
+	if d := ev.Deployment; d != nil && d.State == "success" && !d.IsProduction() && !d.Own() && d.SHA != "" {
 		if a.gh == nil {
 			return report.FromError(commandName(a.in.Command), a.in.Env, "", a.ghErr, a.links), nil
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/scope"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -178,5 +179,35 @@ func TestVerdictOf(t *testing.T) {
 		if v.deployment != c.deployment || v.commit != c.commit || !strings.Contains(v.text, c.in) {
 			t.Errorf("%s (exit %d): %+v, want %s, %s, %q", c.r.Status, c.r.ExitCode, v, c.deployment, c.commit, c.in)
 		}
+	}
+}
+
+// TestOwnDeploymentIsIgnored: a deployment_status of a deployment Sponson
+// made (task "sponson") is a skip, even a success outside production with
+// its pull request open: with a token whose events start workflows, it
+// would otherwise apply again on every run.
+func TestOwnDeploymentIsIgnored(t *testing.T) {
+	payload := edit(t, fixture(t, "deployment_status/payload.json"), func(m map[string]any) {
+		m["deployment"].(map[string]any)["task"] = "sponson"
+		m["deployment"].(map[string]any)["production_environment"] = false
+		m["deployment_status"].(map[string]any)["state"] = "success"
+		m["deployment"].(map[string]any)["environment"] = "preview/pr-2"
+		m["deployment_status"].(map[string]any)["environment"] = "preview/pr-2"
+	})
+	ev, err := ParseEvent("deployment_status", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Deployment.Own() {
+		t.Fatalf("not Sponson's own: %+v", ev.Deployment)
+	}
+	n := 2
+	d := Decide(CommandAuto, ev, scope.Ctx{Scope: "pr-2", PR: scope.PR{Number: &n}}, true)
+	if !d.Skipped() || d.Code != errs.EVENT_IGNORED || !strings.Contains(d.Skip, "Sponson's own") {
+		t.Errorf("decision %+v", d)
+	}
+	ev.Deployment.Task = "deploy"
+	if d := Decide(CommandAuto, ev, scope.Ctx{Scope: "pr-2", PR: scope.PR{Number: &n}}, true); d.Skipped() {
+		t.Errorf("another's deployment skipped: %+v", d)
 	}
 }

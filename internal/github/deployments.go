@@ -23,6 +23,11 @@ func init() {
 	})
 }
 
+// DeploymentTask is the task of every deployment Sponson creates: a
+// deployment_status event of one is Sponson's own echo, never a deploy to
+// finish (with a token whose events start workflows, it would loop).
+const DeploymentTask = "sponson"
+
 // Deployment is what Sponson reads of a GitHub deployment.
 type Deployment struct {
 	ID          int64
@@ -54,12 +59,13 @@ func deployment(d *gh.Deployment) Deployment {
 	return Deployment{ID: d.GetID(), SHA: d.GetSHA(), Ref: d.GetRef(), Environment: d.GetEnvironment()}
 }
 
-// ListDeployments returns the deployments of environment (and of commit
-// sha, when not ""), newest first, following every page.
+// ListDeployments returns Sponson's deployments (task DeploymentTask) of
+// environment (and of commit sha, when not ""), newest first, following
+// every page.
 func (c *Client) ListDeployments(ctx context.Context, owner, repo, environment, sha string) ([]Deployment, error) {
 	ctx = withOp(ctx, "repos/list-deployments")
 	cl := call{fmt.Sprintf("list the deployments of %s to %s", repoName(owner, repo), environment), "deployments: read"}
-	opts := &gh.DeploymentsListOptions{Environment: environment, SHA: sha, ListOptions: gh.ListOptions{PerPage: perPage}}
+	opts := &gh.DeploymentsListOptions{Environment: environment, SHA: sha, Task: DeploymentTask, ListOptions: gh.ListOptions{PerPage: perPage}}
 	var out []Deployment
 	for {
 		page, resp, err := c.gh.Repositories.ListDeployments(ctx, owner, repo, opts)
@@ -96,7 +102,7 @@ func (c *Client) EnsureDeployment(ctx context.Context, owner, repo, environment,
 	ctx = withOp(ctx, "repos/create-deployment")
 	cl := call{fmt.Sprintf("create a deployment of %s to %s", repoName(owner, repo), environment), "deployments: write"}
 	req := &gh.DeploymentRequest{
-		Ref: gh.String(sha), Environment: gh.String(environment), Description: gh.String(clip140(description)),
+		Ref: gh.String(sha), Task: gh.String(DeploymentTask), Environment: gh.String(environment), Description: gh.String(clip140(description)),
 		AutoMerge: gh.Bool(false), RequiredContexts: &[]string{},
 		TransientEnvironment: gh.Bool(false), ProductionEnvironment: gh.Bool(false),
 	}
