@@ -41,6 +41,16 @@ func prEvent(t *testing.T, action, sha string) []byte {
 	})
 }
 
+// wantCalls checks how many requests of each operation the fake served.
+func wantCalls(t *testing.T, gh *githubtest.Server, want map[string]int) {
+	t.Helper()
+	for op, n := range want {
+		if got := gh.Count(op); got != n {
+			t.Errorf("%s: %d requests, want %d", op, got, n)
+		}
+	}
+}
+
 func states(d githubtest.Deployment) []string {
 	var out []string
 	for _, s := range d.Statuses {
@@ -92,7 +102,12 @@ func TestApplyDeploys(t *testing.T) {
 		t.Errorf("last status %+v, want a link to %s", st[1], commentURL)
 	}
 
+	// What it costs: one look-up, one deployment, two deployment statuses
+	// and two commit statuses.
+	wantCalls(t, w.gh, map[string]int{"repos/list-deployments": 1, "repos/create-deployment": 1, "repos/create-deployment-status": 2, "repos/create-commit-status": 2})
+
 	// The same commit again: the same deployment, two more statuses.
+	w.gh.ResetLog()
 	w.event("pull_request", prEvent(t, "synchronize", tip))
 	if w.run() != 0 {
 		t.Fatalf("synchronize: exit %d\n%s", w.code, w.out.String())
@@ -101,6 +116,8 @@ func TestApplyDeploys(t *testing.T) {
 	if len(ds) != 1 || !slices.Equal(states(ds[0]), []string{"in_progress", "success", "in_progress", "success"}) {
 		t.Fatalf("after synchronize: %+v", ds)
 	}
+	wantCalls(t, w.gh, map[string]int{"repos/list-deployments": 1, "repos/create-deployment": 0, "repos/create-deployment-status": 2, "repos/create-commit-status": 2})
+	w.gh.ResetLog()
 
 	// The close destroys the preview: its deployment is inactive.
 	if _, err := w.gh.AddPull(githubtest.PullRequest{Repo: repoName, Number: 2, State: "closed", Head: githubtest.Ref{Ref: "changes", SHA: tip}}); err != nil {
@@ -114,6 +131,7 @@ func TestApplyDeploys(t *testing.T) {
 	if got := states(ds[0]); len(ds) != 1 || got[len(got)-1] != "inactive" {
 		t.Errorf("after closed: %+v", ds)
 	}
+	wantCalls(t, w.gh, map[string]int{"repos/list-deployments": 1, "repos/create-deployment": 0, "repos/create-deployment-status": 1, "repos/create-commit-status": 2})
 	if len(w.gh.Violations()) != 0 {
 		t.Errorf("requests GitHub would refuse: %v", w.gh.Violations())
 	}
