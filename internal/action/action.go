@@ -108,6 +108,7 @@ type act struct {
 	store    *report.StoreInfo
 	result   any   // the engine's result, for the result output
 	err      error // the run's error
+	deploy   *deployState
 }
 
 func (a *act) main(ctx context.Context) int {
@@ -211,7 +212,7 @@ func (a *act) run(ctx context.Context, token string) (*report.Report, *int) {
 	// through the API; none open means the scope is never a closed PR's.
 	var deploymentPR *int
 	prFound := false
-	if d := ev.Deployment; d != nil && d.State == "success" && !d.IsProduction() && d.SHA != "" {
+	if d := ev.Deployment; d != nil && d.State == "success" && !d.IsProduction() && !d.Own() && d.SHA != "" {
 		if a.gh == nil {
 			return report.FromError(commandName(a.in.Command), a.in.Env, "", a.ghErr, a.links), nil
 		}
@@ -305,6 +306,7 @@ func (a *act) execute(ctx context.Context, token string, d Decision, c scope.Ctx
 	if d.Close {
 		o.Close = &receipt.Tombstone{By: wire.Actor(getenv), At: a.env.now().UTC(), HeadSHA: c.Git.SHA}
 	}
+	a.deployStart(ctx, d.Command, c)
 	a.gha.Group(fmt.Sprintf("sponson %s %s/%s", d.Command, c.Env, c.Scope))
 	var r *report.Report
 	switch d.Command {
@@ -341,18 +343,22 @@ func (a *act) finish(r *report.Report, pr *int) int {
 		r.Store = a.store
 	}
 	a.annotate(r)
+	commentURL := ""
 	if pr != nil && a.in.Comment && r.Status != report.StatusSkipped && a.gh != nil {
 		body := a.red.String(report.Comment(r))
 		owner, name := split(a.env.getenv("GITHUB_REPOSITORY"))
 		// Not the run's context: a cancelled job still says what it did.
-		if _, _, err := a.gh.UpsertComment(context.WithoutCancel(a.ctx), owner, name, *pr, report.Marker(r.Env), body); err != nil {
+		cm, _, err := a.gh.UpsertComment(context.WithoutCancel(a.ctx), owner, name, *pr, report.Marker(r.Env), body)
+		if err != nil {
 			e := errs.Coded(a.red.Error(err))
 			a.gha.Warningf("%s: the pull request comment could not be written: %s", e.Code, e.Message)
 		}
+		commentURL = cm.HTMLURL
 	} else if pr != nil && a.in.Comment && r.Status != report.StatusSkipped && a.ghErr != nil {
 		e := errs.Coded(a.red.Error(a.ghErr))
 		a.gha.Warningf("%s: the pull request comment could not be written: %s", e.Code, e.Message)
 	}
+	a.deployFinish(r, commentURL)
 	if a.env.getenv("GITHUB_STEP_SUMMARY") != "" {
 		a.gha.AddStepSummary(a.red.String(report.Summary(r)))
 	}

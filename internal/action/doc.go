@@ -39,6 +39,13 @@
 //     (comment_author, github-actions[bot] by default) is edited in place;
 //     only when there is none is one created. The lookup pages through
 //     every comment. Someone else's comment is never edited, marker or not.
+//   - A run that is not a skip shows on GitHub (deploy.go): an apply is a
+//     deployment of <env>/<scope> (in_progress, then success with the
+//     plan's environment_url, or failure/error), a destroy marks the
+//     environment's deployment inactive, and each sets the commit status
+//     sponson/<env> on the head commit, linking to the comment. A refused
+//     call is a warning; it never changes the exit code. A deployment
+//     Sponson made (task sponson) is never a deployment to finish.
 //   - A lease held by a workflow run that GitHub says has completed, was
 //     cancelled, or was superseded by a later attempt is taken over at once
 //     (engine.HolderGone), and the receipt records why. With a shallow

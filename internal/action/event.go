@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/scope"
 )
@@ -26,6 +27,7 @@ type Deployment struct {
 	Production  bool   // deployment.production_environment
 	SHA         string // the deployed commit
 	Ref         string
+	Task        string // deployment.task; github.DeploymentTask for Sponson's own
 }
 
 // ParseEvent reads the parts of a payload the event table needs; an empty
@@ -46,6 +48,7 @@ func ParseEvent(name string, payload []byte) (Event, error) {
 			Ref                   string `json:"ref"`
 			Environment           string `json:"environment"`
 			ProductionEnvironment bool   `json:"production_environment"`
+			Task                  string `json:"task"`
 		} `json:"deployment"`
 	}
 	if err := json.Unmarshal(payload, &p); err != nil {
@@ -59,7 +62,7 @@ func ParseEvent(name string, payload []byte) (Event, error) {
 			d.State, d.Environment = p.DeploymentStatus.State, p.DeploymentStatus.Environment
 		}
 		if p.Deployment != nil {
-			d.SHA, d.Ref, d.Production = p.Deployment.SHA, p.Deployment.Ref, p.Deployment.ProductionEnvironment
+			d.SHA, d.Ref, d.Production, d.Task = p.Deployment.SHA, p.Deployment.Ref, p.Deployment.ProductionEnvironment, p.Deployment.Task
 			if d.Environment == "" {
 				d.Environment = p.Deployment.Environment
 			}
@@ -68,6 +71,10 @@ func ParseEvent(name string, payload []byte) (Event, error) {
 	}
 	return ev, nil
 }
+
+// Own reports whether Sponson made the deployment (its task is
+// github.DeploymentTask): its statuses echo a run, they finish nothing.
+func (d *Deployment) Own() bool { return d.Task == github.DeploymentTask }
 
 // IsProduction reports whether the deployment went to production: GitHub
 // says so (production_environment), or the environment is named
@@ -153,6 +160,8 @@ func Decide(command string, ev Event, c scope.Ctx, prFound bool) Decision {
 		switch {
 		case d == nil:
 			return skip(errs.EVENT_IGNORED, "the deployment_status event has no deployment")
+		case d.Own():
+			return skip(errs.EVENT_IGNORED, "the deployment to %s is Sponson's own (task %s): nothing to finish", d.Environment, d.Task)
 		case d.State != "success":
 			return skip(errs.EVENT_IGNORED, "the deployment to %s is %s, not success: nothing to finish", d.Environment, d.State)
 		case d.IsProduction():

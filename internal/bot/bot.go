@@ -399,6 +399,7 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 			}
 		} else {
 			elog.Info("torn down", "destroyed", len(res.Destroyed), "forgotten", len(res.Forgotten))
+			deactivate(ctx, elog, ws.GitHub, env, sc)
 		}
 		// A teardown that found nothing to do (another replica, or the
 		// sweep, got there first) says nothing: the one that did the work

@@ -32,7 +32,11 @@
 // cancelled, for stale leases). Compare (base...head: identical, ahead,
 // behind, diverged) and IsAncestor (staleness without a full clone).
 // GetBranch and BranchExists (404 is false). GetRepository (the default
-// branch). For Apps: App.Get (GET /app: the slug), App.Check (readiness),
+// branch). Deployments (deployments.go): EnsureDeployment (one deployment
+// per commit and environment, task DeploymentTask, never transient so
+// GitHub's auto_inactive keeps one active per environment),
+// CreateDeploymentStatus, DeactivateDeployments (teardown) and
+// CreateCommitStatus (the check sponson/<env>). For Apps: App.Get (GET /app: the slug), App.Check (readiness),
 // App.Installations, App.RepositoryInstallation,
 // Client.InstallationRepositories on an installation client, and
 // App.Repositories (every repository of every installation: the bot's

@@ -117,5 +117,8 @@ func (p *Plan) Check(cat Catalog) error {
 			}
 		}
 	}
+	if e := p.checkEnvironmentURL(cat, known); e != nil {
+		l = append(l, e)
+	}
 	return l.Err()
 }

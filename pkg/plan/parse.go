@@ -22,7 +22,7 @@ const maxValues = 100_000
 var idPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
 // topKeys are the top-level keys of format version 1.
-var topKeys = []string{"version", "environments", "providers", "receipts", "changes"}
+var topKeys = []string{"version", "environments", "providers", "receipts", "environment_url", "changes"}
 
 // Load reads and parses a plan file. A file that cannot be read is
 // PLAN_PARSE; otherwise see Parse.
@@ -160,6 +160,8 @@ func (p *parser) plan(root *yaml.Node) *Plan {
 				}
 				pl.Receipts = s
 			}
+		case "environment_url":
+			p.environmentURL(pl, f.val)
 		case "changes":
 			changes = f.val
 		default:
@@ -430,5 +432,6 @@ func (p *parser) link(pl *Plan) {
 			}
 		}
 	}
+	p.linkEnvironmentURL(pl, ids)
 	p.errs = append(p.errs, cycles(pl)...)
 }

@@ -79,6 +79,15 @@ func TestParseRefuses(t *testing.T) {
 		// secret, when set, must not appear in any error's text or hint.
 		secret string
 	}{
+		// environment_url.
+		{"environment_url a string", "version: 1\nenvironment_url: web.url\nchanges:\n  - {id: web, adapter: x, op: y}\n",
+			[]errAt{{errs.PLAN_INVALID, 2, 18}}, "environment_url takes {from:", ""},
+		{"environment_url unknown line", "version: 1\nenvironment_url: {from: wbe.url}\nchanges:\n  - {id: web, adapter: x, op: y}\n",
+			[]errAt{{errs.REF_UNKNOWN, 2, 25}}, `environment_url names line "wbe", which does not exist; the lines are: web`, ""},
+		{"environment_url malformed from", "version: 1\nenvironment_url: {from: web}\nchanges:\n  - {id: web, adapter: x, op: y}\n",
+			[]errAt{{errs.PLAN_INVALID, 2, 25}}, "must be \"<line>.<output>\"", ""},
+		{"environment_url a keep", "version: 1\nenvironment_url: {keep: true}\nchanges:\n  - {id: web, adapter: x, op: y}\n",
+			[]errAt{{errs.PLAN_INVALID, 2, 18}}, "found a keep", ""},
 		// The file itself.
 		{"empty file", "", []errAt{{errs.PLAN_INVALID, 1, 1}}, "empty", ""},
 		{"comments only", "# nothing yet\n", []errAt{{errs.PLAN_INVALID, 1, 1}}, "empty", ""},

@@ -40,6 +40,11 @@ type Plan struct {
 	// (the engine then decides).
 	Receipts string
 
+	// EnvironmentURL is the KindFrom value of environment_url: the line
+	// output that is the environment's URL (a GitHub deployment's
+	// environment_url); nil when the plan names none.
+	EnvironmentURL *Value
+
 	Lines    []*Line       // in file order
 	Warnings []*errs.Error // YAML_ANCHOR, UNKNOWN_KEY; sorted by position
 

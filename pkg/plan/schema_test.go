@@ -112,6 +112,11 @@ func TestSchemaAgreesWithParser(t *testing.T) {
 		{"value form in a provider", "version: 1\nproviders: {http: {api: {t: {secret: \"env://T\"}}}}\nchanges:\n" + line, bothReject},
 		{"secret-named provider literal", "version: 1\nproviders: {http: {api: {api_key: k}}}\nchanges:\n" + line, bothReject},
 
+		{"environment_url", "version: 1\nenvironment_url: {from: a.url}\nchanges:\n" + line, bothAccept},
+		{"environment_url a string", "version: 1\nenvironment_url: a.url\nchanges:\n" + line, bothReject},
+		{"environment_url malformed", "version: 1\nenvironment_url: {from: a}\nchanges:\n" + line, bothReject},
+		{"environment_url a secret", "version: 1\nenvironment_url: {secret: \"env://U\"}\nchanges:\n" + line, bothReject},
+		{"environment_url of an unknown line", "version: 1\nenvironment_url: {from: b.url}\nchanges:\n" + line, parserOnlyRejects},
 		{"unknown top-level key", "version: 1\nowner: platform\nchanges:\n" + line, schemaOnlyRejects},
 
 		{"unknown line", base + "  - {id: a, adapter: x, op: y, depends_on: [b]}\n", parserOnlyRejects},
