@@ -96,7 +96,9 @@ func cut(text string, limit int, pointer string) string {
 }
 
 // pointer is the line that says where the rest is.
-func (r *Report) pointer(s style) string { return "_This report was cut to fit; " + r.whereFor(s) + "._" }
+func (r *Report) pointer(s style) string {
+	return "_This report was cut to fit; " + r.whereFor(s) + "._"
+}
 
 // whereFor says where the whole report is, for a rendering in style s: a
 // comment cut to fit points to its run's job summary (which has room for
