@@ -52,7 +52,7 @@ func (m *mdRows) writeChange(c Change, room int) int {
 	}
 	res := icon(c.Action) + " " + word(c.Action) + " " + Escape(c.Key, m.s.cell)
 	if len(c.Fields) == 0 {
-		fmt.Fprintf(&m.b, "| %s | _all_ | | |\n", res)
+		fmt.Fprintf(&m.b, "| %s | _whole resource_ | | |\n", res)
 		return 1
 	}
 	k := min(room, len(c.Fields))
