@@ -37,9 +37,9 @@ and writes nothing anywhere: not to providers, not to the receipt store. It take
 says so when an apply holds the scope. Exits 1 when a line is in error or blocked.
 
 With --detailed-exitcode the exit code says whether anything would change, as terraform plan's
-does: 0 nothing would, 2 something would (a line creates or updates, or drift is missing or
-changed), 1 any error (a failed line, a refused plan, a lease: codes 1, 2 and 3 all become 1, so
-2 means only "changes").`,
+does: 0 nothing would, 2 something would (a line creates or updates, or a missing resource
+would be recreated), 1 any error: a failed or blocked line (changed drift), a refused plan, a
+lease; codes 1, 2 and 3 all become 1, so 2 means only "changes".`,
 		Example: `  sponson plan --pr 12
   sponson plan --pr 12 --detailed-exitcode || [ $? -eq 2 ]
   sponson plan --branch main --env production --json
@@ -79,8 +79,8 @@ func planRun(opts *PlanOptions) error {
 }
 
 // planChanges says whether applying res would change anything: a line
-// would create or update, or drift would be put back (a missing resource
-// recreated, a changed one reconciled).
+// would create or update, or a missing resource would be recreated. (A
+// changed one blocks its line until apply --reconcile: an error, exit 1.)
 func planChanges(res *engine.PlanResult) bool {
 	for _, l := range res.Lines {
 		if l.Status == engine.PlanCreate || l.Status == engine.PlanUpdate {
@@ -88,7 +88,7 @@ func planChanges(res *engine.PlanResult) bool {
 		}
 	}
 	for _, d := range res.Drift {
-		if d.Kind == engine.DriftMissing || d.Kind == engine.DriftChanged {
+		if d.Kind == engine.DriftMissing {
 			return true
 		}
 	}
