@@ -102,4 +102,11 @@ func TestPlanCommentCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTables(t, out.String())
+
+	// The bot's comment has no run and so no job summary: it points to
+	// the CLI, not to a receipt a plan never writes.
+	bot := FromPlan(res, nil, Links{Server: "https://github.com", Repo: "octo/app", PR: 12})
+	if c := Comment(bot); len(c) > CommentLimit || !strings.Contains(c, "more changed fields: `sponson plan` prints all of it._") {
+		t.Errorf("the bot's cut plan comment does not point to the CLI:\n%s", c[len(c)-400:])
+	}
 }

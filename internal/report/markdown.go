@@ -102,9 +102,14 @@ func (r *Report) pointer(s style) string {
 
 // whereFor says where the whole report is, for a rendering in style s: a
 // comment cut to fit points to its run's job summary (which has room for
-// all of it) when the run is known, and then to the receipt branch.
+// all of it) when the run is known, and then to the receipt branch; a plan
+// (which writes no receipt) otherwise to the CLI.
 func (r *Report) whereFor(s style) string {
 	u := r.Links.RunURL()
+	if (!s.marker || u == "") && r.Command == "plan" {
+		// A plan writes no receipt: the CLI shows it all.
+		return "`sponson plan` prints all of it"
+	}
 	if !s.marker || u == "" {
 		return r.whereAll()
 	}
