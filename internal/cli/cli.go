@@ -160,14 +160,18 @@ func invoke(args []string, env Env, stdio IO, sink func(map[string]any)) (code i
 
 // finish renders the outcome and returns the exit code.
 func (f *Factory) finish(err error) int {
-	code := errs.ExitCode(err)
+	ok := errs.ExitCode(err) == errs.ExitOK
 	a := f.answer
+	code := errs.ExitCode(err)
+	if a.exit != nil {
+		code = a.exit(code)
+	}
 	a.storeWarnings()
 	if f.JSON && a.written {
 		return code
 	}
 	if f.JSON {
-		env := map[string]any{"ok": code == errs.ExitOK, "command": a.command}
+		env := map[string]any{"ok": ok, "command": a.command}
 		maps.Copy(env, a.result)
 		env["warnings"] = warningsJSON(a.warnings)
 		if err != nil {

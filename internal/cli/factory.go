@@ -76,6 +76,9 @@ type answer struct {
 	// printed as they are even when the shell holds the same values.
 	ownValues bool
 	written   bool // the JSON document was already written
+	// exit, when set, maps the exit code the error gives to the one the
+	// process ends with (plan --detailed-exitcode).
+	exit func(code int) int
 }
 
 func newAnswer() *answer { return &answer{inText: map[*errs.Error]bool{}} }

@@ -22,6 +22,9 @@ type PlanOptions struct {
 	Plan  PlanFile
 	Store StoreOptions
 	Run   RunFlags
+	// DetailedExitcode is --detailed-exitcode: exit 0 when nothing would
+	// change, 2 when something would, 1 on any error (terraform plan's).
+	DetailedExitcode bool
 }
 
 func newCmdPlan(f *Factory, runF func(*PlanOptions) error) *cobra.Command {
@@ -31,8 +34,14 @@ func newCmdPlan(f *Factory, runF func(*PlanOptions) error) *cobra.Command {
 		Short: "Read live state and print what apply would do (writes nothing)",
 		Long: `Reads live state for every line of this environment, prints the diff, drift and refusals,
 and writes nothing anywhere: not to providers, not to the receipt store. It takes no lease, and
-says so when an apply holds the scope. Exits 1 when a line is in error or blocked.`,
+says so when an apply holds the scope. Exits 1 when a line is in error or blocked.
+
+With --detailed-exitcode the exit code says whether anything would change, as terraform plan's
+does: 0 nothing would, 2 something would (a line creates or updates, or a missing resource
+would be recreated), 1 any error: a failed or blocked line (changed drift), a refused plan, a
+lease; codes 1, 2 and 3 all become 1, so 2 means only "changes".`,
 		Example: `  sponson plan --pr 12
+  sponson plan --pr 12 --detailed-exitcode || [ $? -eq 2 ]
   sponson plan --branch main --env production --json
   sponson plan --plan examples/preview-stack.release.plan.yaml --receipts local`,
 		Args: exactArgs(0),
@@ -42,11 +51,16 @@ says so when an apply holds the scope. Exits 1 when a line is in error or blocke
 	addScopeFlags(cmd, &opts.Scope)
 	addStoreFlags(cmd, &opts.Store)
 	addRunFlags(cmd, &opts.Run, false)
+	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when nothing would change, 2 when something would, 1 on any error (as terraform plan -detailed-exitcode)")
 	return cmd
 }
 
 func planRun(opts *PlanOptions) error {
 	f := opts.f
+	changes := false
+	if opts.DetailedExitcode {
+		f.answer.exit = func(code int) int { return detailedExit(code, changes) }
+	}
 	c, p, eng, err := f.setupRun(&opts.Scope, &opts.Plan, &opts.Store, true)
 	if err != nil {
 		return err
@@ -56,8 +70,42 @@ func planRun(opts *PlanOptions) error {
 		f.setResult(res, res.Warnings, func(w io.Writer) {
 			report.WriteText(w, report.FromPlan(res, err, f.links(c)), f.textOptions(err))
 		})
+		changes = planChanges(res)
+		if opts.DetailedExitcode {
+			f.answer.result["changes"] = changes
+		}
 	}
 	return err
+}
+
+// planChanges says whether applying res would change anything: a line
+// would create or update, or a missing resource would be recreated. (A
+// changed one blocks its line until apply --reconcile: an error, exit 1.)
+func planChanges(res *engine.PlanResult) bool {
+	for _, l := range res.Lines {
+		if l.Status == engine.PlanCreate || l.Status == engine.PlanUpdate {
+			return true
+		}
+	}
+	for _, d := range res.Drift {
+		if d.Kind == engine.DriftMissing {
+			return true
+		}
+	}
+	return false
+}
+
+// detailedExit is plan --detailed-exitcode's exit code, from the one the
+// error gives (ADR 0001's table) and whether the plan has changes: any
+// error is 1, so 2 says only that something would change.
+func detailedExit(code int, changes bool) int {
+	switch {
+	case code != 0:
+		return 1
+	case changes:
+		return 2
+	}
+	return 0
 }
 
 // ApplyOptions are `sponson apply`'s.

@@ -73,11 +73,11 @@ func render(r *Report, s style) string {
 	if len(out) <= s.limit {
 		return out
 	}
-	return cut(out, s.limit, r.pointer())
+	return cut(out, s.limit, r.pointer(s))
 }
 
 func longestList(r *Report) int {
-	return max(len(r.Lines), len(r.Drift), len(r.Warnings), len(r.URLs), len(r.Errors), len(r.Steps))
+	return max(len(r.Lines), len(r.Drift), len(r.Warnings), len(r.URLs), len(r.Errors), len(r.Steps), changeRows(r))
 }
 
 // cut shortens text to at most limit bytes at a line boundary and appends
@@ -96,7 +96,32 @@ func cut(text string, limit int, pointer string) string {
 }
 
 // pointer is the line that says where the rest is.
-func (r *Report) pointer() string { return "_This report was cut to fit; " + r.whereAll() + "._" }
+func (r *Report) pointer(s style) string {
+	return "_This report was cut to fit; " + r.whereFor(s) + "._"
+}
+
+// whereFor says where the whole report is, for a rendering in style s: a
+// comment cut to fit points to its run's job summary (which has room for
+// all of it) when the run is known, and then to the receipt branch; a plan
+// (which writes no receipt) otherwise to the CLI.
+func (r *Report) whereFor(s style) string {
+	u := r.Links.RunURL()
+	if (!s.marker || u == "") && r.Command == "plan" {
+		// A plan writes no receipt: the CLI shows it all.
+		return "`sponson plan` prints all of it"
+	}
+	if !s.marker || u == "" {
+		return r.whereAll()
+	}
+	summary := fmt.Sprintf("the job summary of [run %d](%s) has all of it", r.Links.RunID, linkURL(u))
+	if ref := ReceiptRef(r.Env, r.Scope); ref != "" && r.Command != "plan" {
+		summary += "; the whole receipt is on the branch " + branchLink(r, ref)
+	}
+	return summary
+}
+
+// where is whereFor the rendering m writes.
+func (m *mdRows) where() string { return m.r.whereFor(m.s) }
 
 // whereAll says where the whole record is: the receipt branch.
 func (r *Report) whereAll() string {
@@ -118,7 +143,7 @@ func branchLink(r *Report, ref string) string {
 func renderRows(r *Report, s style, n int) string {
 	m := &mdRows{r: r, s: s, n: n}
 	for _, section := range []func(){
-		m.title, m.errors, m.lock, m.preempted, m.urls, m.lines, m.steps,
+		m.title, m.errors, m.lock, m.preempted, m.urls, m.lines, m.changes, m.steps,
 		m.drift, m.warnings, m.unsaved, m.approval, m.footer,
 	} {
 		section()
@@ -146,7 +171,7 @@ func (m *mdRows) take(total int) int {
 // more says how many rows of what were left out and where they all are.
 func (m *mdRows) more(shown, total int, what string) {
 	if shown < total {
-		fmt.Fprintf(&m.b, "_… %d more %s: %s._\n", total-shown, what, m.r.whereAll())
+		fmt.Fprintf(&m.b, "_… %d more %s: %s._\n", total-shown, what, m.where())
 	}
 }
 

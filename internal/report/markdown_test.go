@@ -93,6 +93,7 @@ func cases() map[string]*Report {
 
 	return map[string]*Report{
 		"plan":          FromPlan(planRes, nil, links),
+		"plan_values":   FromPlan(valuesPlan(), nil, links),
 		"plan_errors":   FromPlan(nil, planErrs, links).In("preview", "pr-12"),
 		"apply":         withStore(FromRun("apply", applied(), nil, nil, links)),
 		"apply_partial": FromRun("apply", partial, nil, nil, links),
@@ -228,7 +229,7 @@ func TestTruncation(t *testing.T) {
 	if !strings.HasPrefix(c, Marker("preview")) {
 		t.Error("the cut comment lost its marker")
 	}
-	if !strings.Contains(c, "more lines: the whole receipt is on the branch [sponson-receipts/preview/pr-12](https://github.com/octo/app/tree/sponson-receipts/preview/pr-12)") {
+	if !strings.Contains(c, "more lines: the job summary of [run 9001](https://github.com/octo/app/actions/runs/9001) has all of it; the whole receipt is on the branch [sponson-receipts/preview/pr-12](https://github.com/octo/app/tree/sponson-receipts/preview/pr-12)") {
 		t.Errorf("no pointer to the receipt branch:\n%s", c[len(c)-600:])
 	}
 	s := Summary(r)

@@ -63,6 +63,12 @@ func changesOf(l engine.PlanLine) []Change {
 		c := Change{Key: d.Key, Action: d.Action}
 		for _, f := range d.Fields {
 			in := inputAt(l.Inputs, f.Path)
+			if in != nil && in.State == engine.StateSecret {
+				// The plan says secret: whatever the diff carries, both
+				// sides are shown as the reference.
+				f.Before, f.After = nil, nil
+				f.BeforeState, f.AfterState = engine.StateSecret, engine.StateSecret
+			}
 			fd := Field{Path: f.Path, After: shownAfter(f, in)}
 			if d.Action != "create" {
 				fd.Before = shownBefore(f)
