@@ -22,6 +22,8 @@ var routes = map[string]Route{
 	"issues/create-comment":                           {"POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments"},
 	"issues/update-comment":                           {"PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}"},
 	"issues/delete-comment":                           {"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}"},
+	"reactions/create-for-issue-comment":              {"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"},
+	"repos/get-collaborator-permission-level":         {"GET", "/repos/{owner}/{repo}/collaborators/{username}/permission"},
 	"pulls/get":                                       {"GET", "/repos/{owner}/{repo}/pulls/{pull_number}"},
 	"pulls/list":                                      {"GET", "/repos/{owner}/{repo}/pulls"},
 	"repos/list-pull-requests-associated-with-commit": {"GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls"},

@@ -1,0 +1,64 @@
+package github
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// Permission levels of a repository, lowest first, as GitHub's
+// repository-collaborator-permission answers them ("permission": admin,
+// write, read or none; maintain reads as write, triage as read).
+const (
+	PermissionNone  = "none"
+	PermissionRead  = "read"
+	PermissionWrite = "write"
+	PermissionAdmin = "admin"
+)
+
+// PermissionRank orders a permission: none 0, read 1, write 2, admin 3
+// (an unknown one is none).
+func PermissionRank(p string) int {
+	switch p {
+	case PermissionRead:
+		return 1
+	case PermissionWrite:
+		return 2
+	case PermissionAdmin:
+		return 3
+	}
+	return 0
+}
+
+// CollaboratorPermission is user's permission on the repository (admin,
+// write, read or none), as GitHub says it now: never the
+// author_association a webhook carried. A login GitHub does not know is
+// "none".
+func (c *Client) CollaboratorPermission(ctx context.Context, owner, repo, user string) (string, error) {
+	ctx = withOp(ctx, "repos/get-collaborator-permission-level")
+	cl := call{fmt.Sprintf("ask %s's permission on %s", user, repoName(owner, repo)), "metadata: read"}
+	p, _, err := c.gh.Repositories.GetPermissionLevel(ctx, owner, repo, user)
+	if err != nil {
+		if err = wrapErr(err, cl); errs.CodeOf(err) == errs.GITHUB_NOT_FOUND {
+			return PermissionNone, nil
+		}
+		return "", err
+	}
+	switch perm := p.GetPermission(); perm {
+	case PermissionAdmin, PermissionWrite, PermissionRead:
+		return perm, nil
+	case "maintain":
+		return PermissionWrite, nil
+	}
+	return PermissionNone, nil
+}
+
+// ReactToComment leaves reaction content (+1, eyes, confused, ...) on
+// issue comment id; the same reaction left again is not an error.
+func (c *Client) ReactToComment(ctx context.Context, owner, repo string, id int64, content string) error {
+	ctx = withOp(ctx, "reactions/create-for-issue-comment")
+	cl := call{fmt.Sprintf("react to comment %d of %s", id, repoName(owner, repo)), "pull-requests: write"}
+	_, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, id, content)
+	return wrapErr(err, cl)
+}

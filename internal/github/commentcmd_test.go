@@ -1,0 +1,59 @@
+package github_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/testing/githubtest"
+)
+
+// The commenter's permission is what GitHub says now: the owner is admin,
+// maintain reads as write, triage as read, a stranger read on a public
+// repository and none when GitHub does not know the login.
+func TestCollaboratorPermission(t *testing.T) {
+	w := newWorld(t)
+	for login, role := range map[string]string{"mia": "maintain", "tri": "triage", "wes": "write"} {
+		if err := w.Repos.SetCollaborator("octo/app", login, role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.AddComment("octo/app", 1, githubtest.Identity{Login: "drive-by"}, "/sponson destroy")
+	c := w.client(t, "wf")
+	ctx := context.Background()
+	for login, want := range map[string]string{"octo": "admin", "mia": "write", "wes": "write", "tri": "read", "drive-by": "read", "nobody-we-know": "none"} {
+		got, err := c.CollaboratorPermission(ctx, "octo", "app", login)
+		if err != nil || got != want {
+			t.Errorf("%s: %q %v, want %q", login, got, err, want)
+		}
+	}
+	if github.PermissionRank("write") <= github.PermissionRank("read") || github.PermissionRank("admin") <= github.PermissionRank("write") || github.PermissionRank("triage") != 0 {
+		t.Error("PermissionRank does not order none < read < write < admin")
+	}
+	if n := w.Count("repos/get-collaborator-permission-level"); n != 6 {
+		t.Errorf("%d permission requests, want 6", n)
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("requests GitHub's description refuses: %v", v)
+	}
+}
+
+// A reaction is left once: the same one again is GitHub's 200, not an
+// error, and the comment carries one.
+func TestReactToComment(t *testing.T) {
+	w := newWorld(t)
+	id := w.AddComment("octo/app", 1, githubtest.Identity{Login: "octo"}, "/sponson plan")
+	c := w.client(t, "wf")
+	for range 2 {
+		if err := c.ReactToComment(context.Background(), "octo", "app", id, "eyes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs := w.Issues.Reactions(id)
+	if len(rs) != 1 || rs[0].Content != "eyes" || rs[0].User.Login != githubtest.ActionsBot.Login {
+		t.Errorf("reactions: %+v", rs)
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("requests GitHub's description refuses: %v", v)
+	}
+}
