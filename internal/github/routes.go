@@ -13,24 +13,24 @@ type Route struct {
 // one series per operation whatever the owners, repositories and
 // numbers; a test checks every row against GitHub's description.
 var routes = map[string]Route{
-	"apps/get-authenticated":                     {"GET", "/app"},
-	"apps/list-installations":                    {"GET", "/app/installations"},
-	"apps/get-repo-installation":                 {"GET", "/repos/{owner}/{repo}/installation"},
-	"apps/create-installation-access-token":      {"POST", "/app/installations/{installation_id}/access_tokens"},
-	"apps/list-repos-accessible-to-installation": {"GET", "/installation/repositories"},
-	"issues/list-comments":                       {"GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments"},
-	"issues/create-comment":                      {"POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments"},
-	"issues/update-comment":                      {"PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}"},
-	"issues/delete-comment":                      {"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}"},
-	"reactions/create-for-issue-comment":         {"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"},
-	"repos/get-collaborator-permission-level":    {"GET", "/repos/{owner}/{repo}/collaborators/{username}/permission"},
-	"pulls/get":  {"GET", "/repos/{owner}/{repo}/pulls/{pull_number}"},
-	"pulls/list": {"GET", "/repos/{owner}/{repo}/pulls"},
+	"apps/get-authenticated":                          {"GET", "/app"},
+	"apps/list-installations":                         {"GET", "/app/installations"},
+	"apps/get-repo-installation":                      {"GET", "/repos/{owner}/{repo}/installation"},
+	"apps/create-installation-access-token":           {"POST", "/app/installations/{installation_id}/access_tokens"},
+	"apps/list-repos-accessible-to-installation":      {"GET", "/installation/repositories"},
+	"issues/list-comments":                            {"GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments"},
+	"issues/create-comment":                           {"POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments"},
+	"issues/update-comment":                           {"PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}"},
+	"issues/delete-comment":                           {"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}"},
+	"pulls/get":                                       {"GET", "/repos/{owner}/{repo}/pulls/{pull_number}"},
+	"pulls/list":                                      {"GET", "/repos/{owner}/{repo}/pulls"},
 	"repos/list-pull-requests-associated-with-commit": {"GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls"},
 	"actions/get-workflow-run":                        {"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}"},
 	"repos/compare-commits":                           {"GET", "/repos/{owner}/{repo}/compare/{basehead}"},
 	"repos/get-branch":                                {"GET", "/repos/{owner}/{repo}/branches/{branch}"},
 	"repos/get":                                       {"GET", "/repos/{owner}/{repo}"},
+	"reactions/create-for-issue-comment":              {"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"},
+	"repos/get-collaborator-permission-level":         {"GET", "/repos/{owner}/{repo}/collaborators/{username}/permission"},
 }
 
 // RouteOf is the route of operation op (an Observer's op); ok is false
