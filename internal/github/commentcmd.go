@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	gh "github.com/google/go-github/v62/github"
+
 	"github.com/sponson/apply/pkg/errs"
 )
 
@@ -61,4 +63,24 @@ func (c *Client) ReactToComment(ctx context.Context, owner, repo string, id int6
 	cl := call{fmt.Sprintf("react to comment %d of %s", id, repoName(owner, repo)), "pull-requests: write"}
 	_, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, id, content)
 	return wrapErr(err, cl)
+}
+
+// FileAt is the file at path in commit (or branch) ref, as the contents
+// API gives it; a file that is not there is GITHUB_NOT_FOUND, a folder
+// GITHUB_INVALID.
+func (c *Client) FileAt(ctx context.Context, owner, repo, path, ref string) ([]byte, error) {
+	ctx = withOp(ctx, "repos/get-content")
+	cl := call{fmt.Sprintf("read %s at %s in %s", path, ref, repoName(owner, repo)), "contents: read"}
+	f, _, _, err := c.gh.Repositories.GetContents(ctx, owner, repo, path, &gh.RepositoryContentGetOptions{Ref: ref})
+	if err != nil {
+		return nil, wrapErr(err, cl)
+	}
+	if f == nil {
+		return nil, errs.New(errs.GITHUB_INVALID, "%s at %s in %s is a folder, not a file", path, ref, repoName(owner, repo))
+	}
+	s, err := f.GetContent()
+	if err != nil {
+		return nil, errs.Wrap(err, errs.GITHUB_INVALID, "decode %s at %s in %s", path, ref, repoName(owner, repo))
+	}
+	return []byte(s), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/testing/githubtest"
+	"github.com/sponson/apply/pkg/errs"
 )
 
 // The commenter's permission is what GitHub says now: the owner is admin,
@@ -53,6 +54,32 @@ func TestReactToComment(t *testing.T) {
 	if len(rs) != 1 || rs[0].Content != "eyes" || rs[0].User.Login != githubtest.ActionsBot.Login {
 		t.Errorf("reactions: %+v", rs)
 	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("requests GitHub's description refuses: %v", v)
+	}
+}
+
+// The plan is read at the pull request's head commit: what a later push
+// to the branch wrote is not what that commit holds.
+func TestFileAt(t *testing.T) {
+	w := newWorld(t)
+	sha, err := w.Git.CommitFiles("octo/app", "feature", "add the plan", map[string]string{"release.plan.yaml": "version: 1\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Git.CommitFiles("octo/app", "feature", "change it", map[string]string{"release.plan.yaml": "version: 2\n"}); err != nil {
+		t.Fatal(err)
+	}
+	c := w.client(t, "wf")
+	ctx := context.Background()
+	if got, err := c.FileAt(ctx, "octo", "app", "release.plan.yaml", sha); err != nil || string(got) != "version: 1\n" {
+		t.Errorf("at %s: %q %v", sha, got, err)
+	}
+	if got, err := c.FileAt(ctx, "octo", "app", "release.plan.yaml", "feature"); err != nil || string(got) != "version: 2\n" {
+		t.Errorf("at the branch: %q %v", got, err)
+	}
+	_, err = c.FileAt(ctx, "octo", "app", "release.plan.yaml", "main")
+	wantCode(t, err, errs.GITHUB_NOT_FOUND)
 	if v := w.Violations(); len(v) > 0 {
 		t.Errorf("requests GitHub's description refuses: %v", v)
 	}

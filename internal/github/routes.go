@@ -31,6 +31,7 @@ var routes = map[string]Route{
 	"repos/get":                                       {"GET", "/repos/{owner}/{repo}"},
 	"reactions/create-for-issue-comment":              {"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"},
 	"repos/get-collaborator-permission-level":         {"GET", "/repos/{owner}/{repo}/collaborators/{username}/permission"},
+	"repos/get-content":                               {"GET", "/repos/{owner}/{repo}/contents/{path}"},
 }
 
 // RouteOf is the route of operation op (an Observer's op); ok is false
