@@ -1,0 +1,215 @@
+package bot
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/internal/testing/githubtest"
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
+	"github.com/sponson/apply/pkg/adapters/manual"
+	"github.com/sponson/apply/pkg/receipt"
+)
+
+const stepPlan = testPlan + `  - { id: dns, adapter: manual, op: step, title: Add the record, instructions: Add it., undo: Remove the record. }
+`
+
+// commentOn is the real issue_comment created payload made a comment on
+// pull request n: its issue carries pull_request, as GitHub's does.
+func commentOn(t *testing.T, n int, id int64, login, body string, set ...func(m map[string]any)) []byte {
+	t.Helper()
+	return edit(t, fixture(t, "issue_comment/created.with-installation.payload.json"), func(m map[string]any) {
+		is := obj(m, "issue")
+		is["number"] = n
+		is["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/" + itoa(n),
+			"html_url": "https://github.com/Codertocat/Hello-World/pull/" + itoa(n), "diff_url": "", "patch_url": "", "merged_at": nil}
+		cm := obj(m, "comment")
+		cm["id"], cm["body"] = id, body
+		obj(cm, "user")["login"] = login
+		for _, s := range set {
+			s(m)
+		}
+	})
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// stepWorld is the App world whose plan, on pull request #2's head
+// commit, has a manual step, with "wes" a collaborator who may write.
+func stepWorld(t *testing.T) *appWorld {
+	t.Helper()
+	w := newAppWorld(t)
+	w.ws.Ops = adapter.NewRegistry(append(w.cloud.Ops(), manual.NewStep(httpclient.New(httpclient.Config{}), w.tm.Now))...)
+	sha, err := w.gh.Git.CommitFiles(hello, "changes", "add the plan", map[string]string{"release.plan.yaml": strings.TrimLeft(stepPlan, "\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Issues.SetPullHead(hello, 2, sha); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Repos.SetCollaborator(hello, "wes", "write"); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// say posts login's comment body on pull request #2 and waits for the
+// bot; it returns the comment's id.
+func (w *appWorld) say(login, body string) int64 {
+	w.t.Helper()
+	id := w.gh.AddComment(hello, 2, githubtest.Identity{Login: login}, body)
+	if code := w.post("issue_comment", "c-"+itoa(int(id)), commentOn(w.t, 2, id, login, body)); code != http.StatusAccepted {
+		w.t.Fatalf("%q: %d", body, code)
+	}
+	w.idle()
+	return id
+}
+
+func (w *appWorld) reactions(id int64) []string {
+	var out []string
+	for _, r := range w.gh.Issues.Reactions(id) {
+		out = append(out, r.Content)
+	}
+	return out
+}
+
+func (w *appWorld) botComment(marker string) string {
+	for _, c := range w.gh.Comments(hello, 2) {
+		if c.Author.Login == w.bot.Identity && strings.Contains(c.Body, marker) {
+			return c.Body
+		}
+	}
+	return ""
+}
+
+// A collaborator applies the preview from the pull request, which waits
+// on a manual step; their `/sponson confirm dns` completes it, records
+// them as who did it, and the environment's one comment says so.
+func TestCommentConfirmsManualStep(t *testing.T) {
+	w := stepWorld(t)
+	id := w.say("wes", "/sponson apply --env preview")
+	r := w.receipt("preview", "pr-2")
+	if r == nil || r.Status != receipt.StatusPartial {
+		t.Fatalf("after /sponson apply: %+v", r)
+	}
+	if got := w.reactions(id); strings.Join(got, ",") != "eyes,+1" {
+		t.Errorf("reactions to the apply: %v", got)
+	}
+	if body := w.botComment(report.Marker("preview")); !strings.Contains(body, "dns") {
+		t.Errorf("the preview's comment does not name the step:\n%s", body)
+	}
+
+	w.say("wes", "Done in the console.\n/sponson confirm dns --env preview")
+	r = w.receipt("preview", "pr-2")
+	if r == nil || r.Status != receipt.StatusComplete {
+		t.Fatalf("after /sponson confirm: %+v", r)
+	}
+	var by any
+	for _, en := range r.Ledger {
+		if en.Line == "dns" {
+			by = en.Outputs["confirmed_by"]
+		}
+	}
+	if by != "wes" {
+		t.Errorf("the step was confirmed by %v, want the commenter", by)
+	}
+	n := 0
+	for _, c := range w.gh.Comments(hello, 2) {
+		if c.Author.Login == w.bot.Identity {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d comments of the bot, want the environment's one", n)
+	}
+	if v := w.gh.Violations(); len(v) > 0 {
+		t.Errorf("requests GitHub's description refuses: %v", v)
+	}
+}
+
+// Someone without write permission comments `/sponson destroy`: nothing
+// is destroyed, and the answer says why.
+func TestNonCollaboratorCannotDestroy(t *testing.T) {
+	w := stepWorld(t)
+	w.apply("preview", "pr-2", "changes")
+	before := len(w.cloud.Keys())
+	id := w.say("drive-by", "/sponson destroy")
+	if got := len(w.cloud.Keys()); got != before || before == 0 {
+		t.Errorf("cloud resources %d → %d", before, got)
+	}
+	if r := w.receipt("preview", "pr-2"); r == nil || len(r.Ledger) != 2 {
+		t.Errorf("the receipt changed: %+v", r)
+	}
+	if body := w.botComment(answerMarker); !strings.Contains(body, "COMMAND_REFUSED") || !strings.Contains(body, "write permission") {
+		t.Errorf("the answer:\n%s", body)
+	}
+	if got := w.reactions(id); strings.Join(got, ",") != "eyes,confused" {
+		t.Errorf("reactions: %v", got)
+	}
+	if n := w.gh.Count("repos/get-collaborator-permission-level"); n != 1 {
+		t.Errorf("%d permission requests, want 1", n)
+	}
+}
+
+// A writer may not write production: only an admin, who is recorded as
+// the approver.
+func TestProductionNeedsAnAdmin(t *testing.T) {
+	w := stepWorld(t)
+	prod := strings.Replace(strings.TrimLeft(testPlan, "\n"), "[preview, staging]", "[preview, production]", 1)
+	sha, err := w.gh.Git.CommitFiles(hello, "changes", "production too", map[string]string{"release.plan.yaml": prod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Issues.SetPullHead(hello, 2, sha); err != nil {
+		t.Fatal(err)
+	}
+	w.say("wes", "/sponson apply --env production")
+	if r := w.receipt("production", "pr-2"); r != nil {
+		t.Fatalf("a writer applied production: %+v", r)
+	}
+	if body := w.botComment(answerMarker); !strings.Contains(body, "needs an admin") {
+		t.Errorf("the answer:\n%s", body)
+	}
+	// The repository's owner is its admin: recorded as the approver.
+	w.say("Codertocat", "/sponson apply --env production")
+	if r := w.receipt("production", "pr-2"); r == nil || r.ApprovedBy != "Codertocat" || len(r.Ledger) != 2 {
+		t.Fatalf("the admin's apply: %+v", r)
+	}
+}
+
+// Edited and deleted comments, comments on issues or closed pull
+// requests, the bot's own and conversation are answered and never queued.
+func TestCommentsThatAreNotCommands(t *testing.T) {
+	w := newTestWorld(t)
+	cmd := func(m map[string]any) {}
+	for name, body := range map[string][]byte{
+		"edited":  edit(t, commentOn(t, 2, 7, "Codertocat", "/sponson destroy", cmd), func(m map[string]any) { m["action"] = "edited" }),
+		"deleted": edit(t, commentOn(t, 2, 7, "Codertocat", "/sponson destroy", cmd), func(m map[string]any) { m["action"] = "deleted" }),
+		"issue": edit(t, fixture(t, "issue_comment/created.with-installation.payload.json"), func(m map[string]any) {
+			obj(m, "comment")["body"] = "/sponson destroy"
+		}),
+		"closed":       commentOn(t, 2, 7, "Codertocat", "/sponson destroy", func(m map[string]any) { obj(m, "issue")["state"] = "closed" }),
+		"own":          commentOn(t, 2, 7, identity, "/sponson destroy"),
+		"conversation": commentOn(t, 2, 7, "Codertocat", "Looks good; `/sponson destroy` once merged"),
+	} {
+		code, _, resp := w.post("issue_comment", "n-"+name, body)
+		if code != http.StatusOK || !strings.Contains(resp, `"outcome":"`+OutcomeIgnored+`"`) {
+			t.Errorf("%s: %d %s", name, code, resp)
+		}
+	}
+	// The real edited payload, as GitHub sends it, too.
+	if code, _, resp := w.post("issue_comment", "n-real", fixture(t, "issue_comment/edited.payload.json")); code != http.StatusOK || !strings.Contains(resp, "only a new comment") {
+		t.Errorf("real edited: %d %s", code, resp)
+	}
+	w.idle()
+	if got := w.bot.Queue.Stats().Done; got != 0 {
+		t.Errorf("%d comments were queued", got)
+	}
+	if code, _, _ := w.post("issue_comment", "n-cmd", commentOn(t, 2, 7, "Codertocat", "/sponson plan")); code != http.StatusAccepted {
+		t.Errorf("a command was not accepted: %d", code)
+	}
+}
+
