@@ -212,4 +212,3 @@ func TestCommentsThatAreNotCommands(t *testing.T) {
 		t.Errorf("a command was not accepted: %d", code)
 	}
 }
-
