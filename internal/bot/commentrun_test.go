@@ -154,6 +154,38 @@ func TestNonCollaboratorCannotDestroy(t *testing.T) {
 	}
 }
 
+// A fork's pull request runs nothing, whoever asks: its head is code the
+// repository's writers have not pushed.
+func TestForkPullRequestRunsNothing(t *testing.T) {
+	w := stepWorld(t)
+	if err := w.gh.AddRepo(githubtest.Repo{FullName: "drive-by/Hello-World", Fork: hello, Branches: map[string]string{"evil": "change the plan"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.gh.AddPull(githubtest.PullRequest{Repo: hello, Number: 3, Head: githubtest.Ref{Repo: "drive-by/Hello-World", Ref: "evil"}}); err != nil {
+		t.Fatal(err)
+	}
+	id := w.gh.AddComment(hello, 3, githubtest.Identity{Login: "Codertocat"}, "/sponson apply --env preview")
+	if code := w.post("issue_comment", "fork-1", commentOn(t, 3, id, "Codertocat", "/sponson apply --env preview")); code != http.StatusAccepted {
+		t.Fatalf("%d", code)
+	}
+	w.idle()
+	if r := w.receipt("preview", "pr-3"); r != nil || len(w.cloud.Keys()) != 0 {
+		t.Fatalf("a fork's pull request was applied: %+v", r)
+	}
+	var answer string
+	for _, c := range w.gh.Comments(hello, 3) {
+		if strings.Contains(c.Body, answerMarker) {
+			answer = c.Body
+		}
+	}
+	if !strings.Contains(answer, "from a fork") {
+		t.Errorf("the answer:\n%s", answer)
+	}
+	if n := w.gh.Count("repos/get-content"); n != 0 {
+		t.Errorf("the fork's plan was read %d times", n)
+	}
+}
+
 // A writer may not write production: only an admin, who is recorded as
 // the approver.
 func TestProductionNeedsAnAdmin(t *testing.T) {
@@ -184,10 +216,9 @@ func TestProductionNeedsAnAdmin(t *testing.T) {
 // requests, the bot's own and conversation are answered and never queued.
 func TestCommentsThatAreNotCommands(t *testing.T) {
 	w := newTestWorld(t)
-	cmd := func(m map[string]any) {}
 	for name, body := range map[string][]byte{
-		"edited":  edit(t, commentOn(t, 2, 7, "Codertocat", "/sponson destroy", cmd), func(m map[string]any) { m["action"] = "edited" }),
-		"deleted": edit(t, commentOn(t, 2, 7, "Codertocat", "/sponson destroy", cmd), func(m map[string]any) { m["action"] = "deleted" }),
+		"edited":  edit(t, commentOn(t, 2, 7, "Codertocat", "/sponson destroy"), func(m map[string]any) { m["action"] = "edited" }),
+		"deleted": edit(t, commentOn(t, 2, 7, "Codertocat", "/sponson destroy"), func(m map[string]any) { m["action"] = "deleted" }),
 		"issue": edit(t, fixture(t, "issue_comment/created.with-installation.payload.json"), func(m map[string]any) {
 			obj(m, "comment")["body"] = "/sponson destroy"
 		}),
