@@ -243,3 +243,37 @@ func TestCommentsThatAreNotCommands(t *testing.T) {
 		t.Errorf("a command was not accepted: %d", code)
 	}
 }
+
+// A collaborator's /sponson destroy destroys the pull request's preview
+// and says so in its comment; /sponson plan after it shows what an apply
+// would create; an unknown command is answered with what to type.
+func TestCommentPlanDestroyAndUnknown(t *testing.T) {
+	w := stepWorld(t)
+	w.apply("preview", "pr-2", "changes")
+	w.say("wes", "/sponson destroy")
+	if keys := w.cloud.Keys(); len(keys) != 0 {
+		t.Errorf("left after /sponson destroy: %v", keys)
+	}
+	if r := w.receipt("preview", "pr-2"); r == nil || len(r.Ledger) != 0 || r.Closed != nil {
+		t.Errorf("after /sponson destroy: %+v", r)
+	}
+	if body := w.botComment(report.Marker("preview")); !strings.Contains(body, "destroy") {
+		t.Errorf("the preview's comment after destroy:\n%s", body)
+	}
+
+	w.say("wes", "/sponson plan --env preview")
+	if keys := w.cloud.Keys(); len(keys) != 0 {
+		t.Errorf("/sponson plan created %v", keys)
+	}
+	if body := w.botComment(report.Marker("preview")); !strings.Contains(body, "Sponson plan · preview · pr-2") || !strings.Contains(body, "3 create") {
+		t.Errorf("the preview's comment after plan:\n%s", body)
+	}
+
+	id := w.say("wes", "/sponson deploy")
+	if body := w.botComment(answerMarker); !strings.Contains(body, "COMMAND_INVALID") || !strings.Contains(body, "`/sponson confirm <line>`") {
+		t.Errorf("the answer to an unknown command:\n%s", body)
+	}
+	if got := w.reactions(id); strings.Join(got, ",") != "eyes,confused" {
+		t.Errorf("reactions: %v", got)
+	}
+}
