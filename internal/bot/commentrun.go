@@ -14,6 +14,7 @@ import (
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
 )
 
@@ -125,6 +126,9 @@ func (b *Bot) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e
 // runCommand runs cmd in each of its environments, refusing it where it
 // would write production and the commenter is not an admin.
 func (b *Bot) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, pr sweep.PullRequest, perm string) error {
+	if cmd.Verb == "unlock" && cmd.Parent != "" {
+		return b.unlockParent(ctx, log, ws, cg, e, cmd, perm)
+	}
 	var p *plan.Plan
 	if cmd.Verb != "destroy" && cmd.Verb != "unlock" && cmd.Verb != "keep" && cmd.Verb != "unkeep" {
 		src, err := cg.FileAt(ctx, PlanFile, pr.HeadSHA)
@@ -190,6 +194,12 @@ func (b *Bot) runInEnv(ctx context.Context, ws *Workspace, e issueComment, cmd C
 	case "destroy":
 		res, err := ws.Engine.Destroy(ctx, c, o)
 		return report.Comment(report.FromRun("destroy", res, err, nil, links)), err
+	case "unlock":
+		released, err := ws.Store.ForceRelease(ctx, receipt.ScopeTarget(env, e.Scope), cmd.Reason, e.Author)
+		if err != nil {
+			return "", err
+		}
+		return report.Marker(env) + "\n" + unlockBody(receipt.ScopeTarget(env, e.Scope), released, e.Author, cmd.Reason), nil
 	}
 	return "", errs.New(errs.COMMAND_REFUSED, "the bot does not run %s yet", cmd).
 		WithHint("Run it with the CLI (`sponson %s`) from a checkout with access to the receipts.", cmd.Verb)
@@ -217,6 +227,38 @@ func (b *Bot) commandEnvs(ctx context.Context, ws *Workspace, cmd Command, p *pl
 		}
 	}
 	return nil, errs.New(errs.COMMAND_INVALID, "%s: scope %s has no receipt in any environment; name one with --env", cmd, sc)
+}
+
+// unlockParent releases the lease of a shared parent object, which no
+// environment's name tells apart from production's: only an admin may.
+func (b *Bot) unlockParent(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, perm string) error {
+	if perm != gh.PermissionAdmin {
+		return b.answer(ctx, log, ws, cg, e, refused("%s releases a shared object's lease, which may be production's: it needs an admin of the repository; %s has %s", cmd, md(e.Author), perm))
+	}
+	target := receipt.ParentTarget(cmd.Parent)
+	if err := target.Validate(); err != nil {
+		return b.answer(ctx, log, ws, cg, e, err)
+	}
+	released, err := ws.Store.ForceRelease(ctx, target, cmd.Reason, e.Author)
+	if err != nil {
+		b.react(ctx, log, cg, e.CommentID, "confused")
+		return err
+	}
+	log.Info("comment command ran", "target", target.String(), "released", released != nil)
+	if werr := ws.GitHub.UpsertComment(ctx, e.PR, answerMarker, answerMarker+"\n"+unlockBody(target, released, e.Author, cmd.Reason)); werr != nil {
+		log.Warn("the answer could not be written", "error", errs.Coded(werr).Message)
+	}
+	b.react(ctx, log, cg, e.CommentID, "+1")
+	return nil
+}
+
+// unlockBody says what an unlock released, by whom and why.
+func unlockBody(target receipt.Target, released *receipt.Lease, who, reason string) string {
+	if released == nil {
+		return fmt.Sprintf("### Sponson: no lease was held on %s\n\nNothing was released (%s asked: %s).\n", md(target.String()), md(who), md(reason))
+	}
+	return fmt.Sprintf("### Sponson: %s released the lease on %s\n\nIt was held since %s (generation %d). Why: %s. The holder, if it still runs, is fenced out; its history records this.\n",
+		md(who), md(target.String()), released.AcquiredAt.UTC().Format("2006-01-02 15:04 UTC"), released.Generation, md(reason))
 }
 
 func refused(format string, args ...any) error {

@@ -1,10 +1,12 @@
 package bot
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/testing/githubtest"
@@ -275,5 +277,39 @@ func TestCommentPlanDestroyAndUnknown(t *testing.T) {
 	}
 	if got := w.reactions(id); strings.Join(got, ",") != "eyes,confused" {
 		t.Errorf("reactions: %v", got)
+	}
+}
+
+// A run died holding the preview's lease: a collaborator's
+// /sponson unlock releases it, recording who and why; a shared object's
+// lease (--parent) needs an admin.
+func TestCommentUnlock(t *testing.T) {
+	w := stepWorld(t)
+	w.apply("preview", "pr-2", "changes")
+	ws, err := w.ws.Open(context.Background(), Repository{Installation: 1, Owner: "Codertocat", Name: "Hello-World"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.close()
+	target := receipt.ScopeTarget("preview", "pr-2")
+	if _, _, err := ws.Store.Acquire(context.Background(), target, receipt.Owner{RunID: "dead-run"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	w.say("wes", "/sponson unlock the runner died")
+	body := w.botComment(report.Marker("preview"))
+	if !strings.Contains(body, "wes released the lease on") || !strings.Contains(body, "the runner died") {
+		t.Errorf("the preview's comment after unlock:\n%s", body)
+	}
+	if _, _, err := ws.Store.Acquire(context.Background(), target, receipt.Owner{RunID: "next-run"}, time.Hour); err != nil {
+		t.Errorf("the lease is still held: %v", err)
+	}
+
+	w.say("wes", "/sponson unlock --parent fake:p1:list:callbacks stuck")
+	if body := w.botComment(answerMarker); !strings.Contains(body, "needs an admin") {
+		t.Errorf("a writer's --parent unlock:\n%s", body)
+	}
+	w.say("Codertocat", "/sponson unlock --parent fake:p1:list:callbacks stuck")
+	if body := w.botComment(answerMarker); !strings.Contains(body, "no lease was held on") {
+		t.Errorf("an admin's --parent unlock:\n%s", body)
 	}
 }
