@@ -84,3 +84,24 @@ func (c *Client) FileAt(ctx context.Context, owner, repo, path, ref string) ([]b
 	}
 	return []byte(s), nil
 }
+
+// AddLabel puts label name on issue or pull request number (GitHub
+// creates a label the repository lacks; one already there is kept).
+func (c *Client) AddLabel(ctx context.Context, owner, repo string, number int, name string) error {
+	ctx = withOp(ctx, "issues/add-labels")
+	cl := call{fmt.Sprintf("label %s#%d %s", repoName(owner, repo), number, name), "pull-requests: write"}
+	_, _, err := c.gh.Issues.AddLabelsToIssue(ctx, owner, repo, number, []string{name})
+	return wrapErr(err, cl)
+}
+
+// RemoveLabel takes label name off issue or pull request number (a label
+// not there is not an error).
+func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int, name string) error {
+	ctx = withOp(ctx, "issues/remove-label")
+	cl := call{fmt.Sprintf("take label %s off %s#%d", name, repoName(owner, repo), number), "pull-requests: write"}
+	_, err := c.gh.Issues.RemoveLabelForIssue(ctx, owner, repo, number, name)
+	if err = wrapErr(err, cl); errs.CodeOf(err) == errs.GITHUB_NOT_FOUND {
+		return nil
+	}
+	return err
+}

@@ -84,3 +84,30 @@ func TestFileAt(t *testing.T) {
 		t.Errorf("requests GitHub's description refuses: %v", v)
 	}
 }
+
+// A label is put on once and taken off once; taking off one not there
+// is not an error.
+func TestLabels(t *testing.T) {
+	w := newWorld(t)
+	c := w.client(t, "wf")
+	ctx := context.Background()
+	for range 2 {
+		if err := c.AddLabel(ctx, "octo", "app", 1, "sponson:keep"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.Issues.IssueLabels("octo/app", 1); len(got) != 1 || got[0] != "sponson:keep" {
+		t.Errorf("labels: %v", got)
+	}
+	for range 2 {
+		if err := c.RemoveLabel(ctx, "octo", "app", 1, "sponson:keep"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.Issues.IssueLabels("octo/app", 1); len(got) != 0 {
+		t.Errorf("labels after removing: %v", got)
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("requests GitHub's description refuses: %v", v)
+	}
+}

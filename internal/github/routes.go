@@ -32,6 +32,8 @@ var routes = map[string]Route{
 	"reactions/create-for-issue-comment":              {"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"},
 	"repos/get-collaborator-permission-level":         {"GET", "/repos/{owner}/{repo}/collaborators/{username}/permission"},
 	"repos/get-content":                               {"GET", "/repos/{owner}/{repo}/contents/{path}"},
+	"issues/add-labels":                               {"POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels"},
+	"issues/remove-label":                             {"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"},
 }
 
 // RouteOf is the route of operation op (an Observer's op); ok is false
