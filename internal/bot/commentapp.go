@@ -18,3 +18,11 @@ func (a appRepo) React(ctx context.Context, id int64, content string) error {
 func (a appRepo) FileAt(ctx context.Context, path, sha string) ([]byte, error) {
 	return a.Client.FileAt(ctx, a.Owner, a.Name, path, sha)
 }
+
+// Label implements CommandGitHub.
+func (a appRepo) Label(ctx context.Context, n int, name string, on bool) error {
+	if on {
+		return a.Client.AddLabel(ctx, a.Owner, a.Name, n, name)
+	}
+	return a.Client.RemoveLabel(ctx, a.Owner, a.Name, n, name)
+}

@@ -33,7 +33,13 @@ type CommandGitHub interface {
 	React(ctx context.Context, id int64, content string) error
 	// FileAt is the file at path in commit sha of the repository.
 	FileAt(ctx context.Context, path, sha string) ([]byte, error)
+	// Label puts label name on pull request n (on) or takes it off.
+	Label(ctx context.Context, n int, name string, on bool) error
 }
+
+// KeepLabel on a pull request keeps its preview from idle expiry
+// (/sponson keep puts it on, /sponson unkeep takes it off).
+const KeepLabel = "sponson:keep"
 
 // answerMarker marks the bot's one answer to commands that ran nowhere
 // (refused, or not understood); results go to each environment's comment.
@@ -126,6 +132,9 @@ func (b *Bot) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e
 // runCommand runs cmd in each of its environments, refusing it where it
 // would write production and the commenter is not an admin.
 func (b *Bot) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, pr sweep.PullRequest, perm string) error {
+	if cmd.Verb == "keep" || cmd.Verb == "unkeep" {
+		return b.keep(ctx, log, ws, cg, e, cmd.Verb == "keep")
+	}
 	if cmd.Verb == "unlock" && cmd.Parent != "" {
 		return b.unlockParent(ctx, log, ws, cg, e, cmd, perm)
 	}
@@ -227,6 +236,24 @@ func (b *Bot) commandEnvs(ctx context.Context, ws *Workspace, cmd Command, p *pl
 		}
 	}
 	return nil, errs.New(errs.COMMAND_INVALID, "%s: scope %s has no receipt in any environment; name one with --env", cmd, sc)
+}
+
+// keep puts the keep label on the pull request (on) or takes it off, and
+// says so in the answer comment.
+func (b *Bot) keep(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, on bool) error {
+	if err := cg.Label(ctx, e.PR, KeepLabel, on); err != nil {
+		b.react(ctx, log, cg, e.CommentID, "confused")
+		return err
+	}
+	text := fmt.Sprintf("### Sponson: %s kept this preview\n\nThe label `%s` is on: the idle sweep leaves the preview alone until `/sponson unkeep`.\n", md(e.Author), KeepLabel)
+	if !on {
+		text = fmt.Sprintf("### Sponson: %s no longer keeps this preview\n\nThe label `%s` is off: an idle preview expires again.\n", md(e.Author), KeepLabel)
+	}
+	if werr := ws.GitHub.UpsertComment(ctx, e.PR, answerMarker, answerMarker+"\n"+text); werr != nil {
+		log.Warn("the answer could not be written", "error", errs.Coded(werr).Message)
+	}
+	b.react(ctx, log, cg, e.CommentID, "+1")
+	return nil
 }
 
 // unlockParent releases the lease of a shared parent object, which no

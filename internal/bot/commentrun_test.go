@@ -313,3 +313,20 @@ func TestCommentUnlock(t *testing.T) {
 		t.Errorf("an admin's --parent unlock:\n%s", body)
 	}
 }
+
+// /sponson keep labels the pull request sponson:keep; /sponson unkeep
+// takes the label off.
+func TestCommentKeep(t *testing.T) {
+	w := stepWorld(t)
+	w.say("wes", "/sponson keep")
+	if got := w.gh.Issues.IssueLabels(hello, 2); len(got) != 1 || got[0] != KeepLabel {
+		t.Errorf("labels after keep: %v", got)
+	}
+	if body := w.botComment(answerMarker); !strings.Contains(body, "wes kept this preview") {
+		t.Errorf("the answer:\n%s", body)
+	}
+	w.say("wes", "/sponson unkeep")
+	if got := w.gh.Issues.IssueLabels(hello, 2); len(got) != 0 {
+		t.Errorf("labels after unkeep: %v", got)
+	}
+}
