@@ -105,3 +105,19 @@ func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int
 	}
 	return err
 }
+
+// TeamMember reports whether login is an active member (or maintainer)
+// of team slug of organisation org; not a member, or no such team, is
+// false. The App needs the organisation permission members: read.
+func (c *Client) TeamMember(ctx context.Context, org, slug, login string) (bool, error) {
+	ctx = withOp(ctx, "teams/get-membership-for-user-in-org")
+	cl := call{fmt.Sprintf("ask whether %s is on team %s/%s", login, org, slug), "members: read (organisation)"}
+	m, _, err := c.gh.Teams.GetTeamMembershipBySlug(ctx, org, slug, login)
+	if err != nil {
+		if err = wrapErr(err, cl); errs.CodeOf(err) == errs.GITHUB_NOT_FOUND {
+			return false, nil
+		}
+		return false, err
+	}
+	return m.GetState() == "active", nil
+}

@@ -111,3 +111,27 @@ func TestLabels(t *testing.T) {
 		t.Errorf("requests GitHub's description refuses: %v", v)
 	}
 }
+
+// An approver is an active member of the team; a pending one, a stranger
+// and a team that does not exist are not.
+func TestTeamMember(t *testing.T) {
+	w := newWorld(t)
+	for _, m := range []githubtest.Member{{Org: "octo", Team: "approvers", Login: "ada"}, {Org: "octo", Team: "approvers", Login: "pat", State: "pending"}} {
+		if err := w.Repos.AddTeamMember(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := w.client(t, "wf")
+	for _, tc := range []struct {
+		team, login string
+		want        bool
+	}{{"approvers", "ada", true}, {"approvers", "pat", false}, {"approvers", "octo", false}, {"nobody", "ada", false}} {
+		got, err := c.TeamMember(context.Background(), "octo", tc.team, tc.login)
+		if err != nil || got != tc.want {
+			t.Errorf("%s on %s: %v %v, want %v", tc.login, tc.team, got, err, tc.want)
+		}
+	}
+	if v := w.Violations(); len(v) > 0 {
+		t.Errorf("requests GitHub's description refuses: %v", v)
+	}
+}

@@ -34,6 +34,7 @@ var routes = map[string]Route{
 	"repos/get-content":                               {"GET", "/repos/{owner}/{repo}/contents/{path}"},
 	"issues/add-labels":                               {"POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels"},
 	"issues/remove-label":                             {"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"},
+	"teams/get-membership-for-user-in-org":            {"GET", "/orgs/{org}/teams/{team_slug}/memberships/{username}"},
 }
 
 // RouteOf is the route of operation op (an Observer's op); ok is false
