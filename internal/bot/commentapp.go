@@ -26,3 +26,8 @@ func (a appRepo) Label(ctx context.Context, n int, name string, on bool) error {
 	}
 	return a.Client.RemoveLabel(ctx, a.Owner, a.Name, n, name)
 }
+
+// TeamMember implements CommandGitHub.
+func (a appRepo) TeamMember(ctx context.Context, org, slug, login string) (bool, error) {
+	return a.Client.TeamMember(ctx, org, slug, login)
+}

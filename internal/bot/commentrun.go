@@ -35,6 +35,9 @@ type CommandGitHub interface {
 	FileAt(ctx context.Context, path, sha string) ([]byte, error)
 	// Label puts label name on pull request n (on) or takes it off.
 	Label(ctx context.Context, n int, name string, on bool) error
+	// TeamMember reports whether login is an active member of team slug
+	// of organisation org.
+	TeamMember(ctx context.Context, org, slug, login string) (bool, error)
 }
 
 // KeepLabel on a pull request keeps its preview from idle expiry
@@ -142,7 +145,7 @@ func (b *Bot) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, c
 	if cmd.Verb != "destroy" && cmd.Verb != "unlock" && cmd.Verb != "keep" && cmd.Verb != "unkeep" {
 		src, err := cg.FileAt(ctx, PlanFile, pr.HeadSHA)
 		if err != nil {
-			return b.answer(ctx, log, ws, cg, e, errs.Wrap(err, errs.COMMAND_REFUSED, "%s: read %s at %s", cmd, PlanFile, pr.HeadSHA))
+			return b.answer(ctx, log, ws, cg, e, refused("%s: %s could not be read at the head commit %s: %s", cmd, PlanFile, pr.HeadSHA, errs.Coded(err).Message))
 		}
 		if p, err = plan.Parse(PlanFile, src); err != nil {
 			return b.answer(ctx, log, ws, cg, e, err)
@@ -153,8 +156,15 @@ func (b *Bot) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, c
 		return b.answer(ctx, log, ws, cg, e, err)
 	}
 	for _, env := range envs {
-		if plan.Production(env) && cmd.Writes() && perm != gh.PermissionAdmin {
-			return b.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository, who is recorded as its approver; %s has %s", cmd, md(env), md(e.Author), perm))
+		if !plan.Production(env) || !cmd.Writes() {
+			continue
+		}
+		ok, err := b.approver(ctx, cg, e.Author, perm)
+		if err != nil {
+			return b.answer(ctx, log, ws, cg, e, err) // GitHub's refusal names the permission the App lacks
+		}
+		if !ok {
+			return b.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), b.approversText(), md(e.Author), perm))
 		}
 	}
 	var firstErr error
@@ -236,6 +246,26 @@ func (b *Bot) commandEnvs(ctx context.Context, ws *Workspace, cmd Command, p *pl
 		}
 	}
 	return nil, errs.New(errs.COMMAND_INVALID, "%s: scope %s has no receipt in any environment; name one with --env", cmd, sc)
+}
+
+// approver reports whether login may write production: an admin of the
+// repository, or an active member of the Approvers team.
+func (b *Bot) approver(ctx context.Context, cg CommandGitHub, login, perm string) (bool, error) {
+	if perm == gh.PermissionAdmin {
+		return true, nil
+	}
+	org, slug, ok := strings.Cut(b.Approvers, "/")
+	if !ok {
+		return false, nil
+	}
+	return cg.TeamMember(ctx, org, slug, login)
+}
+
+func (b *Bot) approversText() string {
+	if b.Approvers == "" {
+		return ""
+	}
+	return " or a member of team " + md(b.Approvers)
 }
 
 // keep puts the keep label on the pull request (on) or takes it off, and

@@ -330,3 +330,47 @@ func TestCommentKeep(t *testing.T) {
 		t.Errorf("labels after unkeep: %v", got)
 	}
 }
+
+// With an approvers team configured, its active member may write
+// production from a comment and is recorded as the approver; a writer
+// off the team may not.
+func TestApproversTeamMayWriteProduction(t *testing.T) {
+	w := stepWorld(t)
+	w.bot.Approvers = "Codertocat/approvers"
+	prod := strings.Replace(strings.TrimLeft(testPlan, "\n"), "[preview, staging]", "[preview, production]", 1)
+	sha, err := w.gh.Git.CommitFiles(hello, "changes", "production too", map[string]string{"release.plan.yaml": prod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Issues.SetPullHead(hello, 2, sha); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Repos.SetCollaborator(hello, "ada", "write"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Repos.AddTeamMember(githubtest.Member{Org: "Codertocat", Team: "approvers", Login: "ada"}); err != nil {
+		t.Fatal(err)
+	}
+	// The installation may not read teams yet: the answer names the
+	// permission, and nothing is written.
+	w.say("ada", "/sponson apply --env production")
+	if body := w.botComment(answerMarker); !strings.Contains(body, "members") {
+		t.Errorf("the answer when the App may not read teams:\n%s", body)
+	}
+	if r := w.receipt("production", "pr-2"); r != nil {
+		t.Fatalf("applied without knowing the approver: %+v", r)
+	}
+	if err := w.gh.Apps.AddInstallation(githubtest.Installation{ID: 1, App: 4242, Account: "Codertocat", Repos: []string{hello},
+		Permissions: map[string]string{"contents": "write", "pull_requests": "write", "actions": "read", "metadata": "read", "members": "read"}}); err != nil {
+		t.Fatal(err)
+	}
+	w.gh.ExpireTokens(1)
+	w.say("wes", "/sponson apply --env production")
+	if body := w.botComment(answerMarker); !strings.Contains(body, "or a member of team Codertocat/approvers") {
+		t.Errorf("the answer to a writer off the team:\n%s", body)
+	}
+	w.say("ada", "/sponson apply --env production")
+	if r := w.receipt("production", "pr-2"); r == nil || r.ApprovedBy != "ada" {
+		t.Fatalf("the approver's apply: %+v", r)
+	}
+}
