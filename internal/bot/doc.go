@@ -49,9 +49,10 @@
 //     not the bot's own: the payload decides edited, deleted, issue,
 //     closed and own (never queued), GitHub decides open and fork right
 //     before. Who may is asked of GitHub (the collaborator permission,
-//     never author_association): write or above, admin for a command that
-//     writes production or a shared object's lease, and then the
-//     commenter is the recorded approver (and always who confirmed a
+//     never author_association): write or above; admin, or an active
+//     member of the Approvers team, for a command that writes production
+//     (admin for a shared object's lease), and then the commenter is the
+//     recorded approver (and always who confirmed a
 //     step). The plan is read at the pull request's head commit. The
 //     comment gets a reaction at once (eyes), then +1 or confused; the
 //     result goes into the environment's one comment, a refusal or an
