@@ -374,3 +374,41 @@ func TestApproversTeamMayWriteProduction(t *testing.T) {
 		t.Fatalf("the approver's apply: %+v", r)
 	}
 }
+
+// /sponson recreate replaces what a line created; /sponson reconcile runs
+// an apply that accepts outside changes; a head commit without the plan
+// is answered, and nothing runs.
+func TestCommentRecreateReconcileAndNoPlan(t *testing.T) {
+	w := stepWorld(t)
+	w.say("wes", "/sponson apply --env preview")
+	w.cloud.ResetWrites()
+	w.say("wes", "/sponson recreate db --env preview")
+	var deleted, created bool
+	for _, wr := range w.cloud.Writes() {
+		if strings.Contains(wr.Key, "preview-changes-db") && !wr.Failed {
+			deleted = deleted || wr.Method == "delete"
+			created = created || wr.Method == "create"
+		}
+	}
+	if !deleted || !created {
+		t.Errorf("recreate db: writes %+v", w.cloud.Writes())
+	}
+	w.cloud.ResetWrites()
+	w.say("wes", "/sponson reconcile --env preview")
+	if r := w.receipt("preview", "pr-2"); r == nil || len(r.Ledger) != 2 {
+		t.Errorf("after reconcile: %+v", r)
+	}
+
+	main := w.gh.Branches(hello)["main"]
+	if err := w.gh.Issues.SetPullHead(hello, 2, main); err != nil {
+		t.Fatal(err)
+	}
+	w.cloud.ResetWrites()
+	w.say("wes", "/sponson apply --env preview")
+	if body := w.botComment(answerMarker); !strings.Contains(body, "release.plan.yaml could not be read at the head commit") {
+		t.Errorf("the answer without a plan:\n%s", body)
+	}
+	if n := len(w.cloud.Writes()); n != 0 {
+		t.Errorf("%d cloud writes without a plan", n)
+	}
+}
