@@ -44,6 +44,10 @@ type CommandGitHub interface {
 // (/sponson keep puts it on, /sponson unkeep takes it off).
 const KeepLabel = "sponson:keep"
 
+// commands runs comment commands for the bot b (its own type: the Bot
+// has methods enough).
+type commands struct{ b *Bot }
+
 // answerMarker marks the bot's one answer to commands that ran nowhere
 // (refused, or not understood); results go to each environment's comment.
 const answerMarker = "<!-- sponson:commands -->"
@@ -100,15 +104,15 @@ func (e issueComment) why(identity string) string {
 // runComment acknowledges the command of comment e with a reaction, checks
 // who may run it where, and runs it in each environment, writing the
 // result into that environment's comment.
-func (b *Bot) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e issueComment) error {
+func (x commands) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e issueComment) error {
 	cg, ok := ws.GitHub.(CommandGitHub)
 	if !ok {
 		return errs.New(errs.INTERNAL, "the workspace's GitHub cannot run comment commands")
 	}
-	b.react(ctx, log, cg, e.CommentID, "eyes")
+	x.react(ctx, log, cg, e.CommentID, "eyes")
 	cmd, _, err := ParseCommand(e.Body)
 	if err != nil {
-		return b.answer(ctx, log, ws, cg, e, err)
+		return x.answer(ctx, log, ws, cg, e, err)
 	}
 	log = log.With("command", cmd.Verb, "commenter", e.Author)
 	pr, found, err := ws.GitHub.PullRequest(ctx, e.PR)
@@ -120,58 +124,58 @@ func (b *Bot) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e
 		return nil
 	}
 	if !strings.EqualFold(pr.HeadRepo, pr.BaseRepo) {
-		return b.answer(ctx, log, ws, cg, e, refused("%s runs nothing for a pull request from a fork (%s)", cmd, md(pr.HeadRepo)))
+		return x.answer(ctx, log, ws, cg, e, refused("%s runs nothing for a pull request from a fork (%s)", cmd, md(pr.HeadRepo)))
 	}
 	perm, err := cg.Permission(ctx, e.Author)
 	if err != nil {
 		return err
 	}
 	if gh.PermissionRank(perm) < gh.PermissionRank(gh.PermissionWrite) {
-		return b.answer(ctx, log, ws, cg, e, refused("%s needs write permission on the repository; %s has %s", cmd, md(e.Author), perm))
+		return x.answer(ctx, log, ws, cg, e, refused("%s needs write permission on the repository; %s has %s", cmd, md(e.Author), perm))
 	}
-	return b.runCommand(ctx, log, ws, cg, e, cmd, pr, perm)
+	return x.runCommand(ctx, log, ws, cg, e, cmd, pr, perm)
 }
 
 // runCommand runs cmd in each of its environments, refusing it where it
 // would write production and the commenter is not an admin.
-func (b *Bot) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, pr sweep.PullRequest, perm string) error {
+func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, pr sweep.PullRequest, perm string) error {
 	if cmd.Verb == "keep" || cmd.Verb == "unkeep" {
-		return b.keep(ctx, log, ws, cg, e, cmd.Verb == "keep")
+		return x.keep(ctx, log, ws, cg, e, cmd.Verb == "keep")
 	}
 	if cmd.Verb == "unlock" && cmd.Parent != "" {
-		return b.unlockParent(ctx, log, ws, cg, e, cmd, perm)
+		return x.unlockParent(ctx, log, ws, cg, e, cmd, perm)
 	}
 	var p *plan.Plan
 	if cmd.Verb != "destroy" && cmd.Verb != "unlock" && cmd.Verb != "keep" && cmd.Verb != "unkeep" {
 		src, err := cg.FileAt(ctx, PlanFile, pr.HeadSHA)
 		if err != nil {
-			return b.answer(ctx, log, ws, cg, e, refused("%s: %s could not be read at the head commit %s: %s", cmd, PlanFile, pr.HeadSHA, errs.Coded(err).Message))
+			return x.answer(ctx, log, ws, cg, e, refused("%s: %s could not be read at the head commit %s: %s", cmd, PlanFile, pr.HeadSHA, errs.Coded(err).Message))
 		}
 		if p, err = plan.Parse(PlanFile, src); err != nil {
-			return b.answer(ctx, log, ws, cg, e, err)
+			return x.answer(ctx, log, ws, cg, e, err)
 		}
 	}
-	envs, err := b.commandEnvs(ctx, ws, cmd, p, e.Scope)
+	envs, err := x.commandEnvs(ctx, ws, cmd, p, e.Scope)
 	if err != nil {
-		return b.answer(ctx, log, ws, cg, e, err)
+		return x.answer(ctx, log, ws, cg, e, err)
 	}
 	for _, env := range envs {
 		if !plan.Production(env) || !cmd.Writes() {
 			continue
 		}
-		ok, err := b.approver(ctx, cg, e.Author, perm)
+		ok, err := x.approver(ctx, cg, e.Author, perm)
 		if err != nil {
-			return b.answer(ctx, log, ws, cg, e, err) // GitHub's refusal names the permission the App lacks
+			return x.answer(ctx, log, ws, cg, e, err) // GitHub's refusal names the permission the App lacks
 		}
 		if !ok {
-			return b.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), b.approversText(), md(e.Author), perm))
+			return x.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), x.approversText(), md(e.Author), perm))
 		}
 	}
 	var firstErr error
 	for _, env := range envs {
-		body, err := b.runInEnv(ctx, ws, e, cmd, p, pr, env)
+		body, err := x.runInEnv(ctx, ws, e, cmd, p, pr, env)
 		if err != nil && body == "" {
-			return b.answer(ctx, log, ws, cg, e, err)
+			return x.answer(ctx, log, ws, cg, e, err)
 		}
 		log.Info("comment command ran", "env", env, "code", string(errs.CodeOf(err)))
 		if werr := ws.GitHub.UpsertComment(ctx, e.PR, report.Marker(env), body); werr != nil {
@@ -180,16 +184,17 @@ func (b *Bot) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, c
 		firstErr = first(firstErr, err)
 	}
 	if firstErr == nil {
-		b.react(ctx, log, cg, e.CommentID, "+1")
+		x.react(ctx, log, cg, e.CommentID, "+1")
 	} else {
-		b.react(ctx, log, cg, e.CommentID, "confused")
+		x.react(ctx, log, cg, e.CommentID, "confused")
 	}
 	return nil
 }
 
 // runInEnv runs cmd in env and renders the environment's comment (body ""
 // when the command is not one the bot runs).
-func (b *Bot) runInEnv(ctx context.Context, ws *Workspace, e issueComment, cmd Command, p *plan.Plan, pr sweep.PullRequest, env string) (string, error) {
+func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, cmd Command, p *plan.Plan, pr sweep.PullRequest, env string) (string, error) {
+	b := x.b
 	n := e.PR
 	c := scope.Ctx{Env: env, Scope: e.Scope, PR: scope.PR{Number: &n}, Git: scope.Git{Branch: pr.HeadRef, SHA: pr.HeadSHA}, Repo: e.Repo.FullName()}
 	o := engine.Options{Env: env, Owner: b.owner(), LockWait: b.lockWait(), ConfirmedBy: e.Author, Reconcile: cmd.Verb == "reconcile"}
@@ -227,7 +232,7 @@ func (b *Bot) runInEnv(ctx context.Context, ws *Workspace, e issueComment, cmd C
 // commandEnvs are the environments cmd runs in: --env, else those where
 // the pull request's scope has a receipt, else (plan, apply) the plan's
 // first environment that is not production.
-func (b *Bot) commandEnvs(ctx context.Context, ws *Workspace, cmd Command, p *plan.Plan, sc string) ([]string, error) {
+func (x commands) commandEnvs(ctx context.Context, ws *Workspace, cmd Command, p *plan.Plan, sc string) ([]string, error) {
 	if cmd.Env != "" {
 		if p != nil && !p.HasEnvironment(cmd.Env) {
 			return nil, errs.New(errs.COMMAND_INVALID, "%s: the plan has no environment %s (it has %s)", cmd, md(cmd.Env), md(strings.Join(p.Environments, ", ")))
@@ -250,7 +255,8 @@ func (b *Bot) commandEnvs(ctx context.Context, ws *Workspace, cmd Command, p *pl
 
 // approver reports whether login may write production: an admin of the
 // repository, or an active member of the Approvers team.
-func (b *Bot) approver(ctx context.Context, cg CommandGitHub, login, perm string) (bool, error) {
+func (x commands) approver(ctx context.Context, cg CommandGitHub, login, perm string) (bool, error) {
+	b := x.b
 	if perm == gh.PermissionAdmin {
 		return true, nil
 	}
@@ -261,7 +267,8 @@ func (b *Bot) approver(ctx context.Context, cg CommandGitHub, login, perm string
 	return cg.TeamMember(ctx, org, slug, login)
 }
 
-func (b *Bot) approversText() string {
+func (x commands) approversText() string {
+	b := x.b
 	if b.Approvers == "" {
 		return ""
 	}
@@ -270,9 +277,9 @@ func (b *Bot) approversText() string {
 
 // keep puts the keep label on the pull request (on) or takes it off, and
 // says so in the answer comment.
-func (b *Bot) keep(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, on bool) error {
+func (x commands) keep(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, on bool) error {
 	if err := cg.Label(ctx, e.PR, KeepLabel, on); err != nil {
-		b.react(ctx, log, cg, e.CommentID, "confused")
+		x.react(ctx, log, cg, e.CommentID, "confused")
 		return err
 	}
 	text := fmt.Sprintf("### Sponson: %s kept this preview\n\nThe label `%s` is on: the idle sweep leaves the preview alone until `/sponson unkeep`.\n", md(e.Author), KeepLabel)
@@ -282,30 +289,30 @@ func (b *Bot) keep(ctx context.Context, log *slog.Logger, ws *Workspace, cg Comm
 	if werr := ws.GitHub.UpsertComment(ctx, e.PR, answerMarker, answerMarker+"\n"+text); werr != nil {
 		log.Warn("the answer could not be written", "error", errs.Coded(werr).Message)
 	}
-	b.react(ctx, log, cg, e.CommentID, "+1")
+	x.react(ctx, log, cg, e.CommentID, "+1")
 	return nil
 }
 
 // unlockParent releases the lease of a shared parent object, which no
 // environment's name tells apart from production's: only an admin may.
-func (b *Bot) unlockParent(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, perm string) error {
+func (x commands) unlockParent(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, perm string) error {
 	if perm != gh.PermissionAdmin {
-		return b.answer(ctx, log, ws, cg, e, refused("%s releases a shared object's lease, which may be production's: it needs an admin of the repository; %s has %s", cmd, md(e.Author), perm))
+		return x.answer(ctx, log, ws, cg, e, refused("%s releases a shared object's lease, which may be production's: it needs an admin of the repository; %s has %s", cmd, md(e.Author), perm))
 	}
 	target := receipt.ParentTarget(cmd.Parent)
 	if err := target.Validate(); err != nil {
-		return b.answer(ctx, log, ws, cg, e, err)
+		return x.answer(ctx, log, ws, cg, e, err)
 	}
 	released, err := ws.Store.ForceRelease(ctx, target, cmd.Reason, e.Author)
 	if err != nil {
-		b.react(ctx, log, cg, e.CommentID, "confused")
+		x.react(ctx, log, cg, e.CommentID, "confused")
 		return err
 	}
 	log.Info("comment command ran", "target", target.String(), "released", released != nil)
 	if werr := ws.GitHub.UpsertComment(ctx, e.PR, answerMarker, answerMarker+"\n"+unlockBody(target, released, e.Author, cmd.Reason)); werr != nil {
 		log.Warn("the answer could not be written", "error", errs.Coded(werr).Message)
 	}
-	b.react(ctx, log, cg, e.CommentID, "+1")
+	x.react(ctx, log, cg, e.CommentID, "+1")
 	return nil
 }
 
@@ -323,7 +330,7 @@ func refused(format string, args ...any) error {
 }
 
 // react leaves a reaction; a failure is logged, never the command's.
-func (b *Bot) react(ctx context.Context, log *slog.Logger, cg CommandGitHub, id int64, content string) {
+func (x commands) react(ctx context.Context, log *slog.Logger, cg CommandGitHub, id int64, content string) {
 	if err := cg.React(ctx, id, content); err != nil {
 		log.Warn("the reaction could not be left", "content", content, "error", errs.Coded(err).Message)
 	}
@@ -331,10 +338,10 @@ func (b *Bot) react(ctx context.Context, log *slog.Logger, cg CommandGitHub, id 
 
 // answer says in the bot's answer comment why a command ran nowhere and
 // what to type; the command is done (nil), the comment's failure logged.
-func (b *Bot) answer(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, err error) error {
+func (x commands) answer(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, err error) error {
 	ce := errs.Coded(err)
 	log.Info("comment command refused", "code", string(ce.Code), "error", ce.Message)
-	b.react(ctx, log, cg, e.CommentID, "confused")
+	x.react(ctx, log, cg, e.CommentID, "confused")
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s\n### Sponson: a command of %s ran nowhere\n\n", answerMarker, md(e.Author))
 	fmt.Fprintf(&sb, "Error `%s`: %s\n", ce.Code, ce.Message)
