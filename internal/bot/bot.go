@@ -60,6 +60,10 @@ type Bot struct {
 	Identity  string // "<app-slug>[bot]": the login of the bot's own comments
 	Workspace Workspaces
 	Installed Installations // nil: only repositories learnt from deliveries are swept
+	// Approvers is "org/team-slug", a team whose active members may run
+	// comment commands that write production, besides the repository's
+	// admins ("" none).
+	Approvers string
 
 	// Clock stamps and times the bot's work and drives its waits (the
 	// look-again on a held lease, Connect's retries, the sweeps' interval).

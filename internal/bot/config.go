@@ -41,6 +41,8 @@ type Config struct {
 	Retention     time.Duration
 	Workers       int
 	QueueSize     int
+	// Approvers is SPONSON_APPROVERS_TEAM, "org/team-slug" ("" none).
+	Approvers string
 	// LookupEnv is the environment itself, for the providers' own
 	// credential variables (VERCEL_TOKEN, NEON_API_KEY, ...), which the
 	// adapters read when a teardown needs them.
@@ -80,6 +82,11 @@ func ConfigFromEnv(src Source) (Config, error) {
 	c.Retention = r.duration("SPONSON_RETENTION", DefaultRetention, 0, "not a duration (such as 14d or 336h)")
 	c.Workers = r.number("SPONSON_WORKERS", DefaultWorkers, 256, "not a number from 1 to 256")
 	c.QueueSize = r.number("SPONSON_QUEUE_SIZE", DefaultQueueSize, 0, "not a positive number")
+	if c.Approvers = r.get("SPONSON_APPROVERS_TEAM"); c.Approvers != "" {
+		if org, slug, ok := strings.Cut(c.Approvers, "/"); !ok || org == "" || slug == "" || strings.Contains(slug, "/") {
+			r.bad("SPONSON_APPROVERS_TEAM", "is not org/team-slug")
+		}
+	}
 	if len(r.problems) > 0 {
 		return Config{}, errs.New(errs.CONFIG_INVALID, "the bot's configuration is not valid: %s", strings.Join(r.problems, "; ")).
 			With("variables", r.names)

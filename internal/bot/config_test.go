@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,5 +95,23 @@ func TestConfigErrorsNameTheVariables(t *testing.T) {
 				t.Errorf("the message shows the key")
 			}
 		})
+	}
+}
+
+// SPONSON_APPROVERS_TEAM is org/team-slug, or unset.
+func TestConfigApproversTeam(t *testing.T) {
+	base := map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": testKeyPEM(t), "SPONSON_WEBHOOK_SECRET": "s"}
+	for v, ok := range map[string]bool{"": true, "acme/release-approvers": true, "acme": false, "acme/": false, "/x": false, "a/b/c": false} {
+		env := maps.Clone(base)
+		if v != "" {
+			env["SPONSON_APPROVERS_TEAM"] = v
+		}
+		c, err := ConfigFromEnv(source(env))
+		if ok && (err != nil || c.Approvers != v) {
+			t.Errorf("%q: %+v %v", v, c.Approvers, err)
+		}
+		if !ok && (errs.CodeOf(err) != errs.CONFIG_INVALID || !strings.Contains(err.Error(), "SPONSON_APPROVERS_TEAM")) {
+			t.Errorf("%q: %v, want CONFIG_INVALID naming it", v, err)
+		}
 	}
 }

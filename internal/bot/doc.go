@@ -44,6 +44,20 @@
 //     comment per environment found by its marker among its own comments,
 //     edited in place (github.Client.UpsertComment): replicas racing to
 //     create it converge on the oldest, so they never leave two.
+//   - A comment command (`/sponson <verb> ...`, commentcmd.go) runs only
+//     from a new comment on an open pull request of the same repository,
+//     not the bot's own: the payload decides edited, deleted, issue,
+//     closed and own (never queued), GitHub decides open and fork right
+//     before. Who may is asked of GitHub (the collaborator permission,
+//     never author_association): write or above; admin, or an active
+//     member of the Approvers team, for a command that writes production
+//     (admin for a shared object's lease), and then the commenter is the
+//     recorded approver (and always who confirmed a
+//     step). The plan is read at the pull request's head commit. The
+//     comment gets a reaction at once (eyes), then +1 or confused; the
+//     result goes into the environment's one comment, a refusal or an
+//     unknown command into the bot's one answer comment, with what to
+//     type. A refused command reads and writes nothing in the store.
 //   - Every log line of a job carries the delivery id, installation,
 //     repository, pull request and scope (and the run id of a teardown).
 package bot

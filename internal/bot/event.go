@@ -80,6 +80,7 @@ func eventHandlers(b *Bot) []webhookHandler {
 		pushHandler{b},
 		installationHandler{b},
 		installationRepositoriesHandler{b},
+		issueCommentHandler{b},
 	}
 }
 

@@ -240,3 +240,28 @@ func (h installationRepositoriesHandler) Handle(ctx context.Context, eventType, 
 	h.b.changeInstallation(ctx, c)
 	return nil
 }
+
+// issueCommentHandler runs the /sponson commands of new pull request
+// comments (commentcmd.go, commentrun.go).
+type issueCommentHandler struct{ b *Bot }
+
+func (issueCommentHandler) Handles() []string { return []string{"issue_comment"} }
+
+func (h issueCommentHandler) Triage(eventType string, payload []byte) (Verdict, error) {
+	e, err := decodeIssueComment(eventType, payload)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if why := e.why(h.b.Identity); why != "" {
+		return ignore(e.Subject, why), nil
+	}
+	return act(e.Subject), nil
+}
+
+func (h issueCommentHandler) Handle(ctx context.Context, eventType, _ string, payload []byte) error {
+	e, err := decodeIssueComment(eventType, payload)
+	if err != nil || e.why(h.b.Identity) != "" {
+		return err
+	}
+	return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return commands{h.b}.runComment(ctx, logOf(ctx), ws, e) })
+}

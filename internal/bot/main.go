@@ -160,6 +160,7 @@ func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
 		Secret:    cfg.WebhookSecret,
 		Workspace: ws,
 		Installed: AppInstallations{App: app},
+		Approvers: cfg.Approvers,
 		Log:       log,
 		Metrics:   metrics,
 		Queue:     q,

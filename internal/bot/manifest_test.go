@@ -55,6 +55,7 @@ func TestAppManifestAsksForWhatTheBotUses(t *testing.T) {
 		}
 	}
 	slices.Sort(m.Events)
+	slices.Sort(acted)
 	if !slices.Equal(m.Events, acted) {
 		t.Errorf("events %v, want %v", m.Events, acted)
 	}
@@ -69,6 +70,7 @@ func handles(ev string) bool {
 	for _, body := range []string{
 		`{"action":"opened","number":1,"pull_request":{"number":1,"head":{"ref":"x","repo":{"full_name":"o/r"}}},"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 		`{"action":"closed","number":1,"pull_request":{"number":1,"head":{"ref":"x"}},"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
+		`{"action":"created","issue":{"number":1,"state":"open","pull_request":{"url":"u"}},"comment":{"id":1,"body":"/sponson plan","user":{"login":"u"}},"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 		`{"ref":"refs/heads/x","deleted":true,"repository":{"name":"r","full_name":"o/r","owner":{"login":"o"}}}`,
 	} {
 		if v, err := triage(b.handler(ev), ev, []byte(body)); err == nil && v.Key != "" {

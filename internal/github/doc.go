@@ -40,8 +40,11 @@
 // App.Installations, App.RepositoryInstallation,
 // Client.InstallationRepositories on an installation client, and
 // App.Repositories (every repository of every installation: the bot's
-// sweep set). Every list
-// follows GitHub's Link pagination to the end.
+// sweep set). For comment commands: CollaboratorPermission (admin, write,
+// read or none as GitHub says it now; maintain is write, an unknown login
+// none), ReactToComment, FileAt (a file at a commit, through the contents
+// API), AddLabel and RemoveLabel (one not there is not an error). Every
+// list follows GitHub's Link pagination to the end.
 //
 // # Comment identity
 //

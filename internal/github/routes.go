@@ -29,6 +29,12 @@ var routes = map[string]Route{
 	"repos/compare-commits":                           {"GET", "/repos/{owner}/{repo}/compare/{basehead}"},
 	"repos/get-branch":                                {"GET", "/repos/{owner}/{repo}/branches/{branch}"},
 	"repos/get":                                       {"GET", "/repos/{owner}/{repo}"},
+	"reactions/create-for-issue-comment":              {"POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"},
+	"repos/get-collaborator-permission-level":         {"GET", "/repos/{owner}/{repo}/collaborators/{username}/permission"},
+	"repos/get-content":                               {"GET", "/repos/{owner}/{repo}/contents/{path}"},
+	"issues/add-labels":                               {"POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels"},
+	"issues/remove-label":                             {"DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"},
+	"teams/get-membership-for-user-in-org":            {"GET", "/orgs/{org}/teams/{team_slug}/memberships/{username}"},
 }
 
 // RouteOf is the route of operation op (an Observer's op); ok is false

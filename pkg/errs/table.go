@@ -81,6 +81,8 @@ const (
 	FILE_UNWRITABLE     Code = "FILE_UNWRITABLE"
 	CONFIG_INVALID      Code = "CONFIG_INVALID"
 	GITHUB_STATE        Code = "GITHUB_STATE"
+	COMMAND_INVALID     Code = "COMMAND_INVALID"
+	COMMAND_REFUSED     Code = "COMMAND_REFUSED"
 
 	INTERNAL Code = "INTERNAL"
 
@@ -186,6 +188,8 @@ var Table = []Info{
 	{FILE_UNWRITABLE, ExitFailed, false, "usage", "A file of the working tree the command writes (the plan `sponson init` starts, .gitignore) could not be written; it was left as it was.", "Check that the directory exists and is writable, then run the command again."},
 	{CONFIG_INVALID, ExitRefused, false, "bot", "The environment the bot or the Action runs in is missing a variable or has a value it cannot use; nothing ran.", "Set the variables the message names (each of the bot's secrets may also be given as a file with the _FILE variant; the Action's come from the GitHub Actions runner, so run it as a workflow step), then start it again; the README's bot and Action sections list them."},
 	{GITHUB_STATE, ExitFailed, false, "bot", "GitHub could not say the state of a pull request or branch, so the scope was left as it is.", "Nothing is destroyed while GitHub's answer is unknown; the next sweep asks again. Check the App's permissions (pull requests: read) if it keeps failing."},
+	{COMMAND_INVALID, ExitRefused, false, "bot", "A pull request comment starting with /sponson names no command the bot knows, or gives it the wrong arguments; nothing ran.", "Comment one of the commands the bot's answer lists, e.g. `/sponson plan`, `/sponson confirm <line>` or `/sponson destroy --env preview`."},
+	{COMMAND_REFUSED, ExitRefused, false, "bot", "The commenter may not run this /sponson command here (repository permission below write; for production, neither admin nor on the approvers team), or the pull request is closed or from a fork; nothing ran.", "Ask someone with write permission on the repository (for production an admin, or a member of SPONSON_APPROVERS_TEAM) to comment the command."},
 
 	{INTERNAL, ExitFailed, false, "internal", "A bug in Sponson.", "Report it with the command and its --json output; nothing was written after the failure."},
 

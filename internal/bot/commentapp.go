@@ -1,0 +1,33 @@
+package bot
+
+import "context"
+
+var _ CommandGitHub = appRepo{}
+
+// Permission implements CommandGitHub.
+func (a appRepo) Permission(ctx context.Context, login string) (string, error) {
+	return a.Client.CollaboratorPermission(ctx, a.Owner, a.Name, login)
+}
+
+// React implements CommandGitHub.
+func (a appRepo) React(ctx context.Context, id int64, content string) error {
+	return a.Client.ReactToComment(ctx, a.Owner, a.Name, id, content)
+}
+
+// FileAt implements CommandGitHub.
+func (a appRepo) FileAt(ctx context.Context, path, sha string) ([]byte, error) {
+	return a.Client.FileAt(ctx, a.Owner, a.Name, path, sha)
+}
+
+// Label implements CommandGitHub.
+func (a appRepo) Label(ctx context.Context, n int, name string, on bool) error {
+	if on {
+		return a.Client.AddLabel(ctx, a.Owner, a.Name, n, name)
+	}
+	return a.Client.RemoveLabel(ctx, a.Owner, a.Name, n, name)
+}
+
+// TeamMember implements CommandGitHub.
+func (a appRepo) TeamMember(ctx context.Context, org, slug, login string) (bool, error) {
+	return a.Client.TeamMember(ctx, org, slug, login)
+}

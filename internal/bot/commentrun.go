@@ -1,0 +1,355 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+
+	gh "github.com/sponson/apply/internal/github"
+	"github.com/sponson/apply/internal/report"
+	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/pkg/engine"
+	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/receipt"
+	"github.com/sponson/apply/pkg/scope"
+)
+
+// PlanFile is the plan's path in the repository, read at the pull
+// request's head commit.
+const PlanFile = "release.plan.yaml"
+
+// CommandGitHub is what a comment command asks of GitHub beyond
+// RepoGitHub (a workspace's GitHub without it answers every command with
+// INTERNAL).
+type CommandGitHub interface {
+	// Permission is login's permission on the repository now (admin,
+	// write, read or none: github.Client.CollaboratorPermission).
+	Permission(ctx context.Context, login string) (string, error)
+	// React leaves a reaction (eyes, +1, confused) on comment id.
+	React(ctx context.Context, id int64, content string) error
+	// FileAt is the file at path in commit sha of the repository.
+	FileAt(ctx context.Context, path, sha string) ([]byte, error)
+	// Label puts label name on pull request n (on) or takes it off.
+	Label(ctx context.Context, n int, name string, on bool) error
+	// TeamMember reports whether login is an active member of team slug
+	// of organisation org.
+	TeamMember(ctx context.Context, org, slug, login string) (bool, error)
+}
+
+// KeepLabel on a pull request keeps its preview from idle expiry
+// (/sponson keep puts it on, /sponson unkeep takes it off).
+const KeepLabel = "sponson:keep"
+
+// commands runs comment commands for the bot b (its own type: the Bot
+// has methods enough).
+type commands struct{ b *Bot }
+
+// answerMarker marks the bot's one answer to commands that ran nowhere
+// (refused, or not understood); results go to each environment's comment.
+const answerMarker = "<!-- sponson:commands -->"
+
+// issueComment is an issue_comment delivery.
+type issueComment struct {
+	Subject
+	CommentID  int64
+	Author     string
+	Body       string
+	PullReq    bool   // the issue is a pull request
+	IssueState string // open or closed
+}
+
+func decodeIssueComment(eventType string, payload []byte) (issueComment, error) {
+	p, err := decode[*github.IssueCommentEvent](eventType, payload)
+	if err != nil {
+		return issueComment{}, err
+	}
+	is, cm := p.GetIssue(), p.GetComment()
+	if is == nil || cm == nil || p.GetRepo() == nil || is.GetNumber() <= 0 {
+		return issueComment{}, fmt.Errorf("the issue_comment event has no issue, comment or repository")
+	}
+	inst := p.GetInstallation().GetID()
+	return issueComment{
+		Subject:    Subject{Action: p.GetAction(), Installation: inst, Repo: repoOf(inst, p.GetRepo()), PR: is.GetNumber(), Scope: scope.PRScope(is.GetNumber())},
+		CommentID:  cm.GetID(),
+		Author:     cm.GetUser().GetLogin(),
+		Body:       cm.GetBody(),
+		PullReq:    is.IsPullRequest(),
+		IssueState: is.GetState(),
+	}, nil
+}
+
+// why is the reason the bot does nothing with comment e ("" when it is a
+// command to act on), from the payload alone.
+func (e issueComment) why(identity string) string {
+	switch {
+	case e.Action != "created":
+		return "issue_comment " + e.Action + ": only a new comment is a command"
+	case !e.PullReq:
+		return "a comment on an issue, not a pull request"
+	case e.IssueState == "closed":
+		return "a comment on a closed pull request"
+	case strings.EqualFold(e.Author, identity):
+		return "the bot's own comment"
+	}
+	if _, ok, _ := ParseCommand(e.Body); !ok {
+		return "a comment that is not a " + CommandPrefix + " command"
+	}
+	return ""
+}
+
+// runComment acknowledges the command of comment e with a reaction, checks
+// who may run it where, and runs it in each environment, writing the
+// result into that environment's comment.
+func (x commands) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e issueComment) error {
+	cg, ok := ws.GitHub.(CommandGitHub)
+	if !ok {
+		return errs.New(errs.INTERNAL, "the workspace's GitHub cannot run comment commands")
+	}
+	x.react(ctx, log, cg, e.CommentID, "eyes")
+	cmd, _, err := ParseCommand(e.Body)
+	if err != nil {
+		return x.answer(ctx, log, ws, cg, e, err)
+	}
+	log = log.With("command", cmd.Verb, "commenter", e.Author)
+	pr, found, err := ws.GitHub.PullRequest(ctx, e.PR)
+	if err != nil {
+		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub for pull request #%d", e.PR)
+	}
+	if !found || !pr.Open {
+		log.Info("the pull request is not open: the command does nothing", "found", found)
+		return nil
+	}
+	if !strings.EqualFold(pr.HeadRepo, pr.BaseRepo) {
+		return x.answer(ctx, log, ws, cg, e, refused("%s runs nothing for a pull request from a fork (%s)", cmd, md(pr.HeadRepo)))
+	}
+	perm, err := cg.Permission(ctx, e.Author)
+	if err != nil {
+		return err
+	}
+	if gh.PermissionRank(perm) < gh.PermissionRank(gh.PermissionWrite) {
+		return x.answer(ctx, log, ws, cg, e, refused("%s needs write permission on the repository; %s has %s", cmd, md(e.Author), perm))
+	}
+	return x.runCommand(ctx, log, ws, cg, e, cmd, pr, perm)
+}
+
+// runCommand runs cmd in each of its environments, refusing it where it
+// would write production and the commenter is not an admin.
+func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, pr sweep.PullRequest, perm string) error {
+	if cmd.Verb == "keep" || cmd.Verb == "unkeep" {
+		return x.keep(ctx, log, ws, cg, e, cmd.Verb == "keep")
+	}
+	if cmd.Verb == "unlock" && cmd.Parent != "" {
+		return x.unlockParent(ctx, log, ws, cg, e, cmd, perm)
+	}
+	var p *plan.Plan
+	if cmd.Verb != "destroy" && cmd.Verb != "unlock" && cmd.Verb != "keep" && cmd.Verb != "unkeep" {
+		src, err := cg.FileAt(ctx, PlanFile, pr.HeadSHA)
+		if err != nil {
+			return x.answer(ctx, log, ws, cg, e, refused("%s: %s could not be read at the head commit %s: %s", cmd, PlanFile, pr.HeadSHA, errs.Coded(err).Message))
+		}
+		if p, err = plan.Parse(PlanFile, src); err != nil {
+			return x.answer(ctx, log, ws, cg, e, err)
+		}
+	}
+	envs, err := x.commandEnvs(ctx, ws, cmd, p, e.Scope)
+	if err != nil {
+		return x.answer(ctx, log, ws, cg, e, err)
+	}
+	for _, env := range envs {
+		if !plan.Production(env) || !cmd.Writes() {
+			continue
+		}
+		ok, err := x.approver(ctx, cg, e.Author, perm)
+		if err != nil {
+			return x.answer(ctx, log, ws, cg, e, err) // GitHub's refusal names the permission the App lacks
+		}
+		if !ok {
+			return x.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), x.approversText(), md(e.Author), perm))
+		}
+	}
+	var firstErr error
+	for _, env := range envs {
+		body, err := x.runInEnv(ctx, ws, e, cmd, p, pr, env)
+		if err != nil && body == "" {
+			return x.answer(ctx, log, ws, cg, e, err)
+		}
+		log.Info("comment command ran", "env", env, "code", string(errs.CodeOf(err)))
+		if werr := ws.GitHub.UpsertComment(ctx, e.PR, report.Marker(env), body); werr != nil {
+			log.Warn("the pull request comment could not be written", "env", env, "error", errs.Coded(werr).Message)
+		}
+		firstErr = first(firstErr, err)
+	}
+	if firstErr == nil {
+		x.react(ctx, log, cg, e.CommentID, "+1")
+	} else {
+		x.react(ctx, log, cg, e.CommentID, "confused")
+	}
+	return nil
+}
+
+// runInEnv runs cmd in env and renders the environment's comment (body ""
+// when the command is not one the bot runs).
+func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, cmd Command, p *plan.Plan, pr sweep.PullRequest, env string) (string, error) {
+	b := x.b
+	n := e.PR
+	c := scope.Ctx{Env: env, Scope: e.Scope, PR: scope.PR{Number: &n}, Git: scope.Git{Branch: pr.HeadRef, SHA: pr.HeadSHA}, Repo: e.Repo.FullName()}
+	o := engine.Options{Env: env, Owner: b.owner(), LockWait: b.lockWait(), ConfirmedBy: e.Author, Reconcile: cmd.Verb == "reconcile"}
+	if plan.Production(env) {
+		o.ApprovedBy = e.Author
+	}
+	switch cmd.Verb {
+	case "confirm":
+		o.Confirm = []string{cmd.Line}
+	case "recreate":
+		o.Recreate = []string{cmd.Line}
+	}
+	links := report.Links{Repo: e.Repo.FullName(), SHA: pr.HeadSHA}
+	switch cmd.Verb {
+	case "plan":
+		res, err := ws.Engine.Plan(ctx, p, c, o)
+		return report.Comment(report.FromPlan(res, err, links)), err
+	case "apply", "confirm", "recreate", "reconcile":
+		res, err := ws.Engine.Apply(ctx, p, c, o)
+		return report.Comment(report.FromRun("apply", res, err, p, links)), err
+	case "destroy":
+		res, err := ws.Engine.Destroy(ctx, c, o)
+		return report.Comment(report.FromRun("destroy", res, err, nil, links)), err
+	case "unlock":
+		released, err := ws.Store.ForceRelease(ctx, receipt.ScopeTarget(env, e.Scope), cmd.Reason, e.Author)
+		if err != nil {
+			return "", err
+		}
+		return report.Marker(env) + "\n" + unlockBody(receipt.ScopeTarget(env, e.Scope), released, e.Author, cmd.Reason), nil
+	}
+	return "", errs.New(errs.COMMAND_REFUSED, "the bot does not run %s yet", cmd).
+		WithHint("Run it with the CLI (`sponson %s`) from a checkout with access to the receipts.", cmd.Verb)
+}
+
+// commandEnvs are the environments cmd runs in: --env, else those where
+// the pull request's scope has a receipt, else (plan, apply) the plan's
+// first environment that is not production.
+func (x commands) commandEnvs(ctx context.Context, ws *Workspace, cmd Command, p *plan.Plan, sc string) ([]string, error) {
+	if cmd.Env != "" {
+		if p != nil && !p.HasEnvironment(cmd.Env) {
+			return nil, errs.New(errs.COMMAND_INVALID, "%s: the plan has no environment %s (it has %s)", cmd, md(cmd.Env), md(strings.Join(p.Environments, ", ")))
+		}
+		return []string{cmd.Env}, nil
+	}
+	envs, err := sweep.Envs(ctx, ws.Store, sc)
+	if err != nil || len(envs) > 0 {
+		return envs, err
+	}
+	if p != nil && (cmd.Verb == "plan" || cmd.Verb == "apply") {
+		for _, env := range p.Environments {
+			if !plan.Production(env) {
+				return []string{env}, nil
+			}
+		}
+	}
+	return nil, errs.New(errs.COMMAND_INVALID, "%s: scope %s has no receipt in any environment; name one with --env", cmd, sc)
+}
+
+// approver reports whether login may write production: an admin of the
+// repository, or an active member of the Approvers team.
+func (x commands) approver(ctx context.Context, cg CommandGitHub, login, perm string) (bool, error) {
+	b := x.b
+	if perm == gh.PermissionAdmin {
+		return true, nil
+	}
+	org, slug, ok := strings.Cut(b.Approvers, "/")
+	if !ok {
+		return false, nil
+	}
+	return cg.TeamMember(ctx, org, slug, login)
+}
+
+func (x commands) approversText() string {
+	b := x.b
+	if b.Approvers == "" {
+		return ""
+	}
+	return " or a member of team " + md(b.Approvers)
+}
+
+// keep puts the keep label on the pull request (on) or takes it off, and
+// says so in the answer comment.
+func (x commands) keep(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, on bool) error {
+	if err := cg.Label(ctx, e.PR, KeepLabel, on); err != nil {
+		x.react(ctx, log, cg, e.CommentID, "confused")
+		return err
+	}
+	text := fmt.Sprintf("### Sponson: %s kept this preview\n\nThe label `%s` is on: the idle sweep leaves the preview alone until `/sponson unkeep`.\n", md(e.Author), KeepLabel)
+	if !on {
+		text = fmt.Sprintf("### Sponson: %s no longer keeps this preview\n\nThe label `%s` is off: an idle preview expires again.\n", md(e.Author), KeepLabel)
+	}
+	if werr := ws.GitHub.UpsertComment(ctx, e.PR, answerMarker, answerMarker+"\n"+text); werr != nil {
+		log.Warn("the answer could not be written", "error", errs.Coded(werr).Message)
+	}
+	x.react(ctx, log, cg, e.CommentID, "+1")
+	return nil
+}
+
+// unlockParent releases the lease of a shared parent object, which no
+// environment's name tells apart from production's: only an admin may.
+func (x commands) unlockParent(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, perm string) error {
+	if perm != gh.PermissionAdmin {
+		return x.answer(ctx, log, ws, cg, e, refused("%s releases a shared object's lease, which may be production's: it needs an admin of the repository; %s has %s", cmd, md(e.Author), perm))
+	}
+	target := receipt.ParentTarget(cmd.Parent)
+	if err := target.Validate(); err != nil {
+		return x.answer(ctx, log, ws, cg, e, err)
+	}
+	released, err := ws.Store.ForceRelease(ctx, target, cmd.Reason, e.Author)
+	if err != nil {
+		x.react(ctx, log, cg, e.CommentID, "confused")
+		return err
+	}
+	log.Info("comment command ran", "target", target.String(), "released", released != nil)
+	if werr := ws.GitHub.UpsertComment(ctx, e.PR, answerMarker, answerMarker+"\n"+unlockBody(target, released, e.Author, cmd.Reason)); werr != nil {
+		log.Warn("the answer could not be written", "error", errs.Coded(werr).Message)
+	}
+	x.react(ctx, log, cg, e.CommentID, "+1")
+	return nil
+}
+
+// unlockBody says what an unlock released, by whom and why.
+func unlockBody(target receipt.Target, released *receipt.Lease, who, reason string) string {
+	if released == nil {
+		return fmt.Sprintf("### Sponson: no lease was held on %s\n\nNothing was released (%s asked: %s).\n", md(target.String()), md(who), md(reason))
+	}
+	return fmt.Sprintf("### Sponson: %s released the lease on %s\n\nIt was held since %s (generation %d). Why: %s. The holder, if it still runs, is fenced out; its history records this.\n",
+		md(who), md(target.String()), released.AcquiredAt.UTC().Format("2006-01-02 15:04 UTC"), released.Generation, md(reason))
+}
+
+func refused(format string, args ...any) error {
+	return errs.New(errs.COMMAND_REFUSED, format, args...)
+}
+
+// react leaves a reaction; a failure is logged, never the command's.
+func (x commands) react(ctx context.Context, log *slog.Logger, cg CommandGitHub, id int64, content string) {
+	if err := cg.React(ctx, id, content); err != nil {
+		log.Warn("the reaction could not be left", "content", content, "error", errs.Coded(err).Message)
+	}
+}
+
+// answer says in the bot's answer comment why a command ran nowhere and
+// what to type; the command is done (nil), the comment's failure logged.
+func (x commands) answer(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, err error) error {
+	ce := errs.Coded(err)
+	log.Info("comment command refused", "code", string(ce.Code), "error", ce.Message)
+	x.react(ctx, log, cg, e.CommentID, "confused")
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s\n### Sponson: a command of %s ran nowhere\n\n", answerMarker, md(e.Author))
+	fmt.Fprintf(&sb, "Error `%s`: %s\n", ce.Code, ce.Message)
+	if ce.Hint != "" {
+		fmt.Fprintf(&sb, "\n%s\n", ce.Hint)
+	}
+	if werr := ws.GitHub.UpsertComment(ctx, e.PR, answerMarker, sb.String()); werr != nil {
+		log.Warn("the answer could not be written", "error", errs.Coded(werr).Message)
+	}
+	return nil
+}
