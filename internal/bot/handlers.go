@@ -263,5 +263,5 @@ func (h issueCommentHandler) Handle(ctx context.Context, eventType, _ string, pa
 	if err != nil || e.why(h.b.Identity) != "" {
 		return err
 	}
-	return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return commands{h.b}.runComment(ctx, logOf(ctx), ws, e) })
+	return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return commands(h).runComment(ctx, logOf(ctx), ws, e) })
 }
