@@ -45,6 +45,10 @@ type Config struct {
 	// credential variables (VERCEL_TOKEN, NEON_API_KEY, ...), which the
 	// adapters read when a teardown needs them.
 	LookupEnv func(string) (string, bool)
+	// CredentialsDir, when set (SPONSON_CREDENTIALS_DIR), holds each
+	// repository's provider credentials instead of LookupEnv: dotenv files
+	// <owner>/<repo>.env, else <owner>.env (Credentials).
+	CredentialsDir string
 	// ReceiptKeys sign the receipt branches the bot writes, and only what
 	// signed writes recorded is torn down (SPONSON_RECEIPT_KEY, the key the
 	// Action has too; SPONSON_RECEIPT_KEY_PREVIOUS during a rotation); nil
@@ -76,6 +80,7 @@ func ConfigFromEnv(src Source) (Config, error) {
 	}
 	c.ServerURL = strings.TrimRight(r.url("GITHUB_SERVER_URL", DefaultServerURL, "such as https://github.com"), "/")
 	c.Addr = cmp.Or(r.get("SPONSON_ADDR"), DefaultAddr)
+	c.CredentialsDir = r.get(CredentialsDirVar)
 	c.SweepInterval = r.duration("SPONSON_SWEEP_INTERVAL", DefaultSweepInterval, time.Minute, "not a duration of at least 1m (such as 15m)")
 	c.Retention = r.duration("SPONSON_RETENTION", DefaultRetention, 0, "not a duration (such as 14d or 336h)")
 	c.Workers = r.number("SPONSON_WORKERS", DefaultWorkers, 256, "not a number from 1 to 256")

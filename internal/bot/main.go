@@ -155,6 +155,7 @@ func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
 	}
 	host, _ := os.Hostname()
 	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv, ReceiptKeys: cfg.ReceiptKeys,
+		CredentialsDir: cfg.CredentialsDir, ReadFile: secret.ReadFile,
 		Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid()}}
 	b := &Bot{
 		Secret:    cfg.WebhookSecret,

@@ -50,6 +50,11 @@ func (b *Bot) SweepAll(ctx context.Context) []sweep.Report {
 			}
 			continue
 		}
+		if ws.Refused != nil {
+			b.refuse(ctx, rlog, ws, 0, nil, "sweep")
+			ws.close()
+			continue
+		}
 		sw := b.Sweeper
 		if sw == nil {
 			sw = &sweep.Sweeper{}

@@ -72,15 +72,17 @@ const (
 	PROVIDER_RESPONSE    Code = "PROVIDER_RESPONSE"
 	PROVIDER_UNREACHABLE Code = "PROVIDER_UNREACHABLE"
 
-	GITHUB_AUTH         Code = "GITHUB_AUTH"
-	GITHUB_PERMISSION   Code = "GITHUB_PERMISSION"
-	GITHUB_NOT_FOUND    Code = "GITHUB_NOT_FOUND"
-	GITHUB_INVALID      Code = "GITHUB_INVALID"
-	GITHUB_RATE_LIMITED Code = "GITHUB_RATE_LIMITED"
-	GITHUB_UNAVAILABLE  Code = "GITHUB_UNAVAILABLE"
-	FILE_UNWRITABLE     Code = "FILE_UNWRITABLE"
-	CONFIG_INVALID      Code = "CONFIG_INVALID"
-	GITHUB_STATE        Code = "GITHUB_STATE"
+	GITHUB_AUTH           Code = "GITHUB_AUTH"
+	GITHUB_PERMISSION     Code = "GITHUB_PERMISSION"
+	GITHUB_NOT_FOUND      Code = "GITHUB_NOT_FOUND"
+	GITHUB_INVALID        Code = "GITHUB_INVALID"
+	GITHUB_RATE_LIMITED   Code = "GITHUB_RATE_LIMITED"
+	GITHUB_UNAVAILABLE    Code = "GITHUB_UNAVAILABLE"
+	FILE_UNWRITABLE       Code = "FILE_UNWRITABLE"
+	CONFIG_INVALID        Code = "CONFIG_INVALID"
+	GITHUB_STATE          Code = "GITHUB_STATE"
+	CREDENTIALS_NOT_FOUND Code = "CREDENTIALS_NOT_FOUND"
+	CREDENTIALS_INVALID   Code = "CREDENTIALS_INVALID"
 
 	INTERNAL Code = "INTERNAL"
 
@@ -186,6 +188,8 @@ var Table = []Info{
 	{FILE_UNWRITABLE, ExitFailed, false, "usage", "A file of the working tree the command writes (the plan `sponson init` starts, .gitignore) could not be written; it was left as it was.", "Check that the directory exists and is writable, then run the command again."},
 	{CONFIG_INVALID, ExitRefused, false, "bot", "The environment the bot or the Action runs in is missing a variable or has a value it cannot use; nothing ran.", "Set the variables the message names (each of the bot's secrets may also be given as a file with the _FILE variant; the Action's come from the GitHub Actions runner, so run it as a workflow step), then start it again; the README's bot and Action sections list them."},
 	{GITHUB_STATE, ExitFailed, false, "bot", "GitHub could not say the state of a pull request or branch, so the scope was left as it is.", "Nothing is destroyed while GitHub's answer is unknown; the next sweep asks again. Check the App's permissions (pull requests: read) if it keeps failing."},
+	{CREDENTIALS_NOT_FOUND, ExitRefused, false, "bot", "SPONSON_CREDENTIALS_DIR is set and holds no credentials file for the repository (neither <owner>/<repo>.env nor <owner>.env); the bot did no provider work for it and used no other repository's credentials.", "Add the file the message names (dotenv lines such as VERCEL_TOKEN=...; a Kubernetes secret mounted at SPONSON_CREDENTIALS_DIR works), then push, reopen or wait for the next sweep."},
+	{CREDENTIALS_INVALID, ExitRefused, false, "bot", "A credentials file under SPONSON_CREDENTIALS_DIR is not a dotenv file the bot can read (the message names the file and line); the repository's provider work was refused.", "Fix the line named: NAME=value, NAME=\"value\" or NAME='value', # comments and blank lines; each name once."},
 
 	{INTERNAL, ExitFailed, false, "internal", "A bug in Sponson.", "Report it with the command and its --json output; nothing was written after the failure."},
 
