@@ -200,7 +200,7 @@ func doubleQuoted(name, s string) (value, rest string, err error) {
 			case '"', '\\', '$':
 				sb.WriteByte(e)
 			default:
-				return "", "", fmt.Errorf("the value of %s has the unknown escape \\%c", name, e)
+				return "", "", fmt.Errorf("the value of %s has an escape other than \\n, \\t, \\\", \\\\ or \\$", name)
 			}
 		default:
 			sb.WriteByte(c)
