@@ -44,6 +44,11 @@
 //     comment per environment found by its marker among its own comments,
 //     edited in place (github.Client.UpsertComment): replicas racing to
 //     create it converge on the oldest, so they never leave two.
+//   - A repository's provider work uses its own credentials: with
+//     SPONSON_CREDENTIALS_DIR set, only <owner>/<repo>.env, else
+//     <owner>.env (credentials.go), never the process environment's nor
+//     another repository's; with neither file the workspace is refused
+//     (no engine), the pull request's comment and a metric say so.
 //   - Every log line of a job carries the delivery id, installation,
 //     repository, pull request and scope (and the run id of a teardown).
 package bot
