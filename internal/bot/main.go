@@ -166,7 +166,7 @@ func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
 		Queue:     q,
 		Dedup:     &Dedup{Clock: clk},
 		Clock:     clk,
-		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention},
+		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention, Claim: sweep.ClaimTTL(cfg.SweepInterval)},
 		Ready:     app.Check,
 		Workers:   cfg.Workers,
 	}

@@ -70,8 +70,11 @@ func (b *Bot) SweepAll(ctx context.Context) []sweep.Report {
 		rep, err := s.Sweep(ctx, b.sweepRepo(ws, r))
 		ws.close()
 		outcome := "ok"
-		if err != nil {
+		switch {
+		case err != nil:
 			outcome = "failed"
+		case rep.Skipped:
+			outcome = "skipped"
 		}
 		if b.Metrics != nil {
 			b.Metrics.Sweeps.WithLabelValues(outcome).Inc()
