@@ -145,3 +145,25 @@ func TestConfigReadsTheCredentialsDir(t *testing.T) {
 		t.Errorf("CredentialsDir = %q", c.CredentialsDir)
 	}
 }
+
+// A credentials directory that is not one stops the bot at start, named.
+func TestConfigRefusesACredentialsDirThatIsNone(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "acme.env")
+	writeFile(t, file, "A=1\n")
+	for _, d := range []string{file, filepath.Join(dir, "missing")} {
+		src := source(map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": testKeyPEM(t),
+			"SPONSON_WEBHOOK_SECRET": "s3cret", CredentialsDirVar: d})
+		src.Stat = os.Stat
+		_, err := ConfigFromEnv(src)
+		if e := errs.Coded(err); e.Code != errs.CONFIG_INVALID || !strings.Contains(e.Message, CredentialsDirVar) {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	src := source(map[string]string{"SPONSON_APP_ID": "1", "SPONSON_APP_PRIVATE_KEY": testKeyPEM(t),
+		"SPONSON_WEBHOOK_SECRET": "s3cret", CredentialsDirVar: dir})
+	src.Stat = os.Stat
+	if _, err := ConfigFromEnv(src); err != nil {
+		t.Errorf("a directory: %v", err)
+	}
+}

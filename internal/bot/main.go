@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -30,6 +31,8 @@ type Env struct {
 	LookupEnv func(string) (string, bool)
 	Environ   func() []string
 	ReadFile  func(string) ([]byte, error)
+	// Stat checks SPONSON_CREDENTIALS_DIR at start (nil: not checked).
+	Stat func(string) (fs.FileInfo, error)
 	// Context is cancelled when the bot must stop; nil means "on SIGINT
 	// or SIGTERM".
 	Context context.Context
@@ -46,7 +49,7 @@ type Env struct {
 
 // OSEnv is the process's own environment.
 func OSEnv() Env {
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile, IsTerminal: isTerminal}
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile, Stat: os.Stat, IsTerminal: isTerminal}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -82,7 +85,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		return mainArgs(args[0], stdout, log)
 	}
-	cfg, err := ConfigFromEnv(Source{LookupEnv: env.LookupEnv, ReadFile: env.ReadFile})
+	cfg, err := ConfigFromEnv(Source{LookupEnv: env.LookupEnv, ReadFile: env.ReadFile, Stat: env.Stat})
 	if err != nil {
 		return failed(log, err)
 	}
