@@ -44,6 +44,10 @@ type AppWorkspaces struct {
 	// gives them no provider credential.
 	CredentialsDir string
 	ReadFile       func(string) ([]byte, error)
+	// Redact, when set, is also given each credentials file's lines
+	// (NAME=value) as they are read: the process log's redactor, which
+	// knows the process environment's credentials from the start.
+	Redact func(environ []string)
 	// ReceiptKeys sign every store's receipts (Config.ReceiptKeys).
 	ReceiptKeys *receipt.Keys
 	Clock       clock.Clock
@@ -95,6 +99,9 @@ func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, err
 		return nil, err
 	}
 	run.Redactor.RegisterEnv(creds.Environ)
+	if a.Redact != nil && len(creds.Environ) > 0 {
+		a.Redact(creds.Environ)
+	}
 	return &Workspace{Store: st, Engine: run.Engine, GitHub: gh, Close: run.Close}, nil
 }
 

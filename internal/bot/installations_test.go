@@ -16,6 +16,7 @@ import (
 	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/plan"
+	"github.com/sponson/apply/pkg/redact"
 	"github.com/sponson/apply/pkg/scope"
 	"github.com/sponson/apply/pkg/sim"
 )
@@ -140,6 +141,9 @@ func TestInstallationsNeverShareCredentials(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "Codertocat", "Hello-World.env"), a.dotenv())
 	writeFile(t, filepath.Join(dir, "acme.env"), b.dotenv())
 
+	logRedactor := redact.New()
+	w.ws.Redact = func(environ []string) { logRedactor.RegisterEnv(environ) }
+
 	hw, sh := Repository{Installation: 1, Owner: "Codertocat", Name: "Hello-World"}, Repository{Installation: 2, Owner: "acme", Name: "shop"}
 	w.applyPlan(hw, "preview", 2, "changes")
 	w.applyPlan(sh, "preview", 5, "feat")
@@ -170,6 +174,12 @@ func TestInstallationsNeverShareCredentials(t *testing.T) {
 			if tok != want {
 				t.Errorf("%s cloud was sent %q, want only %q", name, tok, want)
 			}
+		}
+	}
+	// The files' tokens are secrets of the process's log as well.
+	for _, tok := range []string{"token-of-codertocat", "token-of-acme"} {
+		if got := logRedactor.String("sent " + tok); strings.Contains(got, tok) {
+			t.Errorf("the log's redactor does not know %s: %q", tok, got)
 		}
 	}
 	if got := testutil.ToFloat64(w.bot.Metrics.CredentialsRefused.WithLabelValues("sweep", "CREDENTIALS_NOT_FOUND")); got != 0 {

@@ -102,6 +102,9 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(log, err)
 	}
+	if ws, ok := b.Workspace.(*AppWorkspaces); ok {
+		ws.Redact = func(environ []string) { r.RegisterEnv(environ) }
+	}
 	ln, err := listen(env, cfg.Addr)
 	if err != nil {
 		return failed(log, err)
