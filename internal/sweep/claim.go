@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -21,14 +22,27 @@ const ClaimIdentity = "sponson-sweep"
 func (s *Sweeper) claim(ctx context.Context, r Repo) (bool, error) {
 	owner := r.Owner
 	owner.RunID = newRunID()
-	_, _, err := r.Store.Acquire(ctx, receipt.ParentTarget(ClaimIdentity), owner, s.Claim)
-	switch {
-	case err == nil:
-		return true, nil
-	case errs.CodeOf(err) == errs.LOCK_HELD:
-		return false, nil
+	target := receipt.ParentTarget(ClaimIdentity)
+	_, _, err := r.Store.Acquire(ctx, target, owner, s.Claim)
+	if errs.CodeOf(err) == errs.LOCK_HELD {
+		// A claim whose holder is certainly gone (a killed process on
+		// this host) is taken over at once, as a scope's lease is.
+		held, ok := receipt.HeldLease(err)
+		if !ok || r.HolderGone == nil {
+			return false, nil
+		}
+		if why, _ := r.HolderGone(ctx, held); why == "" {
+			return false, nil
+		}
+		if _, ferr := r.Store.ForceRelease(ctx, target, "the sweep's claim: its holder is gone", cmp.Or(r.Actor, "the sweep")); ferr != nil {
+			return false, ferr
+		}
+		_, _, err = r.Store.Acquire(ctx, target, owner, s.Claim)
+		if errs.CodeOf(err) == errs.LOCK_HELD {
+			return false, nil
+		}
 	}
-	return false, err
+	return err == nil, err
 }
 
 // ClaimTTL is the lease's TTL for a sweep every interval: a little less
