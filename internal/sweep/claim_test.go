@@ -42,3 +42,23 @@ func TestClaimGivesTheSweepToOne(t *testing.T) {
 		t.Errorf("the claim outlives the interval")
 	}
 }
+
+// A claim whose holder is certainly gone (HolderGone says why) is taken
+// over at once; one whose holder may live is left.
+func TestClaimOfAGoneHolderIsTakenOver(t *testing.T) {
+	w := memWorld(t)
+	ttl := ClaimTTL(15 * time.Minute)
+	s := &Sweeper{Clock: w.tm, Claim: ttl}
+	if rep, err := s.Sweep(context.Background(), w.repo()); err != nil || rep.Skipped {
+		t.Fatalf("first: %+v %v", rep, err)
+	}
+	r := w.repo()
+	r.HolderGone = func(context.Context, receipt.Lease) (string, error) { return "", nil }
+	if rep, err := s.Sweep(context.Background(), r); err != nil || !rep.Skipped {
+		t.Fatalf("a holder that may live: %+v %v", rep, err)
+	}
+	r.HolderGone = func(context.Context, receipt.Lease) (string, error) { return "process 42 is gone", nil }
+	if rep, err := s.Sweep(context.Background(), r); err != nil || rep.Skipped {
+		t.Fatalf("a gone holder: %+v %v", rep, err)
+	}
+}
