@@ -39,6 +39,15 @@ type AppWorkspaces struct {
 	ServerURL string
 	Identity  wire.Identity
 	LookupEnv func(string) (string, bool)
+	// CredentialsDir, when set, holds each repository's provider
+	// credentials (Credentials), read through ReadFile; LookupEnv then
+	// gives them no provider credential.
+	CredentialsDir string
+	ReadFile       func(string) ([]byte, error)
+	// Redact, when set, is also given each credentials file's lines
+	// (NAME=value) as they are read: the process log's redactor, which
+	// knows the process environment's credentials from the start.
+	Redact func(environ []string)
 	// ReceiptKeys sign every store's receipts (Config.ReceiptKeys).
 	ReceiptKeys *receipt.Keys
 	Clock       clock.Clock
@@ -73,16 +82,27 @@ func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, err
 	if err != nil {
 		return nil, err
 	}
+	gh := appRepo{sweep.ClientRepo{Client: client, Owner: r.Owner, Name: r.Name}}
+	creds, err := Credentials{Dir: a.CredentialsDir, ReadFile: a.ReadFile, Env: a.LookupEnv}.For(r.Owner, r.Name)
+	if err != nil {
+		// No engine: nothing of a provider is touched for r, with no
+		// other repository's credentials either.
+		return &Workspace{Store: st, GitHub: gh, Refused: err}, nil
+	}
 	dir := a.Dir
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "sponson-bot")
 	}
-	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: a.LookupEnv, Ops: a.Ops,
+	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: creds.Lookup, Ops: a.Ops,
 		Hooks: wire.Hooks{HolderGone: LocalHolderGone(a.Identity.Host)}, Dir: filepath.Join(dir, r.Owner, r.Name), Clock: a.Clock})
 	if err != nil {
 		return nil, err
 	}
-	return &Workspace{Store: st, Engine: run.Engine, GitHub: appRepo{sweep.ClientRepo{Client: client, Owner: r.Owner, Name: r.Name}}, Close: run.Close}, nil
+	run.Redactor.RegisterEnv(creds.Environ)
+	if a.Redact != nil && len(creds.Environ) > 0 {
+		a.Redact(creds.Environ)
+	}
+	return &Workspace{Store: st, Engine: run.Engine, GitHub: gh, Close: run.Close}, nil
 }
 
 func (a *AppWorkspaces) store(ctx context.Context, r Repository, client *github.Client) (*wire.Store, error) {

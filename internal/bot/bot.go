@@ -31,6 +31,10 @@ type Workspace struct {
 	Store  receipt.Store
 	Engine *engine.Engine
 	GitHub RepoGitHub
+	// Refused, when set, is why no provider work may be done for the
+	// repository (CREDENTIALS_NOT_FOUND, CREDENTIALS_INVALID): Engine is
+	// then nil, and the handlers say so on the pull request instead.
+	Refused error
 	// Close, when set, ends the workspace's run (its redactor's hold on
 	// the store's token).
 	Close func()
@@ -267,6 +271,9 @@ func (b *Bot) succeed(ctx context.Context, log *slog.Logger, ws *Workspace, ev p
 		envs = append(envs, e)
 	}
 	sort.Strings(envs)
+	if ws.Refused != nil {
+		return b.refuse(ctx, log, ws, ev.PR, envs, "succession")
+	}
 	var firstErr error
 	for _, env := range envs {
 		elog := log.With("env", env)
@@ -361,6 +368,9 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 	envs, err := sweep.Envs(ctx, ws.Store, sc)
 	if err != nil {
 		return err
+	}
+	if ws.Refused != nil {
+		return b.refuse(ctx, log, ws, pr, envs, "teardown")
 	}
 	repo := b.sweepRepo(ws, r)
 	var firstErr error

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"slices"
 	"strconv"
@@ -47,6 +48,10 @@ type Config struct {
 	// credential variables (VERCEL_TOKEN, NEON_API_KEY, ...), which the
 	// adapters read when a teardown needs them.
 	LookupEnv func(string) (string, bool)
+	// CredentialsDir, when set (SPONSON_CREDENTIALS_DIR), holds each
+	// repository's provider credentials instead of LookupEnv: dotenv files
+	// <owner>/<repo>.env, else <owner>.env (Credentials).
+	CredentialsDir string
 	// ReceiptKeys sign the receipt branches the bot writes, and only what
 	// signed writes recorded is torn down (SPONSON_RECEIPT_KEY, the key the
 	// Action has too; SPONSON_RECEIPT_KEY_PREVIOUS during a rotation); nil
@@ -59,6 +64,9 @@ type Config struct {
 type Source struct {
 	LookupEnv func(string) (string, bool)
 	ReadFile  func(string) ([]byte, error)
+	// Stat, when set, checks at start that SPONSON_CREDENTIALS_DIR is a
+	// directory (nil: not checked).
+	Stat func(string) (fs.FileInfo, error)
 }
 
 // ConfigFromEnv reads the configuration. Every secret may also be given as
@@ -78,6 +86,7 @@ func ConfigFromEnv(src Source) (Config, error) {
 	}
 	c.ServerURL = strings.TrimRight(r.url("GITHUB_SERVER_URL", DefaultServerURL, "such as https://github.com"), "/")
 	c.Addr = cmp.Or(r.get("SPONSON_ADDR"), DefaultAddr)
+	c.CredentialsDir = r.credentialsDir()
 	c.SweepInterval = r.duration("SPONSON_SWEEP_INTERVAL", DefaultSweepInterval, time.Minute, "not a duration of at least 1m (such as 15m)")
 	c.Retention = r.duration("SPONSON_RETENTION", DefaultRetention, 0, "not a duration (such as 14d or 336h)")
 	c.Workers = r.number("SPONSON_WORKERS", DefaultWorkers, 256, "not a number from 1 to 256")
@@ -182,6 +191,23 @@ func (r *envReader) secrets() (key, webhook []byte, receiptKeys *receipt.Keys) {
 		r.bad(receipt.ReceiptKeyVar, "%s", errs.Coded(err).Message)
 	}
 	return key, webhook, k
+}
+
+// credentialsDir is SPONSON_CREDENTIALS_DIR, a directory when Stat can
+// tell.
+func (r *envReader) credentialsDir() string {
+	dir := r.get(CredentialsDirVar)
+	if dir == "" || r.src.Stat == nil {
+		return dir
+	}
+	fi, err := r.src.Stat(dir)
+	switch {
+	case err != nil:
+		r.bad(CredentialsDirVar, "names %q, which cannot be read (%s)", dir, errText(err))
+	case !fi.IsDir():
+		r.bad(CredentialsDirVar, "names %q, which is not a directory (the files are <owner>/<repo>.env and <owner>.env inside it)", dir)
+	}
+	return dir
 }
 
 // url is an http(s) URL variable (def when unset).

@@ -58,6 +58,11 @@
 //     result goes into the environment's one comment, a refusal or an
 //     unknown command into the bot's one answer comment, with what to
 //     type. A refused command reads and writes nothing in the store.
+//   - A repository's provider work uses its own credentials: with
+//     SPONSON_CREDENTIALS_DIR set, only <owner>/<repo>.env, else
+//     <owner>.env (credentials.go), never the process environment's nor
+//     another repository's; with neither file the workspace is refused
+//     (no engine), the pull request's comment and a metric say so.
 //   - Every log line of a job carries the delivery id, installation,
 //     repository, pull request and scope (and the run id of a teardown).
 package bot

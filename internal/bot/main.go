@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -30,6 +31,8 @@ type Env struct {
 	LookupEnv func(string) (string, bool)
 	Environ   func() []string
 	ReadFile  func(string) ([]byte, error)
+	// Stat checks SPONSON_CREDENTIALS_DIR at start (nil: not checked).
+	Stat func(string) (fs.FileInfo, error)
 	// Context is cancelled when the bot must stop; nil means "on SIGINT
 	// or SIGTERM".
 	Context context.Context
@@ -46,7 +49,7 @@ type Env struct {
 
 // OSEnv is the process's own environment.
 func OSEnv() Env {
-	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile, IsTerminal: isTerminal}
+	return Env{LookupEnv: os.LookupEnv, Environ: os.Environ, ReadFile: secret.ReadFile, Stat: os.Stat, IsTerminal: isTerminal}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -82,7 +85,7 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		return mainArgs(args[0], stdout, log)
 	}
-	cfg, err := ConfigFromEnv(Source{LookupEnv: env.LookupEnv, ReadFile: env.ReadFile})
+	cfg, err := ConfigFromEnv(Source{LookupEnv: env.LookupEnv, ReadFile: env.ReadFile, Stat: env.Stat})
 	if err != nil {
 		return failed(log, err)
 	}
@@ -98,6 +101,9 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	b, err := newBot(cfg, log, env.Clock)
 	if err != nil {
 		return failed(log, err)
+	}
+	if ws, ok := b.Workspace.(*AppWorkspaces); ok {
+		ws.Redact = func(environ []string) { r.RegisterEnv(environ) }
 	}
 	ln, err := listen(env, cfg.Addr)
 	if err != nil {
@@ -155,6 +161,7 @@ func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
 	}
 	host, _ := os.Hostname()
 	ws := &AppWorkspaces{App: app, ServerURL: cfg.ServerURL, LookupEnv: cfg.LookupEnv, ReceiptKeys: cfg.ReceiptKeys,
+		CredentialsDir: cfg.CredentialsDir, ReadFile: secret.ReadFile,
 		Identity: wire.Identity{Kind: receipt.KindBot, Host: host, PID: os.Getpid()}}
 	b := &Bot{
 		Secret:    cfg.WebhookSecret,
@@ -166,7 +173,7 @@ func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
 		Queue:     q,
 		Dedup:     &Dedup{Clock: clk},
 		Clock:     clk,
-		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention},
+		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention, Claim: sweep.ClaimTTL(cfg.SweepInterval)},
 		Ready:     app.Check,
 		Workers:   cfg.Workers,
 	}

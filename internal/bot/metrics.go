@@ -54,6 +54,9 @@ type Metrics struct {
 	ResourcesInherited prometheus.Counter
 	SweepFindings      *prometheus.CounterVec
 	Sweeps             *prometheus.CounterVec
+	// CredentialsRefused counts work refused for a repository without
+	// usable credentials under SPONSON_CREDENTIALS_DIR.
+	CredentialsRefused *prometheus.CounterVec
 }
 
 // NewMetrics registers the bot's metrics; queue and gh feed the gauges
@@ -99,8 +102,12 @@ func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 		Name: "sponson_bot_sweep_findings_total", Help: "What sweeps found, by kind.",
 	}, []string{"kind"})
 	m.Sweeps = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sponson_bot_sweeps_total", Help: "Repository sweeps, by outcome (ok, failed).",
+		Name: "sponson_bot_sweeps_total", Help: "Repository sweeps, by outcome (ok, failed, skipped: another replica held the repository's sweep for this interval).",
 	}, []string{"outcome"})
+	m.CredentialsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_bot_credentials_refused_total", Help: "Work refused for a repository with no usable credentials file under SPONSON_CREDENTIALS_DIR, by work (teardown, succession, sweep) and code (CREDENTIALS_NOT_FOUND, CREDENTIALS_INVALID).",
+	}, []string{"work", "code"})
+	m.Registry.MustRegister(m.CredentialsRefused)
 	m.Registry.MustRegister(m.BuildInfo, m.GitHubCalls, m.Deliveries, m.HandlerLatency, m.AckLatency, m.Teardowns, m.ResourcesDestroyed,
 		m.Successions, m.ResourcesInherited, m.SweepFindings, m.Sweeps,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -50,6 +50,11 @@ func (b *Bot) SweepAll(ctx context.Context) []sweep.Report {
 			}
 			continue
 		}
+		if ws.Refused != nil {
+			b.refuse(ctx, rlog, ws, 0, nil, "sweep")
+			ws.close()
+			continue
+		}
 		sw := b.Sweeper
 		if sw == nil {
 			sw = &sweep.Sweeper{}
@@ -65,8 +70,11 @@ func (b *Bot) SweepAll(ctx context.Context) []sweep.Report {
 		rep, err := s.Sweep(ctx, b.sweepRepo(ws, r))
 		ws.close()
 		outcome := "ok"
-		if err != nil {
+		switch {
+		case err != nil:
 			outcome = "failed"
+		case rep.Skipped:
+			outcome = "skipped"
 		}
 		if b.Metrics != nil {
 			b.Metrics.Sweeps.WithLabelValues(outcome).Inc()

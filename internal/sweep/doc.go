@@ -25,6 +25,10 @@
 //     races; the loser finds nothing left to do).
 //   - Every mutation goes through the engine (destroy) or the store's
 //     compare-and-swap delete (pruning): the sweep writes no receipt itself.
+//   - With Sweeper.Claim set (the bot's replicas), a repository is swept
+//     only by the holder of the lease of parent object ClaimIdentity in its
+//     own store, taken for Claim and not released: replicas sweeping within
+//     one interval do the work once; a held claim costs no push.
 //   - At most Sweeper.Concurrency scopes are judged at once.
 //   - GitHub is asked once per sweep for the open pull requests (when it
 //     can list them, OpenLister); a pull request among them is left alone

@@ -131,6 +131,9 @@ type Report struct {
 	Repo     string    `json:"repo"`
 	Scopes   int       `json:"scopes"`
 	Findings []Finding `json:"findings"`
+	// Skipped is set when another replica's claim on the repository's
+	// sweep was live (Sweeper.Claim): nothing was judged.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // Count returns how many findings are of kind k.
@@ -157,6 +160,12 @@ type Sweeper struct {
 	Clock       clock.Clock   // nil: the system clock
 	Log         *slog.Logger  // nil: discarded
 	Observer    Observer
+	// Claim, when > 0, is how long a sweep of a repository is this
+	// sweeper's alone: before sweeping, it takes the lease of the parent
+	// object ClaimIdentity in the repository's store for Claim, and a
+	// repository whose claim another replica holds is not swept (the
+	// report says Skipped). 0: every call sweeps (`sponson gc`, one bot).
+	Claim time.Duration
 }
 
 func (s *Sweeper) now() time.Time {
@@ -178,6 +187,18 @@ func (s *Sweeper) log() *slog.Logger {
 // the error is the store's when its scopes cannot be listed at all.
 func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 	rep := Report{Repo: r.Name, Findings: []Finding{}}
+	if s.Claim > 0 {
+		mine, err := s.claim(ctx, r)
+		if err != nil {
+			s.note(&rep, Finding{Repo: r.Name, Kind: StoreFailed, Why: "the sweep's claim on the repository could not be taken", Error: errs.Coded(err).Message, Code: string(errs.CodeOf(err))})
+			return rep, err
+		}
+		if !mine {
+			rep.Skipped = true
+			s.log().Info("another replica sweeps this repository in this interval", "lease", ClaimIdentity)
+			return rep, nil
+		}
+	}
 	if sv, ok := surveyorOf(r.Store); ok {
 		err := s.sweepSurveyed(ctx, r, sv, &rep)
 		sortFindings(rep.Findings)

@@ -72,17 +72,19 @@ const (
 	PROVIDER_RESPONSE    Code = "PROVIDER_RESPONSE"
 	PROVIDER_UNREACHABLE Code = "PROVIDER_UNREACHABLE"
 
-	GITHUB_AUTH         Code = "GITHUB_AUTH"
-	GITHUB_PERMISSION   Code = "GITHUB_PERMISSION"
-	GITHUB_NOT_FOUND    Code = "GITHUB_NOT_FOUND"
-	GITHUB_INVALID      Code = "GITHUB_INVALID"
-	GITHUB_RATE_LIMITED Code = "GITHUB_RATE_LIMITED"
-	GITHUB_UNAVAILABLE  Code = "GITHUB_UNAVAILABLE"
-	FILE_UNWRITABLE     Code = "FILE_UNWRITABLE"
-	CONFIG_INVALID      Code = "CONFIG_INVALID"
-	GITHUB_STATE        Code = "GITHUB_STATE"
-	COMMAND_INVALID     Code = "COMMAND_INVALID"
-	COMMAND_REFUSED     Code = "COMMAND_REFUSED"
+	GITHUB_AUTH           Code = "GITHUB_AUTH"
+	GITHUB_PERMISSION     Code = "GITHUB_PERMISSION"
+	GITHUB_NOT_FOUND      Code = "GITHUB_NOT_FOUND"
+	GITHUB_INVALID        Code = "GITHUB_INVALID"
+	GITHUB_RATE_LIMITED   Code = "GITHUB_RATE_LIMITED"
+	GITHUB_UNAVAILABLE    Code = "GITHUB_UNAVAILABLE"
+	FILE_UNWRITABLE       Code = "FILE_UNWRITABLE"
+	CONFIG_INVALID        Code = "CONFIG_INVALID"
+	GITHUB_STATE          Code = "GITHUB_STATE"
+	COMMAND_INVALID       Code = "COMMAND_INVALID"
+	COMMAND_REFUSED       Code = "COMMAND_REFUSED"
+	CREDENTIALS_NOT_FOUND Code = "CREDENTIALS_NOT_FOUND"
+	CREDENTIALS_INVALID   Code = "CREDENTIALS_INVALID"
 
 	INTERNAL Code = "INTERNAL"
 
@@ -190,6 +192,8 @@ var Table = []Info{
 	{GITHUB_STATE, ExitFailed, false, "bot", "GitHub could not say the state of a pull request or branch, so the scope was left as it is.", "Nothing is destroyed while GitHub's answer is unknown; the next sweep asks again. Check the App's permissions (pull requests: read) if it keeps failing."},
 	{COMMAND_INVALID, ExitRefused, false, "bot", "A pull request comment starting with /sponson names no command the bot knows, or gives it the wrong arguments; nothing ran.", "Comment one of the commands the bot's answer lists, e.g. `/sponson plan`, `/sponson confirm <line>` or `/sponson destroy --env preview`."},
 	{COMMAND_REFUSED, ExitRefused, false, "bot", "The commenter may not run this /sponson command here (repository permission below write; for production, neither admin nor on the approvers team), or the pull request is closed or from a fork; nothing ran.", "Ask someone with write permission on the repository (for production an admin, or a member of SPONSON_APPROVERS_TEAM) to comment the command."},
+	{CREDENTIALS_NOT_FOUND, ExitRefused, false, "bot", "SPONSON_CREDENTIALS_DIR is set and holds no credentials file for the repository (neither <owner>/<repo>.env nor <owner>.env); the bot did no provider work for it and used no other repository's credentials.", "Add the file the message names (dotenv lines such as VERCEL_TOKEN=...; a Kubernetes secret mounted at SPONSON_CREDENTIALS_DIR works), then push, reopen or wait for the next sweep."},
+	{CREDENTIALS_INVALID, ExitRefused, false, "bot", "A credentials file under SPONSON_CREDENTIALS_DIR is not a dotenv file the bot can read (the message names the file and line); the repository's provider work was refused.", "Fix the line named: NAME=value, NAME=\"value\" or NAME='value', # comments and blank lines; each name once."},
 
 	{INTERNAL, ExitFailed, false, "internal", "A bug in Sponson.", "Report it with the command and its --json output; nothing was written after the failure."},
 

@@ -1,0 +1,259 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/sponson/apply/pkg/errs"
+)
+
+// CredentialsDirVar names the directory of per-installation and
+// per-repository provider credentials.
+const CredentialsDirVar = "SPONSON_CREDENTIALS_DIR"
+
+// Credentials find the provider credentials of one repository. With Dir
+// unset every repository is served from the process environment (Env), as
+// before. With Dir set, a repository's credentials are the dotenv file
+// Dir/<owner>/<repo>.env, else Dir/<owner>.env (an installation's account),
+// and nothing else: no provider credential of the process environment, and
+// never another repository's file. A repository with neither is refused
+// (CREDENTIALS_NOT_FOUND), never guessed. The files are read at every
+// use, so a Kubernetes secret mounted at Dir is followed as it changes.
+type Credentials struct {
+	Dir      string
+	ReadFile func(string) ([]byte, error)
+	// Env is the process environment (nil: empty).
+	Env func(string) (string, bool)
+}
+
+// passThrough are the process environment's variables a repository's
+// credentials file still sees when it does not set them: the bot's own
+// settings of how runs are made, never a provider's credential.
+func passThrough(name string) bool {
+	return strings.HasPrefix(name, "SPONSON_HTTP_") || name == "SPONSON_LEASE_TTL"
+}
+
+// RepoCredentials are one repository's environment: Lookup for its runs,
+// the file it came from ("" for the process environment) and that file's
+// lines (NAME=value), for the run's redactor.
+type RepoCredentials struct {
+	Lookup  func(string) (string, bool)
+	File    string
+	Environ []string
+}
+
+// For is repository owner/name's environment: CREDENTIALS_NOT_FOUND when
+// Dir is set and holds no file for it, CREDENTIALS_INVALID (file and
+// line) when its file cannot be read.
+func (c Credentials) For(owner, name string) (RepoCredentials, error) {
+	env := c.Env
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	if c.Dir == "" {
+		return RepoCredentials{Lookup: env}, nil
+	}
+	if !safeName(owner) || !safeName(name) {
+		return RepoCredentials{}, errs.New(errs.CREDENTIALS_NOT_FOUND, "the repository %q/%q has no name a credentials file can have: no credentials are used for it", owner, name)
+	}
+	for _, path := range []string{filepath.Join(c.Dir, owner, name+".env"), filepath.Join(c.Dir, owner+".env")} {
+		vars, err := c.read(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return RepoCredentials{File: path}, err
+		}
+		rc := RepoCredentials{File: path, Lookup: func(k string) (string, bool) {
+			if v, ok := vars[k]; ok {
+				return v, true
+			}
+			if passThrough(k) {
+				return env(k)
+			}
+			return "", false
+		}}
+		for k, v := range vars {
+			rc.Environ = append(rc.Environ, k+"="+v)
+		}
+		return rc, nil
+	}
+	return RepoCredentials{}, errs.New(errs.CREDENTIALS_NOT_FOUND, "no provider credentials for %s/%s: neither %s nor %s exists under %s; nothing was done with any provider for it",
+		owner, name, filepath.Join(owner, name+".env"), owner+".env", CredentialsDirVar).
+		With("repository", owner+"/"+name)
+}
+
+func (c Credentials) read(path string) (map[string]string, error) {
+	if c.ReadFile == nil {
+		return nil, fs.ErrNotExist
+	}
+	b, err := c.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, errs.New(errs.CREDENTIALS_INVALID, "the credentials file %s cannot be read (%s)", path, errText(err))
+	}
+	return ParseDotenv(path, b)
+}
+
+// safeName is a GitHub owner or repository name that names a file under
+// the directory and nothing outside it.
+func safeName(s string) bool {
+	if s == "" || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseDotenv reads a dotenv file strictly: blank lines, # comments, and
+// NAME=value lines (an optional "export " before NAME), the value bare
+// (spaces around it trimmed, a " #" starts a comment), in single quotes
+// (taken as it is) or in double quotes (\n, \t, \", \\ and \$ escapes).
+// A name is a shell variable name and is set once. Anything else is a
+// CREDENTIALS_INVALID error naming the file and the line.
+func ParseDotenv(file string, b []byte) (map[string]string, error) {
+	out := map[string]string{}
+	for i, line := range strings.Split(strings.TrimPrefix(string(b), "\ufeff"), "\n") {
+		n := i + 1
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, err := dotenvLine(line)
+		if err != nil {
+			return nil, errs.New(errs.CREDENTIALS_INVALID, "%s:%d: %s", file, n, err.Error()).
+				With("file", file).With("line", n)
+		}
+		if _, dup := out[name]; dup {
+			return nil, errs.New(errs.CREDENTIALS_INVALID, "%s:%d: %s is set twice in the file; keep one line", file, n, name).
+				With("file", file).With("line", n)
+		}
+		out[name] = value
+	}
+	return out, nil
+}
+
+func dotenvLine(line string) (name, value string, err error) {
+	line = strings.TrimPrefix(line, "export ")
+	name, raw, ok := strings.Cut(line, "=")
+	if !ok {
+		return "", "", fmt.Errorf("not NAME=value (no '=')")
+	}
+	name = strings.TrimSpace(name)
+	if !shellName(name) {
+		// Not quoted back: a misplaced value must not reach a log.
+		return "", "", fmt.Errorf("what comes before '=' is not a variable name (letters, digits and _, not starting with a digit)")
+	}
+	raw = strings.TrimSpace(raw)
+	switch {
+	case strings.HasPrefix(raw, "'"):
+		end := strings.Index(raw[1:], "'")
+		if end < 0 {
+			return "", "", fmt.Errorf("the value of %s opens a ' and never closes it", name)
+		}
+		value, rest := raw[1:1+end], raw[2+end:]
+		return name, value, trailing(name, rest)
+	case strings.HasPrefix(raw, `"`):
+		value, rest, err := doubleQuoted(name, raw[1:])
+		if err != nil {
+			return "", "", err
+		}
+		return name, value, trailing(name, rest)
+	}
+	if i := strings.Index(raw, " #"); i >= 0 {
+		raw = strings.TrimSpace(raw[:i])
+	}
+	if strings.ContainsAny(raw, `"'`) {
+		return "", "", fmt.Errorf("the value of %s has a quote inside it; quote the whole value", name)
+	}
+	return name, raw, nil
+}
+
+func doubleQuoted(name, s string) (value, rest string, err error) {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			return sb.String(), s[i+1:], nil
+		case '\\':
+			if i+1 >= len(s) {
+				return "", "", fmt.Errorf("the value of %s ends in a lone \\", name)
+			}
+			i++
+			switch e := s[i]; e {
+			case 'n':
+				sb.WriteByte('\n')
+			case 't':
+				sb.WriteByte('\t')
+			case '"', '\\', '$':
+				sb.WriteByte(e)
+			default:
+				return "", "", fmt.Errorf("the value of %s has an escape other than \\n, \\t, \\\", \\\\ or \\$", name)
+			}
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return "", "", fmt.Errorf("the value of %s opens a \" and never closes it", name)
+}
+
+// trailing refuses anything after a quoted value but a comment. No error
+// here quotes a value back.
+func trailing(name, rest string) error {
+	rest = strings.TrimSpace(rest)
+	if rest != "" && !strings.HasPrefix(rest, "#") {
+		return fmt.Errorf("the value of %s has more after its closing quote (only a # comment may follow)", name)
+	}
+	return nil
+}
+
+func shellName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// refuse is the bot's answer to work (teardown, succession, sweep) on a
+// repository whose workspace was refused its credentials: a metric, an
+// error in the log, and, on pull request pr (> 0), the reason in the
+// comment of each environment the work concerned. Nothing else is done;
+// the refusal is the returned error.
+func (b *Bot) refuse(ctx context.Context, log *slog.Logger, ws *Workspace, pr int, envs []string, work string) error {
+	e := errs.Coded(ws.Refused)
+	if b.Metrics != nil {
+		b.Metrics.CredentialsRefused.WithLabelValues(work, string(e.Code)).Inc()
+	}
+	log.Error("no provider work without the repository's own credentials", "work", work, "code", string(e.Code), "error", e.Message, "hint", e.HintText())
+	if pr > 0 {
+		for _, env := range envs {
+			if err := upsertComment(ctx, ws.GitHub, pr, env, refusedBody(env, work, e)); err != nil {
+				log.Warn("the pull request comment could not be written", "env", env, "error", errs.Coded(err).Message)
+			}
+		}
+	}
+	return ws.Refused
+}
+
+// refusedBody says on the pull request why nothing was done.
+func refusedBody(env, work string, e *errs.Error) string {
+	return fmt.Sprintf("### Sponson: %s refused in `%s`\n\nNothing was done with any provider: this repository has no usable credentials (`%s`).\n\n%s\n\n**What to do:** %s\n",
+		md(work), md(env), e.Code, md(e.Message), md(e.HintText()))
+}
