@@ -272,7 +272,7 @@ func (b *Bot) succeed(ctx context.Context, log *slog.Logger, ws *Workspace, ev p
 	}
 	sort.Strings(envs)
 	if ws.Refused != nil {
-		return b.refuse(ctx, log, ws, ev.PR, envs, "succession")
+		return refuseWork(ctx, log, b.Metrics, ws, ev.PR, envs, "succession")
 	}
 	var firstErr error
 	for _, env := range envs {
@@ -370,7 +370,7 @@ func (b *Bot) destroyEverywhere(ctx context.Context, log *slog.Logger, ws *Works
 		return err
 	}
 	if ws.Refused != nil {
-		return b.refuse(ctx, log, ws, pr, envs, "teardown")
+		return refuseWork(ctx, log, b.Metrics, ws, pr, envs, "teardown")
 	}
 	repo := b.sweepRepo(ws, r)
 	var firstErr error

@@ -15,9 +15,9 @@ import (
 	"github.com/sponson/apply/pkg/receipt"
 )
 
-// replica is a second process of the bot on w's GitHub and cloud: its own
+// servingReplica is a second process of the bot on w's GitHub and cloud: its own
 // App client, workspaces, queue and server.
-func (w *appWorld) replica() (*Bot, *httptest.Server) {
+func (w *appWorld) servingReplica() (*Bot, *httptest.Server) {
 	w.t.Helper()
 	app, err := github.NewApp(github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm}, 4242, w.key)
 	if err != nil {
@@ -39,7 +39,7 @@ func (w *appWorld) replica() (*Bot, *httptest.Server) {
 // comment.
 func TestReplicasGivenTheSameCommentActOnce(t *testing.T) {
 	w := stepWorld(t)
-	other, srv := w.replica()
+	other, srv := w.servingReplica()
 	body := "/sponson apply --env preview"
 	id := w.gh.AddComment(hello, 2, githubtest.Identity{Login: "wes"}, body)
 	payload := commentOn(t, 2, id, "wes", body)

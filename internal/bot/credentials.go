@@ -231,15 +231,15 @@ func shellName(s string) bool {
 	return true
 }
 
-// refuse is the bot's answer to work (teardown, succession, sweep) on a
+// refuseWork is the bot's answer to work (teardown, succession, sweep) on a
 // repository whose workspace was refused its credentials: a metric, an
 // error in the log, and, on pull request pr (> 0), the reason in the
 // comment of each environment the work concerned. Nothing else is done;
 // the refusal is the returned error.
-func (b *Bot) refuse(ctx context.Context, log *slog.Logger, ws *Workspace, pr int, envs []string, work string) error {
+func refuseWork(ctx context.Context, log *slog.Logger, m *Metrics, ws *Workspace, pr int, envs []string, work string) error {
 	e := errs.Coded(ws.Refused)
-	if b.Metrics != nil {
-		b.Metrics.CredentialsRefused.WithLabelValues(work, string(e.Code)).Inc()
+	if m != nil {
+		m.CredentialsRefused.WithLabelValues(work, string(e.Code)).Inc()
 	}
 	log.Error("no provider work without the repository's own credentials", "work", work, "code", string(e.Code), "error", e.Message, "hint", e.HintText())
 	if pr > 0 {

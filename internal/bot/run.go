@@ -51,7 +51,7 @@ func (b *Bot) SweepAll(ctx context.Context) []sweep.Report {
 			continue
 		}
 		if ws.Refused != nil {
-			b.refuse(ctx, rlog, ws, 0, nil, "sweep")
+			refuseWork(ctx, rlog, b.Metrics, ws, 0, nil, "sweep")
 			ws.close()
 			continue
 		}
