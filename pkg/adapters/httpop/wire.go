@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"github.com/sponson/apply/pkg/adapters/internal/param"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -253,7 +254,7 @@ func readPaging(raw any, where string) (paging, error) {
 				return bad(".%s must be a non-empty string", k)
 			}
 		case "size":
-			n, ok := asInt(v)
+			n, ok := param.Int(v)
 			if !ok || n < 1 || n > 10000 {
 				return bad(".size must be a whole number from 1 to 10000")
 			}
@@ -305,18 +306,6 @@ func pagingTakes(kind, setting string) bool {
 		return setting == "param" || setting == "size_param" || setting == "size"
 	}
 	return false
-}
-
-func asInt(v any) (int, bool) {
-	switch n := v.(type) {
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	case float64:
-		return int(n), n == float64(int(n))
-	}
-	return 0, false
 }
 
 // client returns the endpoint with its credential (PROVIDER_AUTH naming

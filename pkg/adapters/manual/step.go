@@ -168,7 +168,7 @@ func (v *verify) set(k string, x any, allowPending bool) error {
 		}
 		v.method = m
 	case "status":
-		n, ok := asInt(x)
+		n, ok := param.Int(x)
 		if !ok || n < 100 || n > 599 {
 			return param.Invalid(opName, "verify.status", "must be an HTTP status such as 200")
 		}
@@ -183,18 +183,6 @@ func (v *verify) set(k string, x any, allowPending bool) error {
 		return param.Invalid(opName, "verify."+k, "is not a verify setting (url, method, status, contains)")
 	}
 	return nil
-}
-
-func asInt(x any) (int, bool) {
-	switch n := x.(type) {
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	case float64:
-		return int(n), n == float64(int(n))
-	}
-	return 0, false
 }
 
 // Defaults validates the parameters.

@@ -234,3 +234,17 @@ func EnvValues(op string, params map[string]any, name string) (map[string]any, e
 	}
 	return out, nil
 }
+
+// Int is a whole number as a plan's value carries it (int, int64, or a
+// float64 with no fraction, as YAML and JSON decode numbers).
+func Int(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), n == float64(int(n))
+	}
+	return 0, false
+}
