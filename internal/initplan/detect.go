@@ -3,6 +3,7 @@ package initplan
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io/fs"
 	"maps"
@@ -184,10 +185,10 @@ func (d *detector) dependency(file, name string) {
 	}
 	switch {
 	case name == "prisma" || name == "@prisma/client" || name == "prisma-client-py":
-		d.orm = cmpOr(d.orm, "prisma")
+		d.orm = cmp.Or(d.orm, "prisma")
 		d.found("prisma", "Prisma", file+": "+name)
 	case name == "drizzle-orm" || name == "drizzle-kit":
-		d.orm = cmpOr(d.orm, "drizzle")
+		d.orm = cmp.Or(d.orm, "drizzle")
 		d.found("drizzle", "Drizzle", file+": "+name)
 	}
 }
@@ -322,10 +323,10 @@ func (d *detector) orms() {
 		if !ok {
 			continue
 		}
-		d.orm = cmpOr(d.orm, "prisma")
+		d.orm = cmp.Or(d.orm, "prisma")
 		d.found("prisma", "Prisma", d.rel(f))
 		if m := prismaURL.FindSubmatch(b); m != nil {
-			d.dbURL = cmpOr(d.dbURL, string(m[1]))
+			d.dbURL = cmp.Or(d.dbURL, string(m[1]))
 		}
 		break
 	}
@@ -334,10 +335,10 @@ func (d *detector) orms() {
 		if !ok {
 			continue
 		}
-		d.orm = cmpOr(d.orm, "drizzle")
+		d.orm = cmp.Or(d.orm, "drizzle")
 		d.found("drizzle", "Drizzle", d.rel(f))
 		if m := drizzleURL.FindSubmatch(b); m != nil {
-			d.dbURL = cmpOr(d.dbURL, string(m[1]))
+			d.dbURL = cmp.Or(d.dbURL, string(m[1]))
 		}
 		break
 	}
@@ -512,11 +513,4 @@ func (d *detector) result() *Detection {
 			Sources: d.services[d.orm]})
 	}
 	return r
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package initplan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -154,7 +155,7 @@ func (r *renderer) database() {
 }
 
 // dbVar is the variable the app reads its connection string from.
-func (r *renderer) dbVar() string { return cmpOr(r.d.DatabaseURL, "DATABASE_URL") }
+func (r *renderer) dbVar() string { return cmp.Or(r.d.DatabaseURL, "DATABASE_URL") }
 
 // values writes a values map: the connection string, else one example.
 func (r *renderer) values(indent, key string) {
@@ -209,7 +210,7 @@ func (r *renderer) hosts() {
 		r.pending("    ")
 		r.values("    ", "values")
 		r.add("vercel-env")
-		r.previewURL = cmpOr(r.previewURL, "vercel-env.preview_url")
+		r.previewURL = cmp.Or(r.previewURL, "vercel-env.preview_url")
 	}
 	if r.d.Has("netlify") {
 		r.line("  # The Netlify deploy preview's variables.")
@@ -217,7 +218,7 @@ func (r *renderer) hosts() {
 		r.pending("    ")
 		r.values("    ", "values")
 		r.add("netlify-env")
-		r.previewURL = cmpOr(r.previewURL, "netlify-env.preview_url")
+		r.previewURL = cmp.Or(r.previewURL, "netlify-env.preview_url")
 	}
 	if r.d.Has("cloudflare") {
 		r.line("  # The Cloudflare Pages project's preview variables (secrets are compared by presence).")
