@@ -2,6 +2,7 @@ package httpop
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/adapters/internal/param"
@@ -248,7 +249,7 @@ var moreRecipes = map[string]recipe{
 			Summary: "a SendGrid event webhook, found again by its URL",
 			Params: []adapter.ParamSpec{
 				{Name: "url", Type: adapter.TypeString, Required: true, Identity: true, Doc: "the URL events are posted to (it identifies the webhook)"},
-				{Name: "events", Type: adapter.TypeList, Default: "[delivered, bounce, dropped]", Doc: "the events posted: " + joinEvents()},
+				{Name: "events", Type: adapter.TypeList, Default: "[delivered, bounce, dropped]", Doc: "the events posted: " + strings.Join(sendgridEvents, ", ")},
 				{Name: "enabled", Type: adapter.TypeBool, Default: "true", Doc: "events are posted"},
 				{Name: "friendly_name", Type: adapter.TypeString, Default: "sponson ${ctx.env}/${ctx.scope}", Doc: "a name shown in SendGrid"},
 			},
@@ -481,37 +482,11 @@ func postmarkTriggers(v any) map[string]any {
 // sendgridEvents are the event booleans of a SendGrid event webhook.
 var sendgridEvents = []string{"bounce", "click", "deferred", "delivered", "dropped", "group_resubscribe", "group_unsubscribe", "open", "processed", "spam_report", "unsubscribe"}
 
-func joinEvents() string {
-	s := ""
-	for i, e := range sendgridEvents {
-		if i > 0 {
-			s += ", "
-		}
-		s += e
-	}
-	return s
-}
-
 func invalidEvent(s string) error {
-	return paramInvalid("recipe sendgrid.event_webhook", "events", "holds %q, which is no SendGrid event (%s)", s, joinEvents())
+	return param.Invalid("recipe sendgrid.event_webhook", "events", "holds %q, which is no SendGrid event (%s)", s, strings.Join(sendgridEvents, ", "))
 }
 
 // escapePointer escapes a JSON pointer segment (RFC 6901).
 func escapePointer(s string) string {
-	out := ""
-	for _, r := range s {
-		switch r {
-		case '~':
-			out += "~0"
-		case '/':
-			out += "~1"
-		default:
-			out += string(r)
-		}
-	}
-	return out
-}
-
-func paramInvalid(op, name, format string, args ...any) error {
-	return param.Invalid(op, name, format, args...)
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
