@@ -103,7 +103,8 @@ type Line struct {
 
 	// WaitingFor pairs with WaitingOn: what each waits for ("deploy",
 	// "apply"). Parent is the shared object the line's writes lock (plan).
-	// Changes are what a plan would write, value by value (values.go).
+	// Changes are what a plan would write, or an apply wrote, value by
+	// value (values.go).
 	// Outputs are the line's shown outputs after a run.
 	WaitingFor []string `json:"waiting_for,omitempty"`
 	Parent     string   `json:"parent,omitempty"`
@@ -305,9 +306,17 @@ func (r *Report) fromReceipt(res *engine.RunResult, p *plan.Plan, links Links) {
 	r.Destroyed, r.Closed = rc.Destroyed, rc.Closed != nil
 	r.Ledger = ledgerCount(rc.Ledger)
 	ops := lineOps(p, rc.Ledger)
+	wrote := map[string]engine.LineChanges{}
+	for _, c := range res.Changes {
+		wrote[c.Line] = c
+	}
 	for _, id := range lineOrder(res.Order, rc.Lines) {
 		l := rc.Lines[id]
-		r.Lines = append(r.Lines, reportLine(id, ops[id], l))
+		line := reportLine(id, ops[id], l)
+		if c, ok := wrote[id]; ok {
+			line.Changes = changesOf(engine.PlanLine{ID: id, Diffs: c.Diffs, Inputs: c.Inputs})
+		}
+		r.Lines = append(r.Lines, line)
 		r.URLs = append(r.URLs, previewURLs(id, l.Outputs)...)
 	}
 	if pre := rc.LockPreempted; pre != nil {

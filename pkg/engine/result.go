@@ -176,6 +176,19 @@ type RunResult struct {
 	// Unsaved is set when the final receipt write failed after providers
 	// were touched: where the receipt was kept and how to finish the job.
 	Unsaved *Unsaved `json:"unsaved,omitempty"`
+	// Changes are what an apply wrote, line by line in run order, field by
+	// field as plan shows them: only lines created or updated, only
+	// resources that changed. Destroy leaves it empty.
+	Changes []LineChanges `json:"changes,omitempty"`
+}
+
+// LineChanges is what an apply wrote to one line's resources: its diffs
+// (before → after; secrets and sensitive values as states, never values)
+// and its inputs, which say what a value not in a diff came from.
+type LineChanges struct {
+	Line   string  `json:"line"`
+	Diffs  []Diff  `json:"diffs"`
+	Inputs []Input `json:"inputs"`
 }
 
 // Unsaved says what was applied but not recorded.

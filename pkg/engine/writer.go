@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 
@@ -133,12 +134,44 @@ func (w *scopeWriter) result(runErr error, order []string, undo []adapter.Todo, 
 	if res.Warnings == nil {
 		res.Warnings = []Warning{}
 	}
+	res.Changes = changesOf(res.Order, lines)
 	if !w.rec.w.Stale {
 		if runErr, err = w.writeFinal(res, red, runErr); err != nil {
 			return nil, err
 		}
 	}
 	return redactResult(w.st.e, res, runErr)
+}
+
+// changesOf is what the lines that ran wrote (created or updated), in
+// order, each with the diffs that were not unchanged.
+func changesOf(order []string, lines []*lineState) []LineChanges {
+	byID := make(map[string]*lineState, len(lines))
+	for _, ls := range lines {
+		byID[ls.pl.id] = ls
+	}
+	var out []LineChanges
+	for _, id := range order {
+		ls := byID[id]
+		if ls == nil || !ls.ran || (ls.status != LineCreated && ls.status != LineUpdated) {
+			continue
+		}
+		var diffs []Diff
+		for _, d := range ls.diffsOf() {
+			if d.Action != string(adapter.Unchanged) {
+				diffs = append(diffs, d)
+			}
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		ins := ls.inputs
+		if ins == nil {
+			ins = []Input{}
+		}
+		out = append(out, LineChanges{Line: id, Diffs: diffs, Inputs: ins})
+	}
+	return out
 }
 
 // writeFinal writes the final receipt red: a failed write becomes the
@@ -164,6 +197,15 @@ func (w *scopeWriter) writeFinal(res *RunResult, red *receipt.Receipt, runErr er
 	return runErr, nil
 }
 
+// changeNames are the members of LineChanges that name things (a line, a
+// resource key, a field's path, a state, a reference): never masked, as a
+// receipt never masks its structure; a secret equal to one is refused
+// before the run (SECRET_IN_STRUCTURE).
+var changeNames = map[string]bool{
+	"line": true, "key": true, "action": true, "path": true, "state": true,
+	"before_state": true, "after_state": true, "after_ref": true, "ref": true,
+}
+
 // redactResult redacts what a run result holds besides its receipt
 // (redacted already: the rest is text) and the run's error.
 func redactResult(e *Engine, res *RunResult, runErr error) (*RunResult, error) {
@@ -175,6 +217,22 @@ func redactResult(e *Engine, res *RunResult, runErr error) (*RunResult, error) {
 		u.Path, u.Command = rd.String(u.Path), rd.String(u.Command)
 		for i := range u.Resources {
 			u.Resources[i] = rd.String(u.Resources[i])
+		}
+	}
+	if len(res.Changes) > 0 {
+		// Values a line wrote may hold a secret another line resolved:
+		// masked as everywhere else, the structure kept.
+		doc, err := rd.Document(res.Changes, func(m string) bool { return changeNames[m] })
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(doc)
+		if err == nil {
+			res.Changes = nil
+			err = json.Unmarshal(raw, &res.Changes)
+		}
+		if err != nil {
+			return nil, errs.Wrap(err, errs.INTERNAL, "a run's changes could not be read back after redaction")
 		}
 	}
 	if runErr != nil {
