@@ -91,11 +91,9 @@ type frame struct {
 // With structural (Document), keys and what structural members hold are
 // written as they are.
 func (r *Redactor) redactJSON(raw []byte, structural func(string) bool) ([]byte, error) {
-	m := r.matcher()
+	rw := &rewriter{m: r.matcher(), structural: structural}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var out bytes.Buffer
-	var stack []*frame
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -104,60 +102,84 @@ func (r *Redactor) redactJSON(raw []byte, structural func(string) bool) ([]byte,
 		if err != nil {
 			return nil, errs.Wrap(err, errs.INTERNAL, "JSON could not be read for redaction")
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		isKey, kept := false, false
-		if top != nil && tok != json.Delim('}') && tok != json.Delim(']') {
-			switch {
-			case top.object && top.n%2 == 1:
-				out.WriteByte(':')
-			case top.n > 0:
-				out.WriteByte(',')
-			}
-			isKey = top.object && top.n%2 == 0
-			top.n++
-			kept = structural != nil && (top.kept || (top.object && !isKey && structural(top.member)))
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			out.WriteByte(byte(t))
-			switch t {
-			case '{', '[':
-				stack = append(stack, &frame{object: t == '{', kept: kept})
-			default:
-				stack = stack[:len(stack)-1]
-			}
-		case string:
-			var s string
-			switch {
-			case isKey && structural != nil:
-				top.member, s = t, t
-			case kept:
-				s = t
-			case isKey:
-				if top.keys == nil {
-					top.keys = map[string]int{}
-				}
-				s = objectKey(m, top.keys, t)
-			default:
-				s = jsonSafe(m, t)
-			}
-			writeString(&out, s)
-		case json.Number:
-			if !kept && m.found(string(t)) {
-				writeString(&out, Mask)
-			} else {
-				out.WriteString(string(t))
-			}
-		case bool:
-			out.WriteString(strconv.FormatBool(t))
-		case nil:
-			out.WriteString("null")
-		}
+		rw.token(tok)
 	}
-	return out.Bytes(), nil
+	return rw.out.Bytes(), nil
+}
+
+// rewriter writes the tokens of one JSON document again, redacted.
+type rewriter struct {
+	m          *matcher
+	structural func(string) bool
+	out        bytes.Buffer
+	stack      []*frame
+}
+
+func (w *rewriter) token(tok json.Token) {
+	top, isKey, kept := w.separate(tok)
+	switch t := tok.(type) {
+	case json.Delim:
+		w.out.WriteByte(byte(t))
+		if t == '{' || t == '[' {
+			w.stack = append(w.stack, &frame{object: t == '{', kept: kept})
+		} else {
+			w.stack = w.stack[:len(w.stack)-1]
+		}
+	case string:
+		writeString(&w.out, w.text(top, t, isKey, kept))
+	case json.Number:
+		if !kept && w.m.found(string(t)) {
+			writeString(&w.out, Mask)
+		} else {
+			w.out.WriteString(string(t))
+		}
+	case bool:
+		w.out.WriteString(strconv.FormatBool(t))
+	case nil:
+		w.out.WriteString("null")
+	}
+}
+
+// separate writes the ':' or ',' before tok and says where tok stands: the
+// frame it is in (nil at the top), whether it is an object's key, and
+// whether it is written as it is (under a structural member).
+func (w *rewriter) separate(tok json.Token) (top *frame, isKey, kept bool) {
+	if len(w.stack) == 0 {
+		return nil, false, false
+	}
+	top = w.stack[len(w.stack)-1]
+	if tok == json.Delim('}') || tok == json.Delim(']') {
+		return top, false, false
+	}
+	switch {
+	case top.object && top.n%2 == 1:
+		w.out.WriteByte(':')
+	case top.n > 0:
+		w.out.WriteByte(',')
+	}
+	isKey = top.object && top.n%2 == 0
+	top.n++
+	kept = w.structural != nil && (top.kept || (top.object && !isKey && w.structural(top.member)))
+	return top, isKey, kept
+}
+
+// text is string t as written: a key of a document as it is (and
+// remembered as the member), a structural value as it is, another key
+// masked without colliding with its siblings, a value masked.
+func (w *rewriter) text(top *frame, t string, isKey, kept bool) string {
+	switch {
+	case isKey && w.structural != nil:
+		top.member = t
+		return t
+	case kept:
+		return t
+	case isKey:
+		if top.keys == nil {
+			top.keys = map[string]int{}
+		}
+		return objectKey(w.m, top.keys, t)
+	}
+	return jsonSafe(w.m, t)
 }
 
 // Since tells whether JSON output made under an earlier generation is
