@@ -138,38 +138,15 @@ func Decide(command string, ev Event, c scope.Ctx, prFound bool) Decision {
 	pr := ev.Name == "pull_request" || ev.Name == "pull_request_target"
 	if command != CommandAuto {
 		d := Decision{Command: command}
-		if pr && command == CommandDestroy && ev.Action == "closed" {
-			d.Close = true
-		}
-		if pr && command == CommandApply && ev.Action == "reopened" {
-			d.Reopen = true
-		}
+		d.Close = pr && command == CommandDestroy && ev.Action == "closed"
+		d.Reopen = pr && command == CommandApply && ev.Action == "reopened"
 		return d
 	}
 	switch {
 	case pr:
-		switch ev.Action {
-		case "opened", "synchronize", "reopened":
-			return Decision{Command: CommandApply, Reopen: ev.Action == "reopened"}
-		case "closed":
-			return Decision{Command: CommandDestroy, Close: true}
-		}
-		return skip(errs.EVENT_IGNORED, "a %s %s event changes nothing Sponson applies (it acts on opened, synchronize, reopened and closed)", ev.Name, ev.Action)
+		return decidePR(ev)
 	case ev.Name == "deployment_status":
-		d := ev.Deployment
-		switch {
-		case d == nil:
-			return skip(errs.EVENT_IGNORED, "the deployment_status event has no deployment")
-		case d.Own():
-			return skip(errs.EVENT_IGNORED, "the deployment to %s is Sponson's own (task %s): nothing to finish", d.Environment, d.Task)
-		case d.State != "success":
-			return skip(errs.EVENT_IGNORED, "the deployment to %s is %s, not success: nothing to finish", d.Environment, d.State)
-		case d.IsProduction():
-			return skip(errs.EVENT_IGNORED, "the deployment went to %s, a production environment: previews are finished by deployments outside production", d.Environment)
-		case !prFound:
-			return skip(errs.NO_OPEN_PR, "no open pull request has the deployed commit %s as its head: a closed pull request's preview is never rebuilt", short(d.SHA))
-		}
-		return Decision{Command: CommandApply}
+		return decideDeployment(ev.Deployment, prFound)
 	case ev.Name == "push":
 		switch {
 		case c.Deleted:
@@ -185,6 +162,36 @@ func Decide(command string, ev Event, c scope.Ctx, prFound bool) Decision {
 		return Decision{Command: CommandApply}
 	}
 	return skip(errs.EVENT_IGNORED, "a %s event has no rule in command auto", ev.Name)
+}
+
+// decidePR is command auto's rule for a pull_request(_target) event.
+func decidePR(ev Event) Decision {
+	switch ev.Action {
+	case "opened", "synchronize", "reopened":
+		return Decision{Command: CommandApply, Reopen: ev.Action == "reopened"}
+	case "closed":
+		return Decision{Command: CommandDestroy, Close: true}
+	}
+	return skip(errs.EVENT_IGNORED, "a %s %s event changes nothing Sponson applies (it acts on opened, synchronize, reopened and closed)", ev.Name, ev.Action)
+}
+
+// decideDeployment is command auto's rule for a deployment_status event:
+// a successful deployment outside production of an open pull request's
+// head finishes its waiting lines.
+func decideDeployment(d *Deployment, prFound bool) Decision {
+	switch {
+	case d == nil:
+		return skip(errs.EVENT_IGNORED, "the deployment_status event has no deployment")
+	case d.Own():
+		return skip(errs.EVENT_IGNORED, "the deployment to %s is Sponson's own (task %s): nothing to finish", d.Environment, d.Task)
+	case d.State != "success":
+		return skip(errs.EVENT_IGNORED, "the deployment to %s is %s, not success: nothing to finish", d.Environment, d.State)
+	case d.IsProduction():
+		return skip(errs.EVENT_IGNORED, "the deployment went to %s, a production environment: previews are finished by deployments outside production", d.Environment)
+	case !prFound:
+		return skip(errs.NO_OPEN_PR, "no open pull request has the deployed commit %s as its head: a closed pull request's preview is never rebuilt", short(d.SHA))
+	}
+	return Decision{Command: CommandApply}
 }
 
 func prName(c scope.Ctx) string {
