@@ -171,28 +171,9 @@ func listItemParams(l *plan.Line, key string) ([][2]string, error) {
 // It returns the new source and the ids it added. A plan whose changes is
 // not a block sequence is PLAN_INVALID at changes.
 func Append(file string, src []byte, adoptions []Adoption) ([]byte, []string, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, nil, errs.New(errs.PLAN_PARSE, "%s is not a YAML mapping", file).WithHint("Run `sponson validate` and fix what it reports first.")
-	}
-	root := doc.Content[0]
-	var changes *yaml.Node
-	next := 0 // the line of the top-level key after changes; 0: none
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if changes != nil && next == 0 {
-			next = root.Content[i].Line
-		}
-		if root.Content[i].Value == "changes" {
-			changes = root.Content[i+1]
-		}
-	}
-	if changes == nil || changes.Kind != yaml.SequenceNode || changes.Style&yaml.FlowStyle != 0 || len(changes.Content) == 0 {
-		pos := errs.Pos{File: file, Line: 1}
-		if changes != nil {
-			pos.Line, pos.Column = changes.Line, changes.Column
-		}
-		return nil, nil, errs.At(pos, errs.PLAN_INVALID, "changes is not a block list of lines, so init cannot append to it").
-			WithHint("Write changes as a block list (one `- id: ...` item per line), then run init again.")
+	changes, next, err := changesList(file, src)
+	if err != nil {
+		return nil, nil, err
 	}
 	have := map[string]bool{}
 	for _, it := range changes.Content {
@@ -239,6 +220,35 @@ func Append(file string, src []byte, adoptions []Adoption) ([]byte, []string, er
 	out.Write(add.Bytes())
 	out.Write(src[cut:])
 	return out.Bytes(), added, nil
+}
+
+// changesList finds the plan's changes, a non-empty block list, and the
+// line of the top-level key after it (0: none).
+func changesList(file string, src []byte) (*yaml.Node, int, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, 0, errs.New(errs.PLAN_PARSE, "%s is not a YAML mapping", file).WithHint("Run `sponson validate` and fix what it reports first.")
+	}
+	root := doc.Content[0]
+	var changes *yaml.Node
+	next := 0
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if changes != nil && next == 0 {
+			next = root.Content[i].Line
+		}
+		if root.Content[i].Value == "changes" {
+			changes = root.Content[i+1]
+		}
+	}
+	if changes == nil || changes.Kind != yaml.SequenceNode || changes.Style&yaml.FlowStyle != 0 || len(changes.Content) == 0 {
+		pos := errs.Pos{File: file, Line: 1}
+		if changes != nil {
+			pos.Line, pos.Column = changes.Line, changes.Column
+		}
+		return nil, 0, errs.At(pos, errs.PLAN_INVALID, "changes is not a block list of lines, so init cannot append to it").
+			WithHint("Write changes as a block list (one `- id: ...` item per line), then run init again.")
+	}
+	return changes, next, nil
 }
 
 // dashIndent is the indentation of the first item's dash: the items added
