@@ -34,7 +34,7 @@ type RunReader interface {
 // Ancestry answers whether one commit is an ancestor of another through
 // the compare API (a shallow checkout does not have the history).
 type Ancestry interface {
-	IsAncestor(ctx context.Context, owner, repo, ancestor, descendant string) (bool, error)
+	Compare(ctx context.Context, owner, repo, base, head string) (github.Comparison, error)
 }
 
 // GitHub is every call the Action makes.
@@ -108,7 +108,8 @@ func holderGone(gh RunReader, thisRepo string) func(ctx context.Context, held re
 func compareAncestry(ctx context.Context, gh Ancestry, repo string) func(ancestor, descendant string) (bool, error) {
 	return func(ancestor, descendant string) (bool, error) {
 		owner, name := split(repo)
-		return gh.IsAncestor(ctx, owner, name, ancestor, descendant)
+		x, err := gh.Compare(ctx, owner, name, ancestor, descendant)
+		return x.Descends(), err
 	}
 }
 

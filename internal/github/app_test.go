@@ -221,7 +221,7 @@ func TestAppCountersSpanInstallations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The token call, the rate-limited call and its retry.
-	if app.Calls() != 3 || app.ThrottledSeconds() != 3 || c.Calls() != 3 {
+	if app.Calls() != 3 || app.ThrottledSeconds() != 3 || c.Stats().Calls != 3 {
 		t.Errorf("calls %d, throttled %vs", app.Calls(), app.ThrottledSeconds())
 	}
 }

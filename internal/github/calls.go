@@ -74,6 +74,11 @@ type Comparison struct {
 	MergeBase string
 }
 
+// Descends reports whether head is base or descends from it: base is an
+// ancestor of (or the same as) head, which the compare API tells without
+// local history.
+func (x Comparison) Descends() bool { return x.Status == "identical" || x.Status == "ahead" }
+
 // Branch is a branch and its tip.
 type Branch struct {
 	Name      string
@@ -374,16 +379,6 @@ func (c *Client) Compare(ctx context.Context, owner, repo, base, head string) (C
 		return Comparison{}, wrapErr(err, cl)
 	}
 	return Comparison{Status: x.GetStatus(), AheadBy: x.GetAheadBy(), BehindBy: x.GetBehindBy(), MergeBase: x.GetMergeBaseCommit().GetSHA()}, nil
-}
-
-// IsAncestor reports whether commit ancestor is an ancestor of (or the
-// same as) descendant, through the compare API (no local history needed).
-func (c *Client) IsAncestor(ctx context.Context, owner, repo, ancestor, descendant string) (bool, error) {
-	x, err := c.Compare(ctx, owner, repo, ancestor, descendant)
-	if err != nil {
-		return false, err
-	}
-	return x.Status == "identical" || x.Status == "ahead", nil
 }
 
 // GetBranch returns branch (GITHUB_NOT_FOUND when it does not exist). A

@@ -177,9 +177,4 @@ func (c *Client) RemoteURL(owner, repo string) string {
 // App's installations share the App's governor).
 func (c *Client) Stats() Stats { return c.gov.snapshot() }
 
-// Calls is the number of HTTP requests this client's governor sent.
-func (c *Client) Calls() int64 { return counters{c.gov}.Calls() }
 
-// ThrottledSeconds is the time this client's governor spent waiting on
-// rate limits, in seconds.
-func (c *Client) ThrottledSeconds() float64 { return counters{c.gov}.ThrottledSeconds() }

@@ -93,15 +93,15 @@ func TestReads(t *testing.T) {
 	if cmp, _ := c.Compare(ctx, "octo", "app", "main", "feature"); cmp.Status != "diverged" {
 		t.Errorf("after main moved: %+v", cmp)
 	}
-	if ok, err := c.IsAncestor(ctx, "octo", "app", "main", "feature"); err != nil || ok {
-		t.Errorf("IsAncestor(main, feature) after main moved = %v, %v", ok, err)
+	if x, err := c.Compare(ctx, "octo", "app", "main", "feature"); err != nil || x.Descends() {
+		t.Errorf("compare(main, feature) after main moved = %+v, %v: feature descends from main", x, err)
 	}
 	base := w.Branches("octo/app")["feature"]
 	if _, err := w.Commit("octo/app", "feature", "more"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := c.IsAncestor(ctx, "octo", "app", base, "feature"); err != nil || !ok {
-		t.Errorf("IsAncestor(old tip, feature) = %v, %v", ok, err)
+	if x, err := c.Compare(ctx, "octo", "app", base, "feature"); err != nil || !x.Descends() {
+		t.Errorf("compare(old tip, feature) = %+v, %v: feature does not descend from it", x, err)
 	}
 
 	w.AddRun(githubtest.WorkflowRun{Repo: "octo/app", ID: 77, Status: "completed", Conclusion: "cancelled", Attempt: 2})

@@ -30,7 +30,7 @@
 // OpenPullRequestForCommit (the deployment_status rule: only an open pull
 // request counts). GetWorkflowRun (WorkflowRun.Done: completed or
 // cancelled, for stale leases). Compare (base...head: identical, ahead,
-// behind, diverged) and IsAncestor (staleness without a full clone).
+// behind, diverged) and Comparison.Descends (staleness without a full clone).
 // GetBranch and BranchExists (404 is false). GetRepository (the default
 // branch). Deployments (deployments.go): EnsureDeployment (one deployment
 // per commit and environment, task DeploymentTask, never transient so
