@@ -176,5 +176,3 @@ func (c *Client) RemoteURL(owner, repo string) string {
 // Stats is what the rate-limit governor counted for this client (an
 // App's installations share the App's governor).
 func (c *Client) Stats() Stats { return c.gov.snapshot() }
-
-
