@@ -101,39 +101,51 @@ func (e issueComment) why(identity string) string {
 	return ""
 }
 
-// runComment acknowledges the command of comment e with a reaction, checks
-// who may run it where, and runs it in each environment, writing the
-// result into that environment's comment.
+// runComment runs comment e's command: nothing at all when the pull
+// request is closed or a fork's (as GitHub has it now); then who asks
+// before what — a commenter without write permission gets the one
+// refusal whatever they typed, and nothing runs; a writer's command that
+// cannot be read is answered with what to type. The comment was
+// acknowledged (eyes) when the webhook answered (Acknowledge); the result
+// is written into each environment's comment.
 func (x commands) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e issueComment) error {
 	cg, ok := ws.GitHub.(CommandGitHub)
 	if !ok {
 		return errs.New(errs.INTERNAL, "the workspace's GitHub cannot run comment commands")
 	}
-	x.react(ctx, log, cg, e.CommentID, "eyes")
-	cmd, _, err := ParseCommand(e.Body)
-	if err != nil {
-		return x.answer(ctx, log, ws, cg, e, err)
-	}
-	log = log.With("command", cmd.Verb, "commenter", e.Author)
+	log = log.With("commenter", e.Author)
 	pr, found, err := ws.GitHub.PullRequest(ctx, e.PR)
 	if err != nil {
 		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub for pull request #%d", e.PR)
 	}
-	if !found || !pr.Open {
-		log.Info("the pull request is not open: the command does nothing", "found", found)
+	if why := ignoredPull(pr, found); why != "" {
+		// Ignored as the webhook ignores an edited comment: no answer,
+		// no reaction (Acknowledge left none either).
+		log.Info("the comment command does nothing", "why", why)
 		return nil
 	}
-	if !strings.EqualFold(pr.HeadRepo, pr.BaseRepo) {
-		return x.answer(ctx, log, ws, cg, e, refused("%s runs nothing for a pull request from a fork (%s)", cmd, md(pr.HeadRepo)))
-	}
+	// Asked of GitHub now, never read from the payload's
+	// author_association: a permission taken away since counts.
 	perm, err := cg.Permission(ctx, e.Author)
 	if err != nil {
 		return err
 	}
 	if gh.PermissionRank(perm) < gh.PermissionRank(gh.PermissionWrite) {
-		return x.answer(ctx, log, ws, cg, e, refused("%s needs write permission on the repository; %s has %s", cmd, md(e.Author), perm))
+		return x.answer(ctx, log, ws, cg, e, x.notAllowed(e.Author, perm))
 	}
-	return x.runCommand(ctx, log, ws, cg, e, cmd, pr, perm)
+	cmd, _, err := ParseCommand(e.Body)
+	if err != nil {
+		return x.answer(ctx, log, ws, cg, e, err)
+	}
+	return x.runCommand(ctx, log.With("command", cmd.Verb), ws, cg, e, cmd, pr, perm)
+}
+
+// notAllowed is the one answer to a commenter without write permission:
+// who may run commands, and what to do.
+func (x commands) notAllowed(login, perm string) error {
+	return refused("%s may not run Sponson's commands here: they need write permission on the repository (write, maintain or admin), and %s has %s; commands that write production also need an admin%s",
+		md(login), md(login), md(perm), x.approversText()).
+		WithHint("Ask someone with write permission on the repository to comment the command, or ask an admin for write access.")
 }
 
 // runCommand runs cmd in each of its environments, refusing it where it
@@ -170,6 +182,12 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 		if !ok {
 			return x.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), x.approversText(), md(e.Author), perm))
 		}
+	}
+	if ws.Refused != nil && cmd.Verb != "unlock" {
+		// No provider work without the repository's own credentials.
+		_ = refuseWork(ctx, log, x.b.Metrics, ws, e.PR, envs, "comment command")
+		x.react(ctx, log, cg, e.CommentID, "confused")
+		return nil
 	}
 	var firstErr error
 	for _, env := range envs {
@@ -216,8 +234,13 @@ func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, c
 		res, err := ws.Engine.Apply(ctx, p, c, o)
 		return report.Comment(report.FromRun("apply", res, err, p, links)), err
 	case "destroy":
+		// No tombstone (o.Close unset): the pull request stays open, and
+		// its next apply builds the preview again.
 		res, err := ws.Engine.Destroy(ctx, c, o)
-		return report.Comment(report.FromRun("destroy", res, err, nil, links)), err
+		if err == nil {
+			deactivate(ctx, logOf(ctx).With("env", env), ws.GitHub, env, e.Scope)
+		}
+		return withHibernated(report.Comment(report.FromRun("destroy", res, err, nil, links)), env, err), err
 	case "unlock":
 		released, err := ws.Store.ForceRelease(ctx, receipt.ScopeTarget(env, e.Scope), cmd.Reason, e.Author)
 		if err != nil {
@@ -227,6 +250,24 @@ func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, c
 	}
 	return "", errs.New(errs.COMMAND_REFUSED, "the bot does not run %s yet", cmd).
 		WithHint("Run it with the CLI (`sponson %s`) from a checkout with access to the receipts.", cmd.Verb)
+}
+
+// hibernatedNote is what a /sponson destroy on an open pull request
+// says: the resources are gone, nothing stops the next apply.
+const hibernatedNote = "**The pull request stays open; no tombstone was left.** `/sponson destroy` removed this preview's resources in `%s`, as an idle preview is hibernated: the next apply (a push the workflow applies, or `/sponson apply`) builds it again. Closing the pull request is what ends it for good.\n"
+
+// withHibernated is the destroy's comment body with hibernatedNote (or,
+// when it failed, what is left and how to finish) before its footer.
+func withHibernated(body, env string, err error) string {
+	env = strings.NewReplacer("`", "'", "\n", " ").Replace(env) // inside a code span
+	note := fmt.Sprintf(hibernatedNote, env)
+	if err != nil {
+		note = fmt.Sprintf("**The pull request stays open; no tombstone was left.** The destroy in `%s` did not finish (above): comment `/sponson destroy --env %s` again, or the next apply builds the preview again.\n", env, env)
+	}
+	if i := strings.LastIndex(body, "\n<sub>"); i >= 0 {
+		return body[:i+1] + note + body[i:]
+	}
+	return body + "\n" + note
 }
 
 // commandEnvs are the environments cmd runs in: --env, else those where
@@ -325,7 +366,7 @@ func unlockBody(target receipt.Target, released *receipt.Lease, who, reason stri
 		md(who), md(target.String()), released.AcquiredAt.UTC().Format("2006-01-02 15:04 UTC"), released.Generation, md(reason))
 }
 
-func refused(format string, args ...any) error {
+func refused(format string, args ...any) *errs.Error {
 	return errs.New(errs.COMMAND_REFUSED, format, args...)
 }
 
