@@ -190,10 +190,19 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 		return nil
 	}
 	var firstErr error
+	var blocked []string
 	for _, env := range envs {
 		body, err := x.runInEnv(ctx, ws, e, cmd, p, pr, env)
 		if err != nil && body == "" {
 			return x.answer(ctx, log, ws, cg, e, err)
+		}
+		if held, ok := heldByBot(err, x.b.Identity); ok {
+			// Another run of this bot (a replica given the same comment,
+			// or an earlier command) holds the environment: its result,
+			// not this refusal, is the environment's comment.
+			log.Info("another run of the bot holds the environment", "env", env, "holder", held.Holder)
+			blocked = append(blocked, env)
+			continue
 		}
 		log.Info("comment command ran", "env", env, "code", string(errs.CodeOf(err)))
 		if werr := ws.GitHub.UpsertComment(ctx, e.PR, report.Marker(env), body); werr != nil {
@@ -201,12 +210,40 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 		}
 		firstErr = first(firstErr, err)
 	}
-	if firstErr == nil {
+	switch {
+	case len(blocked) > 0:
+		return x.answer(ctx, log, ws, cg, e, errs.New(errs.LOCK_HELD, "%s did not run in %s: another run of the bot held it longer than %s (a replica given the same comment, or an earlier command still running); that run writes its result into the environment's comment",
+			cmd, md(strings.Join(blocked, ", ")), x.b.lockWait()).
+			WithHint("Comment the command again once that run's result is in the environment's comment."))
+	case firstErr == nil:
 		x.react(ctx, log, cg, e.CommentID, "+1")
-	} else {
+	default:
 		x.react(ctx, log, cg, e.CommentID, "confused")
 	}
 	return nil
+}
+
+// heldByBot is the lease that kept a run out (LOCK_HELD, or a wait for it
+// that timed out) when another run of the bot identity holds it.
+func heldByBot(err error, identity string) (receipt.Lease, bool) {
+	e := errs.As(err)
+	if e == nil || e.Code != errs.LOCK_HELD && e.Code != errs.WAIT_TIMEOUT {
+		return receipt.Lease{}, false
+	}
+	held, ok := e.Details["lease"].(receipt.Lease)
+	if !ok {
+		held, ok = receipt.HeldLease(e.Err)
+	}
+	return held, ok && held.Owner.Kind == receipt.KindBot && identity != "" && held.Owner.Actor == identity
+}
+
+// commentOf is r as its environment's comment; a run that ended before it
+// knew its environment (a lease it never got) is still env's.
+func commentOf(r *report.Report, env, sc string) string {
+	if r.Env == "" {
+		r.Env, r.Scope = env, sc
+	}
+	return report.Comment(r)
 }
 
 // runInEnv runs cmd in env and renders the environment's comment (body ""
@@ -229,10 +266,10 @@ func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, c
 	switch cmd.Verb {
 	case "plan":
 		res, err := ws.Engine.Plan(ctx, p, c, o)
-		return report.Comment(report.FromPlan(res, err, links)), err
+		return commentOf(report.FromPlan(res, err, links), env, e.Scope), err
 	case "apply", "confirm", "recreate", "reconcile":
 		res, err := ws.Engine.Apply(ctx, p, c, o)
-		return report.Comment(report.FromRun("apply", res, err, p, links)), err
+		return commentOf(report.FromRun("apply", res, err, p, links), env, e.Scope), err
 	case "destroy":
 		// No tombstone (o.Close unset): the pull request stays open, and
 		// its next apply builds the preview again.
@@ -240,7 +277,7 @@ func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, c
 		if err == nil {
 			deactivate(ctx, logOf(ctx).With("env", env), ws.GitHub, env, e.Scope)
 		}
-		return withHibernated(report.Comment(report.FromRun("destroy", res, err, nil, links)), env, err), err
+		return withHibernated(commentOf(report.FromRun("destroy", res, err, nil, links), env, e.Scope), env, err), err
 	case "unlock":
 		released, err := ws.Store.ForceRelease(ctx, receipt.ScopeTarget(env, e.Scope), cmd.Reason, e.Author)
 		if err != nil {
