@@ -93,11 +93,19 @@ func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, err
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "sponson-bot")
 	}
-	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: creds.Lookup, Ops: a.Ops,
+	// The plans run here come from pull requests: they never see the
+	// bot's own settings and secrets (credentials.go).
+	providers := builtinProviderVars()
+	if a.Ops != nil {
+		providers = providerVars(a.Ops)
+	}
+	lookup := planEnv(creds.Lookup, providers)
+	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: lookup, Ops: a.Ops,
 		Hooks: wire.Hooks{HolderGone: LocalHolderGone(a.Identity.Host)}, Dir: filepath.Join(dir, r.Owner, r.Name), Clock: a.Clock})
 	if err != nil {
 		return nil, err
 	}
+	guardPlan(run.Engine.Secrets, lookup, providers)
 	run.Redactor.RegisterEnv(creds.Environ)
 	if a.Redact != nil && len(creds.Environ) > 0 {
 		a.Redact(creds.Environ)
