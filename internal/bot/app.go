@@ -1,9 +1,12 @@
 package bot
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/sponson/apply/internal/github"
@@ -11,6 +14,7 @@ import (
 	"github.com/sponson/apply/internal/wire"
 	"github.com/sponson/apply/pkg/adapter"
 	"github.com/sponson/apply/pkg/clock"
+	"github.com/sponson/apply/pkg/engine"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -93,16 +97,53 @@ func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, err
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "sponson-bot")
 	}
-	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: creds.Lookup, Ops: a.Ops,
-		Hooks: wire.Hooks{HolderGone: LocalHolderGone(a.Identity.Host)}, Dir: filepath.Join(dir, r.Owner, r.Name), Clock: a.Clock})
+	// The plans run here come from pull requests: they never see the
+	// bot's own settings and secrets (credentials.go).
+	providers := builtinProviderVars()
+	if a.Ops != nil {
+		providers = providerVars(a.Ops)
+	}
+	lookup := planEnv(creds.Lookup, providers)
+	run, err := wire.Build(st, wire.Config{Identity: a.Identity, LookupEnv: lookup, Ops: a.Ops,
+		Hooks: wire.Hooks{HolderGone: runHolderGone(client, r.FullName(), LocalHolderGone(a.Identity.Host))}, Dir: filepath.Join(dir, r.Owner, r.Name), Clock: a.Clock})
 	if err != nil {
 		return nil, err
 	}
+	guardPlan(run.Engine.Secrets, lookup, providers)
 	run.Redactor.RegisterEnv(creds.Environ)
 	if a.Redact != nil && len(creds.Environ) > 0 {
 		a.Redact(creds.Environ)
 	}
 	return &Workspace{Store: st, Engine: run.Engine, GitHub: gh, Close: run.Close}, nil
+}
+
+// runHolderGone is the engine's HolderGone of a repository's runs: a lease
+// of one of its GitHub workflow runs (the Action's) is held by nobody once
+// GitHub says the run has completed (cancelled included) or its attempt
+// was superseded (asked through the installation's client: actions
+// read); any other lease is local's to judge. A lease naming another
+// repository's run is not judged: it stands until its TTL.
+func runHolderGone(client *github.Client, repo string, local engine.HolderGone) engine.HolderGone {
+	return func(ctx context.Context, held receipt.Lease) (string, error) {
+		o := held.Owner
+		if o.GitHubRunID == 0 {
+			return local(ctx, held)
+		}
+		if o.Repository != "" && !strings.EqualFold(o.Repository, repo) {
+			return "", nil
+		}
+		owner, name, _ := strings.Cut(repo, "/")
+		run, err := client.GetWorkflowRun(ctx, owner, name, o.GitHubRunID)
+		switch {
+		case err != nil:
+			return "", err
+		case run.Done():
+			return fmt.Sprintf("GitHub run %d of %s has completed (%s)", o.GitHubRunID, repo, cmp.Or(run.Conclusion, run.Status)), nil
+		case o.GitHubRunAttempt > 0 && run.Attempt > o.GitHubRunAttempt:
+			return fmt.Sprintf("attempt %d of GitHub run %d of %s was superseded by attempt %d", o.GitHubRunAttempt, o.GitHubRunID, repo, run.Attempt), nil
+		}
+		return "", nil
+	}
 }
 
 func (a *AppWorkspaces) store(ctx context.Context, r Repository, client *github.Client) (*wire.Store, error) {

@@ -1,6 +1,10 @@
 package bot
 
-import "context"
+import (
+	"context"
+
+	"github.com/sponson/apply/internal/sweep"
+)
 
 var _ CommandGitHub = appRepo{}
 
@@ -30,4 +34,24 @@ func (a appRepo) Label(ctx context.Context, n int, name string, on bool) error {
 // TeamMember implements CommandGitHub.
 func (a appRepo) TeamMember(ctx context.Context, org, slug, login string) (bool, error) {
 	return a.Client.TeamMember(ctx, org, slug, login)
+}
+
+var _ ackerOpener = (*AppWorkspaces)(nil)
+
+// Acker implements ackerOpener through the installation's client (its
+// token is cached): no workspace is opened.
+func (a *AppWorkspaces) Acker(ctx context.Context, r Repository) (commentAcker, error) {
+	inst := r.Installation
+	if inst == 0 {
+		in, err := a.App.RepositoryInstallation(ctx, r.Owner, r.Name)
+		if err != nil {
+			return nil, err
+		}
+		inst = in.ID
+	}
+	client, err := a.App.Installation(inst)
+	if err != nil {
+		return nil, err
+	}
+	return appRepo{sweep.ClientRepo{Client: client, Owner: r.Owner, Name: r.Name}}, nil
 }

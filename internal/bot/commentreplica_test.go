@@ -12,6 +12,7 @@ import (
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/engine/enginetest"
+	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -35,8 +36,8 @@ func (w *appWorld) servingReplica() (*Bot, *httptest.Server) {
 }
 
 // Two replicas given the same /sponson apply act once: each resource is
-// created once, the receipt is complete, and the environment has one
-// comment.
+// created once, the receipt is complete, the environment has one
+// comment, and the comment one eyes reaction.
 func TestReplicasGivenTheSameCommentActOnce(t *testing.T) {
 	w := stepWorld(t)
 	other, srv := w.servingReplica()
@@ -89,5 +90,21 @@ func TestReplicasGivenTheSameCommentActOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d comments for preview, want one", n)
+	}
+	// Both replicas acknowledged the delivery while answering it; the
+	// comment has the one eyes reaction.
+	eyes := 0
+	for _, r := range w.reactions(id) {
+		if r == "eyes" {
+			eyes++
+		}
+	}
+	if eyes != 1 {
+		t.Errorf("reactions %v: eyes %d times, want once", w.reactions(id), eyes)
+	}
+	// The replica kept out by the other's lease writes no refusal over
+	// the result: the environment's comment is the run's.
+	if body := w.botComment(report.Marker("preview")); strings.Contains(body, string(errs.WAIT_TIMEOUT)) || strings.Contains(body, string(errs.LOCK_HELD)) || !strings.Contains(body, "dns") {
+		t.Errorf("the preview's comment:\n%s", body)
 	}
 }

@@ -101,39 +101,51 @@ func (e issueComment) why(identity string) string {
 	return ""
 }
 
-// runComment acknowledges the command of comment e with a reaction, checks
-// who may run it where, and runs it in each environment, writing the
-// result into that environment's comment.
+// runComment runs comment e's command: nothing at all when the pull
+// request is closed or a fork's (as GitHub has it now); then who asks
+// before what — a commenter without write permission gets the one
+// refusal whatever they typed, and nothing runs; a writer's command that
+// cannot be read is answered with what to type. The comment was
+// acknowledged (eyes) when the webhook answered (Acknowledge); the result
+// is written into each environment's comment.
 func (x commands) runComment(ctx context.Context, log *slog.Logger, ws *Workspace, e issueComment) error {
 	cg, ok := ws.GitHub.(CommandGitHub)
 	if !ok {
 		return errs.New(errs.INTERNAL, "the workspace's GitHub cannot run comment commands")
 	}
-	x.react(ctx, log, cg, e.CommentID, "eyes")
-	cmd, _, err := ParseCommand(e.Body)
-	if err != nil {
-		return x.answer(ctx, log, ws, cg, e, err)
-	}
-	log = log.With("command", cmd.Verb, "commenter", e.Author)
+	log = log.With("commenter", e.Author)
 	pr, found, err := ws.GitHub.PullRequest(ctx, e.PR)
 	if err != nil {
 		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub for pull request #%d", e.PR)
 	}
-	if !found || !pr.Open {
-		log.Info("the pull request is not open: the command does nothing", "found", found)
+	if why := ignoredPull(pr, found); why != "" {
+		// Ignored as the webhook ignores an edited comment: no answer,
+		// no reaction (Acknowledge left none either).
+		log.Info("the comment command does nothing", "why", why)
 		return nil
 	}
-	if !strings.EqualFold(pr.HeadRepo, pr.BaseRepo) {
-		return x.answer(ctx, log, ws, cg, e, refused("%s runs nothing for a pull request from a fork (%s)", cmd, md(pr.HeadRepo)))
-	}
+	// Asked of GitHub now, never read from the payload's
+	// author_association: a permission taken away since counts.
 	perm, err := cg.Permission(ctx, e.Author)
 	if err != nil {
 		return err
 	}
 	if gh.PermissionRank(perm) < gh.PermissionRank(gh.PermissionWrite) {
-		return x.answer(ctx, log, ws, cg, e, refused("%s needs write permission on the repository; %s has %s", cmd, md(e.Author), perm))
+		return x.answer(ctx, log, ws, cg, e, x.notAllowed(e.Author, perm))
 	}
-	return x.runCommand(ctx, log, ws, cg, e, cmd, pr, perm)
+	cmd, _, err := ParseCommand(e.Body)
+	if err != nil {
+		return x.answer(ctx, log, ws, cg, e, err)
+	}
+	return x.runCommand(ctx, log.With("command", cmd.Verb), ws, cg, e, cmd, pr, perm)
+}
+
+// notAllowed is the one answer to a commenter without write permission:
+// who may run commands, and what to do.
+func (x commands) notAllowed(login, perm string) error {
+	return refused("%s may not run Sponson's commands here: they need write permission on the repository (write, maintain or admin), and %s has %s; commands that write production also need an admin%s",
+		md(login), md(login), md(perm), x.approversText()).
+		WithHint("Ask someone with write permission on the repository to comment the command, or ask an admin for write access.")
 }
 
 // runCommand runs cmd in each of its environments, refusing it where it
@@ -171,11 +183,26 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 			return x.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), x.approversText(), md(e.Author), perm))
 		}
 	}
+	if ws.Refused != nil && cmd.Verb != "unlock" {
+		// No provider work without the repository's own credentials.
+		_ = refuseWork(ctx, log, x.b.Metrics, ws, e.PR, envs, "comment command")
+		x.react(ctx, log, cg, e.CommentID, "confused")
+		return nil
+	}
 	var firstErr error
+	var blocked []string
 	for _, env := range envs {
 		body, err := x.runInEnv(ctx, ws, e, cmd, p, pr, env)
 		if err != nil && body == "" {
 			return x.answer(ctx, log, ws, cg, e, err)
+		}
+		if held, ok := heldByBot(err, x.b.Identity); ok {
+			// Another run of this bot (a replica given the same comment,
+			// or an earlier command) holds the environment: its result,
+			// not this refusal, is the environment's comment.
+			log.Info("another run of the bot holds the environment", "env", env, "holder", held.Holder)
+			blocked = append(blocked, env)
+			continue
 		}
 		log.Info("comment command ran", "env", env, "code", string(errs.CodeOf(err)))
 		if werr := ws.GitHub.UpsertComment(ctx, e.PR, report.Marker(env), body); werr != nil {
@@ -183,12 +210,40 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 		}
 		firstErr = first(firstErr, err)
 	}
-	if firstErr == nil {
+	switch {
+	case len(blocked) > 0:
+		return x.answer(ctx, log, ws, cg, e, errs.New(errs.LOCK_HELD, "%s did not run in %s: another run of the bot held it longer than %s (a replica given the same comment, or an earlier command still running); that run writes its result into the environment's comment",
+			cmd, md(strings.Join(blocked, ", ")), x.b.lockWait()).
+			WithHint("Comment the command again once that run's result is in the environment's comment."))
+	case firstErr == nil:
 		x.react(ctx, log, cg, e.CommentID, "+1")
-	} else {
+	default:
 		x.react(ctx, log, cg, e.CommentID, "confused")
 	}
 	return nil
+}
+
+// heldByBot is the lease that kept a run out (LOCK_HELD, or a wait for it
+// that timed out) when another run of the bot identity holds it.
+func heldByBot(err error, identity string) (receipt.Lease, bool) {
+	e := errs.As(err)
+	if e == nil || e.Code != errs.LOCK_HELD && e.Code != errs.WAIT_TIMEOUT {
+		return receipt.Lease{}, false
+	}
+	held, ok := e.Details["lease"].(receipt.Lease)
+	if !ok {
+		held, ok = receipt.HeldLease(e.Err)
+	}
+	return held, ok && held.Owner.Kind == receipt.KindBot && identity != "" && held.Owner.Actor == identity
+}
+
+// commentOf is r as its environment's comment; a run that ended before it
+// knew its environment (a lease it never got) is still env's.
+func commentOf(r *report.Report, env, sc string) string {
+	if r.Env == "" {
+		r.Env, r.Scope = env, sc
+	}
+	return report.Comment(r)
 }
 
 // runInEnv runs cmd in env and renders the environment's comment (body ""
@@ -211,13 +266,18 @@ func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, c
 	switch cmd.Verb {
 	case "plan":
 		res, err := ws.Engine.Plan(ctx, p, c, o)
-		return report.Comment(report.FromPlan(res, err, links)), err
+		return commentOf(report.FromPlan(res, err, links), env, e.Scope), err
 	case "apply", "confirm", "recreate", "reconcile":
 		res, err := ws.Engine.Apply(ctx, p, c, o)
-		return report.Comment(report.FromRun("apply", res, err, p, links)), err
+		return commentOf(report.FromRun("apply", res, err, p, links), env, e.Scope), err
 	case "destroy":
+		// No tombstone (o.Close unset): the pull request stays open, and
+		// its next apply builds the preview again.
 		res, err := ws.Engine.Destroy(ctx, c, o)
-		return report.Comment(report.FromRun("destroy", res, err, nil, links)), err
+		if err == nil {
+			deactivate(ctx, logOf(ctx).With("env", env), ws.GitHub, env, e.Scope)
+		}
+		return withHibernated(commentOf(report.FromRun("destroy", res, err, nil, links), env, e.Scope), env, err), err
 	case "unlock":
 		released, err := ws.Store.ForceRelease(ctx, receipt.ScopeTarget(env, e.Scope), cmd.Reason, e.Author)
 		if err != nil {
@@ -227,6 +287,24 @@ func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, c
 	}
 	return "", errs.New(errs.COMMAND_REFUSED, "the bot does not run %s yet", cmd).
 		WithHint("Run it with the CLI (`sponson %s`) from a checkout with access to the receipts.", cmd.Verb)
+}
+
+// hibernatedNote is what a /sponson destroy on an open pull request
+// says: the resources are gone, nothing stops the next apply.
+const hibernatedNote = "**The pull request stays open; no tombstone was left.** `/sponson destroy` removed this preview's resources in `%s`, as an idle preview is hibernated: the next apply (a push the workflow applies, or `/sponson apply`) builds it again. Closing the pull request is what ends it for good.\n"
+
+// withHibernated is the destroy's comment body with hibernatedNote (or,
+// when it failed, what is left and how to finish) before its footer.
+func withHibernated(body, env string, err error) string {
+	env = strings.NewReplacer("`", "'", "\n", " ").Replace(env) // inside a code span
+	note := fmt.Sprintf(hibernatedNote, env)
+	if err != nil {
+		note = fmt.Sprintf("**The pull request stays open; no tombstone was left.** The destroy in `%s` did not finish (above): comment `/sponson destroy --env %s` again, or the next apply builds the preview again.\n", env, env)
+	}
+	if i := strings.LastIndex(body, "\n<sub>"); i >= 0 {
+		return body[:i+1] + note + body[i:]
+	}
+	return body + "\n" + note
 }
 
 // commandEnvs are the environments cmd runs in: --env, else those where
@@ -325,7 +403,7 @@ func unlockBody(target receipt.Target, released *receipt.Lease, who, reason stri
 		md(who), md(target.String()), released.AcquiredAt.UTC().Format("2006-01-02 15:04 UTC"), released.Generation, md(reason))
 }
 
-func refused(format string, args ...any) error {
+func refused(format string, args ...any) *errs.Error {
 	return errs.New(errs.COMMAND_REFUSED, format, args...)
 }
 

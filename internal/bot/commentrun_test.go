@@ -157,7 +157,8 @@ func TestNonCollaboratorCannotDestroy(t *testing.T) {
 }
 
 // A fork's pull request runs nothing, whoever asks: its head is code the
-// repository's writers have not pushed.
+// repository's writers have not pushed. Its comments are ignored, as an
+// edited one is: no reaction, no answer.
 func TestForkPullRequestRunsNothing(t *testing.T) {
 	w := stepWorld(t)
 	if err := w.gh.AddRepo(githubtest.Repo{FullName: "drive-by/Hello-World", Fork: hello, Branches: map[string]string{"evil": "change the plan"}}); err != nil {
@@ -174,17 +175,20 @@ func TestForkPullRequestRunsNothing(t *testing.T) {
 	if r := w.receipt("preview", "pr-3"); r != nil || len(w.cloud.Keys()) != 0 {
 		t.Fatalf("a fork's pull request was applied: %+v", r)
 	}
-	var answer string
+	// Ignored like an edited comment: no answer, no reaction, and
+	// nothing of the fork read.
 	for _, c := range w.gh.Comments(hello, 3) {
-		if strings.Contains(c.Body, answerMarker) {
-			answer = c.Body
+		if c.Author.Login == w.bot.Identity {
+			t.Errorf("the bot answered a fork's pull request:\n%s", c.Body)
 		}
 	}
-	if !strings.Contains(answer, "from a fork") {
-		t.Errorf("the answer:\n%s", answer)
+	if got := w.reactions(id); len(got) != 0 {
+		t.Errorf("reactions to a fork's comment: %v", got)
 	}
-	if n := w.gh.Count("repos/get-content"); n != 0 {
-		t.Errorf("the fork's plan was read %d times", n)
+	for _, op := range []string{"repos/get-content", "reactions/create-for-issue-comment", "repos/get-collaborator-permission-level"} {
+		if n := w.gh.Count(op); n != 0 {
+			t.Errorf("%s: %d requests for a fork's comment", op, n)
+		}
 	}
 }
 

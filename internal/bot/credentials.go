@@ -8,8 +8,12 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 
+	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapters"
 	"github.com/sponson/apply/pkg/errs"
+	"github.com/sponson/apply/pkg/secret"
 )
 
 // CredentialsDirVar names the directory of per-installation and
@@ -36,6 +40,92 @@ type Credentials struct {
 // settings of how runs are made, never a provider's credential.
 func passThrough(name string) bool {
 	return strings.HasPrefix(name, "SPONSON_HTTP_") || name == "SPONSON_LEASE_TTL"
+}
+
+// A plan the bot runs is read from a pull request's head commit: anyone
+// who may push a branch wrote it. Whatever it names, it must never reach
+// the bot's own settings and secrets (the App's private key, the webhook
+// secret, the receipt key: every SPONSON_* variable), whichever way it
+// asks: an env:// secret reference is refused with SECRET_REFUSED before
+// anything runs (planSecret), and an adapter that reads a variable the
+// plan names (the http adapter's auth: {bearer_env: NAME}) finds none of
+// them set (planEnv). Provider credentials pass, as before.
+
+// botSetting reports whether name is one of the bot's own settings or
+// secrets: a SPONSON_* variable (in any case) that no provider op names
+// as its credential (providers).
+func botSetting(name string, providers map[string]bool) bool {
+	return strings.HasPrefix(strings.ToUpper(name), "SPONSON_") && !providers[name]
+}
+
+// providerVars are the variables the ops of reg name as credentials or
+// base URLs.
+func providerVars(reg *adapter.Registry) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range reg.Specs() {
+		for _, v := range s.Credentials {
+			out[v] = true
+		}
+		if s.BaseURLVar != "" {
+			out[s.BaseURLVar] = true
+		}
+	}
+	return out
+}
+
+// builtinProviderVars are providerVars of the built-in adapters (built
+// without an environment: only their specs are read).
+var builtinProviderVars = sync.OnceValue(func() map[string]bool {
+	return providerVars(adapters.Registry(func(string) (string, bool) { return "", false }, nil))
+})
+
+// planEnv is lookup as a run of the bot sees it (its adapters, its
+// settings): without the bot's own settings and secrets, but for those
+// that shape how a run is made and hold no secret (passThrough).
+func planEnv(lookup func(string) (string, bool), providers map[string]bool) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if botSetting(name, providers) && !passThrough(name) {
+			return "", false
+		}
+		return lookup(name)
+	}
+}
+
+// planSecret is the env:// source of a run of the bot: env refuses a
+// reference to one of the bot's own settings or secrets (SECRET_REFUSED),
+// by its name alone, so a plan is refused before anything runs.
+type planSecret struct {
+	env       secret.Env
+	providers map[string]bool
+}
+
+var _ secret.Validator = planSecret{}
+
+// Validate implements secret.Validator.
+func (p planSecret) Validate(ref secret.Ref) error {
+	if err := p.env.Validate(ref); err != nil {
+		return err
+	}
+	if botSetting(ref.Rest, p.providers) {
+		return errs.New(errs.SECRET_REFUSED, "secret %s: %s is one of the bot's own settings or secrets, and a plan the bot runs from a pull request may reference provider credentials only; nothing ran", ref, ref.Rest).
+			With("variable", ref.Rest).
+			WithHint("Reference the provider's own credential variable (such as VERCEL_TOKEN), given to the bot in the repository's credentials file under %s or its environment.", CredentialsDirVar)
+	}
+	return nil
+}
+
+// Resolve implements secret.Source.
+func (p planSecret) Resolve(ctx context.Context, ref secret.Ref) (string, error) {
+	if err := p.Validate(ref); err != nil {
+		return "", err
+	}
+	return p.env.Resolve(ctx, ref)
+}
+
+// guardPlan makes run's secrets refuse the bot's own (planSecret) through
+// lookup, the environment the run was built with (planEnv's).
+func guardPlan(res *secret.Resolver, lookup func(string) (string, bool), providers map[string]bool) {
+	res.Register("env", planSecret{env: secret.Env{Lookup: lookup}, providers: providers})
 }
 
 // RepoCredentials are one repository's environment: Lookup for its runs,

@@ -47,17 +47,30 @@
 //   - A comment command (`/sponson <verb> ...`, commentcmd.go) runs only
 //     from a new comment on an open pull request of the same repository,
 //     not the bot's own: the payload decides edited, deleted, issue,
-//     closed and own (never queued), GitHub decides open and fork right
-//     before. Who may is asked of GitHub (the collaborator permission,
-//     never author_association): write or above; admin, or an active
-//     member of the Approvers team, for a command that writes production
-//     (admin for a shared object's lease), and then the commenter is the
-//     recorded approver (and always who confirmed a
+//     closed and own (never queued), GitHub decides open and fork (both
+//     when the webhook answers and right before the work); a comment it
+//     ignores gets no reaction and no answer. The webhook leaves the eyes
+//     reaction before it answers (Acknowledge, within AckBudget of
+//     GitHub's 10 s), before any work runs; GitHub keeps one reaction of a
+//     kind per user, so replicas given the same delivery leave one. Who
+//     asks is checked before what: the collaborator permission, asked of
+//     GitHub (never author_association), write or above, else the one
+//     refusal (COMMAND_REFUSED) whatever was typed; only then is the
+//     command parsed (COMMAND_INVALID, with what to type). Admin, or an
+//     active member of the Approvers team, for a command that writes
+//     production (admin for a shared object's lease), and then the
+//     commenter is the recorded approver (and always who confirmed a
 //     step). The plan is read at the pull request's head commit. The
-//     comment gets a reaction at once (eyes), then +1 or confused; the
-//     result goes into the environment's one comment, a refusal or an
-//     unknown command into the bot's one answer comment, with what to
-//     type. A refused command reads and writes nothing in the store.
+//     result, then +1 or confused, goes into the environment's one
+//     comment, a refusal into the bot's one answer comment. A refused
+//     command reads and writes nothing in the store. `/sponson destroy`
+//     hibernates: it destroys and leaves no tombstone.
+//   - A plan the bot runs never reaches the bot's own settings and secrets
+//     (every SPONSON_* variable that is not a provider's credential: the
+//     App's key, the webhook secret, the receipt key): an env:// reference
+//     to one is SECRET_REFUSED before anything runs, and the run's adapters
+//     do not see them (credentials.go), with or without
+//     SPONSON_CREDENTIALS_DIR.
 //   - A repository's provider work uses its own credentials: with
 //     SPONSON_CREDENTIALS_DIR set, only <owner>/<repo>.env, else
 //     <owner>.env (credentials.go), never the process environment's nor

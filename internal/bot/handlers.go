@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sponson/apply/internal/sweep"
+	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/scope"
 )
 
@@ -264,4 +266,68 @@ func (h issueCommentHandler) Handle(ctx context.Context, eventType, _ string, pa
 		return err
 	}
 	return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return commands(h).runComment(ctx, logOf(ctx), ws, e) })
+}
+
+var _ acknowledger = issueCommentHandler{}
+
+// commentAcker is what the webhook's acknowledgement of a comment command
+// asks of GitHub, with no workspace opened (no clone, no receipts: it
+// must fit AckBudget).
+type commentAcker interface {
+	PullRequest(ctx context.Context, n int) (sweep.PullRequest, bool, error)
+	React(ctx context.Context, id int64, content string) error
+}
+
+// ackerOpener gives repository r's commentAcker. AppWorkspaces has it.
+type ackerOpener interface {
+	Acker(ctx context.Context, r Repository) (commentAcker, error)
+}
+
+// Acknowledge leaves the eyes reaction on the command's comment while the
+// webhook answers (confused when the queue refused it), once the pull
+// request is known to be open and not a fork's: a comment the bot ignores
+// gets nothing. GitHub keeps one reaction of a kind per user, so a
+// replica given the same delivery adds nothing. Workspaces that cannot
+// give an acker acknowledge nothing.
+func (h issueCommentHandler) Acknowledge(ctx context.Context, eventType string, payload []byte, accepted bool) error {
+	o, ok := h.b.Workspace.(ackerOpener)
+	if !ok {
+		return nil
+	}
+	e, err := decodeIssueComment(eventType, payload)
+	if err != nil {
+		return err
+	}
+	g, err := o.Acker(ctx, e.Repo)
+	if err != nil {
+		return err
+	}
+	pr, found, err := g.PullRequest(ctx, e.PR)
+	if err != nil {
+		return errs.Wrap(err, errs.GITHUB_STATE, "ask GitHub for pull request #%d", e.PR)
+	}
+	if why := ignoredPull(pr, found); why != "" {
+		logOf(ctx).Info("the comment is not acknowledged", "why", why)
+		return nil
+	}
+	content := "eyes"
+	if !accepted {
+		content = "confused"
+	}
+	return g.React(ctx, e.CommentID, content)
+}
+
+// ignoredPull is why the bot does nothing with a command on pull request
+// pr as GitHub has it now ("" when it acts): closed, gone, or a fork's,
+// whose head is code the repository's writers have not pushed.
+func ignoredPull(pr sweep.PullRequest, found bool) string {
+	switch {
+	case !found:
+		return "the pull request is not found"
+	case !pr.Open:
+		return "the pull request is closed"
+	case !strings.EqualFold(pr.HeadRepo, pr.BaseRepo):
+		return "the pull request comes from a fork (" + pr.HeadRepo + ")"
+	}
+	return ""
 }

@@ -12,10 +12,15 @@ import (
 )
 
 // The App manifest asks for exactly what the bot uses: contents write (its
-// receipt branches), pull requests write (read their state, write its
-// comment), actions read (is a lease's workflow run still alive),
-// metadata read (GitHub requires it); and subscribes to exactly the events
-// it acts on. installation and installation_repositories reach every App
+// receipt branches, the plan at a pull request's head), pull requests
+// write (read their state, write its comment, react to and label from
+// comment commands), actions read (is a lease's workflow run still
+// alive), deployments write (mark a torn-down preview's deployment
+// inactive), members read (is a commenter on SPONSON_APPROVERS_TEAM, an
+// organisation permission), metadata read (GitHub requires it; a
+// commenter's permission); and subscribes to exactly the events it acts
+// on (TestManifestCoversTheBotsCalls checks the permissions against the
+// calls). installation and installation_repositories reach every App
 // without a subscription (GitHub refuses a manifest that lists them).
 func TestAppManifestAsksForWhatTheBotUses(t *testing.T) {
 	_, self, _, _ := runtime.Caller(0)
@@ -37,7 +42,7 @@ func TestAppManifestAsksForWhatTheBotUses(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"actions": "read", "contents": "write", "deployments": "write", "metadata": "read", "pull_requests": "write"}
+	want := map[string]string{"actions": "read", "contents": "write", "deployments": "write", "members": "read", "metadata": "read", "pull_requests": "write"}
 	if len(m.Permissions) != len(want) {
 		t.Errorf("permissions %v, want %v", m.Permissions, want)
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/sponson/apply/pkg/errs"
 )
 
 // Handler serves POST /webhook, /healthz, /readyz and /metrics.
@@ -199,9 +201,17 @@ func (b *Bot) dispatch(x *exchange, body []byte) {
 		x.reply(http.StatusOK, OutcomeDuplicate, "already accepted")
 		return
 	}
+	ack, _ := b.handler(x.event).(acknowledger)
+	if ack != nil {
+		// Before the job is queued, so the acknowledgement comes first.
+		b.acknowledge(x, ack, body, true)
+	}
 	if !b.Queue.Push(Job{Key: v.Key, Event: x.event, Subject: v.Subject, Payload: body, Delivery: x.delivery, Sum: sum}) {
 		if b.Dedup != nil {
 			b.Dedup.Forget(x.delivery, sum)
+		}
+		if ack != nil {
+			b.acknowledge(x, ack, body, false)
 		}
 		x.log.Warn("delivery refused: queue full", "depth", b.Queue.Stats().Depth)
 		x.reply(http.StatusServiceUnavailable, OutcomeFull, "the queue is full; retry later")
@@ -209,6 +219,33 @@ func (b *Bot) dispatch(x *exchange, body []byte) {
 	}
 	x.log.Info("delivery accepted", "installation", v.Installation, "repository", v.Repo.FullName(), "pr", v.PR, "scope", v.Scope)
 	x.reply(http.StatusAccepted, OutcomeAccepted, "")
+}
+
+// AckBudget bounds what a handler's acknowledgement may take of the
+// webhook's answer: GitHub gives a delivery 10 s.
+const AckBudget = 5 * time.Second
+
+// acknowledger is a handler that shows the author of a delivery it acts
+// on, on GitHub itself and while the webhook answers, that the bot took
+// it (a reaction to a comment command), before any of its work runs. It
+// is called only for a delivery accepted for work, once per replica that
+// accepts it: what it leaves must be the same however often it is left.
+type acknowledger interface {
+	// Acknowledge says the delivery was taken (accepted) or, when the
+	// queue refused it, that it will not run.
+	Acknowledge(ctx context.Context, eventType string, payload []byte, accepted bool) error
+}
+
+// acknowledge runs ack within AckBudget of the webhook's request; a
+// failure is logged, never the delivery's (the work still runs and says
+// how it ended).
+func (b *Bot) acknowledge(x *exchange, ack acknowledger, body []byte, accepted bool) {
+	ctx, cancel := context.WithTimeout(x.r.Context(), AckBudget)
+	defer cancel()
+	if err := ack.Acknowledge(ctx, x.event, body, accepted); err != nil {
+		e := errs.Coded(err)
+		x.log.Warn("the delivery could not be acknowledged on GitHub", "code", string(e.Code), "error", e.Message)
+	}
 }
 
 // payloadOf is the JSON of a delivery: the body itself (application/json)

@@ -32,6 +32,10 @@ type Step struct {
 	Confirm string `json:"confirm"`
 	// Input is the same as the Action's inputs ("confirm: dns").
 	Input string `json:"input"`
+	// Comment is the same as a pull request comment the bot acts on
+	// (`/sponson confirm dns --env preview`): "" outside a pull request's
+	// scope and for an undo, which no comment confirms.
+	Comment string `json:"comment,omitempty"`
 }
 
 // StepsOf are the report's steps of todos from a run of command in env
@@ -42,7 +46,7 @@ func StepsOf(command, env, sc string, todos []adapter.Todo) []Step {
 		undoing := command == "destroy"
 		out = append(out, Step{Line: t.Line, Title: t.Title, Instructions: t.Instructions, Undo: t.Undo, Vars: t.Vars, Verify: t.Verify,
 			ConfirmedBy: t.ConfirmedBy, ConfirmedAt: t.ConfirmedAt, Undoing: undoing,
-			Confirm: ConfirmCommand(undoing, env, sc, t.Line), Input: "confirm: " + t.Line})
+			Confirm: ConfirmCommand(undoing, env, sc, t.Line), Input: "confirm: " + t.Line, Comment: ConfirmComment(undoing, env, sc, t.Line)})
 	}
 	return out
 }
@@ -69,6 +73,19 @@ func ConfirmCommand(undo bool, env, sc, line string) string {
 		parts = append(parts, "--env", shellWord(env))
 	}
 	return strings.Join(append(parts, "--confirm", shellWord(line)), " ")
+}
+
+// ConfirmComment is the pull request comment that confirms line's step in
+// env and scope sc (`/sponson confirm dns --env preview`; --env always,
+// since a comment without it runs in every environment of the scope), or
+// "" when sc is not a pull request's or the step is an undo: the bot runs
+// comment commands on open pull requests only, and confirms no undo.
+func ConfirmComment(undo bool, env, sc, line string) string {
+	kind, _, err := scope.Parse(sc)
+	if undo || err != nil || sc == "" || kind != scope.KindPR || env == "" || strings.ContainsAny(env+line, " \t\r\n`") {
+		return "" // a comment command's words are split at blanks
+	}
+	return "/sponson confirm " + line + " --env " + env
 }
 
 // shellWord is s as one shell word: as is when it holds only safe
@@ -234,8 +251,13 @@ func stepsMarkdown(b *strings.Builder, steps []Step, max int) {
 		if s.Undoing {
 			what = "Undone?"
 		}
-		notes = append(notes, fmt.Sprintf("%s Run `%s` (%s), or set the Action's input `%s` (with `approved_by`).",
-			what, codeSpan(s.Confirm), whoConfirms, codeSpan(s.Input)))
+		if s.Comment != "" {
+			notes = append(notes, fmt.Sprintf("%s Comment `%s` on this pull request (you are recorded; it needs write permission on the repository), run `%s` (%s), or set the Action's input `%s` (with `approved_by`).",
+				what, codeSpan(s.Comment), codeSpan(s.Confirm), whoConfirms, codeSpan(s.Input)))
+		} else {
+			notes = append(notes, fmt.Sprintf("%s Run `%s` (%s), or set the Action's input `%s` (with `approved_by`).",
+				what, codeSpan(s.Confirm), whoConfirms, codeSpan(s.Input)))
+		}
 		for _, n := range notes {
 			b.WriteString("- " + n + "\n")
 		}

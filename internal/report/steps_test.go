@@ -124,6 +124,33 @@ func TestConfirmCommand(t *testing.T) {
 	}
 }
 
+// A step of a pull request's preview can be confirmed by a comment on
+// it, in its environment; an undo, a branch's step, or a name a comment
+// cannot carry has no such comment.
+func TestConfirmComment(t *testing.T) {
+	for _, tc := range []struct {
+		undo          bool
+		env, sc, line string
+		want          string
+	}{
+		{false, "preview", "pr-7", "dns", "/sponson confirm dns --env preview"},
+		{false, "staging", "pr-7", "dns", "/sponson confirm dns --env staging"},
+		{true, "preview", "pr-7", "dns", ""},
+		{false, "preview", scope.Main, "dns", ""},
+		{false, "staging", "branch-feat-x", "dns", ""},
+		{false, "prod eu", "pr-1", "a", ""},
+		{false, "", "pr-1", "a", ""},
+	} {
+		if got := report.ConfirmComment(tc.undo, tc.env, tc.sc, tc.line); got != tc.want {
+			t.Errorf("ConfirmComment(%v, %q, %q, %q) = %q, want %q", tc.undo, tc.env, tc.sc, tc.line, got, tc.want)
+		}
+	}
+	steps := report.StepsOf("apply", "preview", "branch-feat-x", []adapter.Todo{{Line: "dns", Title: "t"}})
+	if md := report.StepsMarkdown(steps); strings.Contains(md, "/sponson") || !strings.Contains(md, "sponson apply --branch feat-x --confirm dns") {
+		t.Errorf("a branch's step:\n%s", md)
+	}
+}
+
 // TestQuote: the author's Markdown keeps its meaning inside one quote and
 // can do nothing else.
 func TestQuote(t *testing.T) {

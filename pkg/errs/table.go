@@ -85,6 +85,7 @@ const (
 	COMMAND_REFUSED       Code = "COMMAND_REFUSED"
 	CREDENTIALS_NOT_FOUND Code = "CREDENTIALS_NOT_FOUND"
 	CREDENTIALS_INVALID   Code = "CREDENTIALS_INVALID"
+	SECRET_REFUSED        Code = "SECRET_REFUSED"
 
 	INTERNAL Code = "INTERNAL"
 
@@ -191,9 +192,10 @@ var Table = []Info{
 	{CONFIG_INVALID, ExitRefused, false, "bot", "The environment the bot or the Action runs in is missing a variable or has a value it cannot use; nothing ran.", "Set the variables the message names (each of the bot's secrets may also be given as a file with the _FILE variant; the Action's come from the GitHub Actions runner, so run it as a workflow step), then start it again; the README's bot and Action sections list them."},
 	{GITHUB_STATE, ExitFailed, false, "bot", "GitHub could not say the state of a pull request or branch, so the scope was left as it is.", "Nothing is destroyed while GitHub's answer is unknown; the next sweep asks again. Check the App's permissions (pull requests: read) if it keeps failing."},
 	{COMMAND_INVALID, ExitRefused, false, "bot", "A pull request comment starting with /sponson names no command the bot knows, or gives it the wrong arguments; nothing ran.", "Comment one of the commands the bot's answer lists, e.g. `/sponson plan`, `/sponson confirm <line>` or `/sponson destroy --env preview`."},
-	{COMMAND_REFUSED, ExitRefused, false, "bot", "The commenter may not run this /sponson command here (repository permission below write; for production, neither admin nor on the approvers team), or the pull request is closed or from a fork; nothing ran.", "Ask someone with write permission on the repository (for production an admin, or a member of SPONSON_APPROVERS_TEAM) to comment the command."},
+	{COMMAND_REFUSED, ExitRefused, false, "bot", "The commenter may not run this /sponson command here (repository permission below write, asked of GitHub; for production, neither admin nor on the approvers team); nothing ran. A comment on a closed pull request or a fork's is ignored, not refused.", "Ask someone with write permission on the repository (for production an admin, or a member of SPONSON_APPROVERS_TEAM) to comment the command."},
 	{CREDENTIALS_NOT_FOUND, ExitRefused, false, "bot", "SPONSON_CREDENTIALS_DIR is set and holds no credentials file for the repository (neither <owner>/<repo>.env nor <owner>.env); the bot did no provider work for it and used no other repository's credentials.", "Add the file the message names (dotenv lines such as VERCEL_TOKEN=...; a Kubernetes secret mounted at SPONSON_CREDENTIALS_DIR works), then push, reopen or wait for the next sweep."},
 	{CREDENTIALS_INVALID, ExitRefused, false, "bot", "A credentials file under SPONSON_CREDENTIALS_DIR is not a dotenv file the bot can read (the message names the file and line); the repository's provider work was refused.", "Fix the line named: NAME=value, NAME=\"value\" or NAME='value', # comments and blank lines; each name once."},
+	{SECRET_REFUSED, ExitRefused, false, "bot", "A plan the bot runs (read from a pull request's head commit) references one of the bot's own settings or secrets as a secret (env://SPONSON_..., such as the App's private key or the webhook secret, or a GitHub token): a pull request's plan may reach provider credentials only; nothing ran.", "Reference the provider's own credential variable instead (VERCEL_TOKEN, NEON_API_KEY, ... in the repository's credentials file under SPONSON_CREDENTIALS_DIR, or the bot's environment); the bot's own secrets are never handed to a plan."},
 
 	{INTERNAL, ExitFailed, false, "internal", "A bug in Sponson.", "Report it with the command and its --json output; nothing was written after the failure."},
 
