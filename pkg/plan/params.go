@@ -59,7 +59,7 @@ func (p *parser) value(n *yaml.Node, key string, path *where, m mode) *Value {
 	case yaml.MappingNode:
 		fs := p.fields(t)
 		for _, f := range fs {
-			if f.key == "from" || f.key == "secret" || f.key == "keep" {
+			if (f.key == "from" || f.key == "secret" || f.key == "keep") && !namesOutputs(path, m) {
 				return p.form(t, fs, path, m)
 			}
 		}
@@ -73,6 +73,13 @@ func (p *parser) value(n *yaml.Node, key string, path *where, m mode) *Value {
 	}
 	p.invalid(n, "%s: unexpected YAML node", path.String())
 	return nil
+}
+
+// namesOutputs reports whether path is a line's outputs parameter (the
+// http ops'): a map of output names, never a value form, so an output may
+// be named from, secret or keep.
+func namesOutputs(path *where, m mode) bool {
+	return m == modeParam && path != nil && path.up == nil && !path.isIndex && path.key == "outputs"
 }
 
 // form reads a map that holds from, secret or keep.

@@ -204,3 +204,46 @@ func TestCtxNames(t *testing.T) {
 		mustParse(t, base+"  - {id: a, adapter: x, op: y, v: \"${ctx."+n+"}\"}\n")
 	}
 }
+
+// A line's outputs (the http ops') name outputs: one may be called from,
+// secret or keep, and is read as a name, not a value form; below outputs,
+// and everywhere else, those keys are value forms as ever.
+func TestOutputsMayBeNamedAsValueForms(t *testing.T) {
+	p := mustParse(t, `version: 1
+providers:
+  http: { ex: { base_url: "https://api.example.com", auth: { bearer_env: TOK } } }
+changes:
+  - id: hook
+    adapter: http
+    op: resource
+    api: ex
+    create: { path: /v1/hooks }
+    fields: { name: x, outputs: { from: other.url } }
+    outputs: { secret: /secret, keep: /keep }
+  - id: other
+    adapter: http
+    op: resource
+    api: ex
+    create: { path: /v1/others }
+    fields: { name: y }
+    outputs: { from: { path: /from, sensitive: true } }
+`)
+	plain, err := p.Lines[0].Params.Plain(func(path string, v *plan.Value) (any, error) { return "<" + path + ">", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := plain.(map[string]any)["outputs"]
+	if want := map[string]any{"secret": "/secret", "keep": "/keep"}; !reflect.DeepEqual(outs, want) {
+		t.Errorf("hook's outputs = %#v, want %#v", outs, want)
+	}
+	if refs := p.Lines[0].FromRefs(); len(refs) != 1 || refs[0].From.Line != "other" || refs[0].From.Output != "url" {
+		t.Errorf("a from below fields is not a value form: %+v", refs)
+	}
+	plain, err = p.Lines[1].Params.Plain(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs := plain.(map[string]any)["outputs"]; !reflect.DeepEqual(outs, map[string]any{"from": map[string]any{"path": "/from", "sensitive": true}}) {
+		t.Errorf("other's outputs = %#v", outs)
+	}
+}
