@@ -15,6 +15,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/sponson/apply/internal/deploy"
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/version"
 	"github.com/sponson/apply/internal/wire"
@@ -108,7 +109,7 @@ type act struct {
 	store    *report.StoreInfo
 	result   any   // the engine's result, for the result output
 	err      error // the run's error
-	deploy   *deployState
+	deploy   *deploy.Run // nil: the run is not shown as a deployment
 }
 
 func (a *act) main(ctx context.Context) int {
@@ -358,7 +359,7 @@ func (a *act) finish(r *report.Report, pr *int) int {
 		e := errs.Coded(a.red.Error(a.ghErr))
 		a.gha.Warningf("%s: the pull request comment could not be written: %s", e.Code, e.Message)
 	}
-	a.deployFinish(r, commentURL)
+	a.deploy.Finish(a.ctx, r, commentURL, deploy.EnvironmentURL(a.plan, r, a.red))
 	if a.env.getenv("GITHUB_STEP_SUMMARY") != "" {
 		a.gha.AddStepSummary(a.red.String(report.Summary(r)))
 	}

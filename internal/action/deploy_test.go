@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/testing/githubtest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/scope"
@@ -177,26 +176,6 @@ func TestDeployWithoutPermission(t *testing.T) {
 	}
 	if len(w.gh.Deploys.Deployments(repoName)) != 0 {
 		t.Error("a deployment without the permission")
-	}
-}
-
-func TestVerdictOf(t *testing.T) {
-	cases := []struct {
-		r                      report.Report
-		deployment, commit, in string
-	}{
-		{report.Report{Status: "complete"}, "success", "success", "complete"},
-		{report.Report{Status: "partial"}, "in_progress", "pending", "waits"},
-		{report.Report{Status: report.StatusStale}, "inactive", "success", "newer commit"},
-		{report.Report{Status: report.StatusSkipped, SkipReason: "closed"}, "inactive", "success", "skipped: closed"},
-		{report.Report{Status: "failed", ExitCode: 1, Errors: []report.Error{{Code: errs.PROVIDER_AUTH, Message: "neon said no"}}}, "failure", "failure", "PROVIDER_AUTH: neon said no"},
-		{report.Report{Status: "failed", ExitCode: 3, Errors: []report.Error{{Code: errs.LOCK_HELD, Message: "held"}}}, "error", "error", "LOCK_HELD"},
-	}
-	for _, c := range cases {
-		v := verdictOf(&c.r)
-		if v.deployment != c.deployment || v.commit != c.commit || !strings.Contains(v.text, c.in) {
-			t.Errorf("%s (exit %d): %+v, want %s, %s, %q", c.r.Status, c.r.ExitCode, v, c.deployment, c.commit, c.in)
-		}
 	}
 }
 
