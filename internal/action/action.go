@@ -107,8 +107,8 @@ type act struct {
 	warnings []*errs.Error
 	ctx      context.Context
 	store    *report.StoreInfo
-	result   any   // the engine's result, for the result output
-	err      error // the run's error
+	result   any         // the engine's result, for the result output
+	err      error       // the run's error
 	deploy   *deploy.Run // nil: the run is not shown as a deployment
 }
 

@@ -28,4 +28,3 @@ func TestVerdictOf(t *testing.T) {
 		}
 	}
 }
-
