@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/sponson/apply/internal/deploy"
 	gh "github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/sweep"
@@ -192,21 +193,28 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 	var firstErr error
 	var blocked []string
 	for _, env := range envs {
-		body, err := x.runInEnv(ctx, ws, e, cmd, p, pr, env)
+		dep := deployRun(log.With("env", env), ws, cmd, pr, env, e.Scope)
+		dep.Start(ctx)
+		body, rep, err := x.runInEnv(ctx, ws, e, cmd, p, pr, env)
 		if err != nil && body == "" {
 			return x.answer(ctx, log, ws, cg, e, err)
 		}
 		if held, ok := heldByBot(err, x.b.Identity); ok {
 			// Another run of this bot (a replica given the same comment,
 			// or an earlier command) holds the environment: its result,
-			// not this refusal, is the environment's comment.
+			// not this refusal, is the environment's comment, and its
+			// deployment's status.
 			log.Info("another run of the bot holds the environment", "env", env, "holder", held.Holder)
 			blocked = append(blocked, env)
 			continue
 		}
 		log.Info("comment command ran", "env", env, "code", string(errs.CodeOf(err)))
-		if werr := ws.GitHub.UpsertComment(ctx, e.PR, report.Marker(env), body); werr != nil {
+		url, werr := writeComment(ctx, ws.GitHub, e.PR, report.Marker(env), body)
+		if werr != nil {
 			log.Warn("the pull request comment could not be written", "env", env, "error", errs.Coded(werr).Message)
+		}
+		if rep != nil {
+			dep.Finish(ctx, rep, url, deploy.EnvironmentURL(p, rep, ws.Engine.Redactor))
 		}
 		firstErr = first(firstErr, err)
 	}
@@ -247,8 +255,9 @@ func commentOf(r *report.Report, env, sc string) string {
 }
 
 // runInEnv runs cmd in env and renders the environment's comment (body ""
-// when the command is not one the bot runs).
-func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, cmd Command, p *plan.Plan, pr sweep.PullRequest, env string) (string, error) {
+// when the command is not one the bot runs), with the run's report (nil
+// for unlock).
+func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, cmd Command, p *plan.Plan, pr sweep.PullRequest, env string) (string, *report.Report, error) {
 	b := x.b
 	n := e.PR
 	c := scope.Ctx{Env: env, Scope: e.Scope, PR: scope.PR{Number: &n}, Git: scope.Git{Branch: pr.HeadRef, SHA: pr.HeadSHA}, Repo: e.Repo.FullName()}
@@ -266,26 +275,27 @@ func (x commands) runInEnv(ctx context.Context, ws *Workspace, e issueComment, c
 	switch cmd.Verb {
 	case "plan":
 		res, err := ws.Engine.Plan(ctx, p, c, o)
-		return commentOf(report.FromPlan(res, err, links), env, e.Scope), err
+		r := report.FromPlan(res, err, links)
+		return commentOf(r, env, e.Scope), r, err
 	case "apply", "confirm", "recreate", "reconcile":
 		res, err := ws.Engine.Apply(ctx, p, c, o)
-		return commentOf(report.FromRun("apply", res, err, p, links), env, e.Scope), err
+		r := report.FromRun("apply", res, err, p, links)
+		return commentOf(r, env, e.Scope), r, err
 	case "destroy":
 		// No tombstone (o.Close unset): the pull request stays open, and
-		// its next apply builds the preview again.
+		// its next apply builds the preview again. Its deployment is
+		// marked inactive (deploy.Run.Finish).
 		res, err := ws.Engine.Destroy(ctx, c, o)
-		if err == nil {
-			deactivate(ctx, logOf(ctx).With("env", env), ws.GitHub, env, e.Scope)
-		}
-		return withHibernated(commentOf(report.FromRun("destroy", res, err, nil, links), env, e.Scope), env, err), err
+		r := report.FromRun("destroy", res, err, nil, links)
+		return withHibernated(commentOf(r, env, e.Scope), env, err), r, err
 	case "unlock":
 		released, err := ws.Store.ForceRelease(ctx, receipt.ScopeTarget(env, e.Scope), cmd.Reason, e.Author)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
-		return report.Marker(env) + "\n" + unlockBody(receipt.ScopeTarget(env, e.Scope), released, e.Author, cmd.Reason), nil
+		return report.Marker(env) + "\n" + unlockBody(receipt.ScopeTarget(env, e.Scope), released, e.Author, cmd.Reason), nil, nil
 	}
-	return "", errs.New(errs.COMMAND_REFUSED, "the bot does not run %s yet", cmd).
+	return "", nil, errs.New(errs.COMMAND_REFUSED, "the bot does not run %s yet", cmd).
 		WithHint("Run it with the CLI (`sponson %s`) from a checkout with access to the receipts.", cmd.Verb)
 }
 

@@ -42,7 +42,7 @@ func TestAppManifestAsksForWhatTheBotUses(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"actions": "read", "contents": "write", "deployments": "write", "members": "read", "metadata": "read", "pull_requests": "write"}
+	want := map[string]string{"actions": "read", "contents": "write", "deployments": "write", "members": "read", "metadata": "read", "pull_requests": "write", "statuses": "write"}
 	if len(m.Permissions) != len(want) {
 		t.Errorf("permissions %v, want %v", m.Permissions, want)
 	}
