@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -88,19 +87,8 @@ func holderGone(gh RunReader, thisRepo string) func(ctx context.Context, held re
 		if err != nil {
 			return "", err
 		}
-		switch {
-		case run.Status == "completed":
-			how := "has completed"
-			if run.Conclusion == "cancelled" {
-				how = "was cancelled"
-			} else if run.Conclusion != "" {
-				how += " (" + run.Conclusion + ")"
-			}
-			return fmt.Sprintf("GitHub run %d of %s %s", o.GitHubRunID, repo, how), nil
-		case o.GitHubRunAttempt > 0 && run.Attempt > o.GitHubRunAttempt:
-			return fmt.Sprintf("attempt %d of GitHub run %d of %s was superseded by attempt %d", o.GitHubRunAttempt, o.GitHubRunID, repo, run.Attempt), nil
-		}
-		return "", nil
+		run.ID = o.GitHubRunID
+		return run.Gone(o.GitHubRunAttempt, repo), nil
 	}
 }
 

@@ -1,9 +1,7 @@
 package bot
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,15 +132,11 @@ func runHolderGone(client *github.Client, repo string, local engine.HolderGone) 
 		}
 		owner, name, _ := strings.Cut(repo, "/")
 		run, err := client.GetWorkflowRun(ctx, owner, name, o.GitHubRunID)
-		switch {
-		case err != nil:
+		if err != nil {
 			return "", err
-		case run.Done():
-			return fmt.Sprintf("GitHub run %d of %s has completed (%s)", o.GitHubRunID, repo, cmp.Or(run.Conclusion, run.Status)), nil
-		case o.GitHubRunAttempt > 0 && run.Attempt > o.GitHubRunAttempt:
-			return fmt.Sprintf("attempt %d of GitHub run %d of %s was superseded by attempt %d", o.GitHubRunAttempt, o.GitHubRunID, repo, run.Attempt), nil
 		}
-		return "", nil
+		run.ID = o.GitHubRunID
+		return run.Gone(o.GitHubRunAttempt, repo), nil
 	}
 }
 

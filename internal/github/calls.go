@@ -64,6 +64,25 @@ type WorkflowRun struct {
 // conclusion, including cancelled): a lease it holds is stale.
 func (r WorkflowRun) Done() bool { return r.Status == "completed" || r.Conclusion == "cancelled" }
 
+// Gone says why a lease taken by attempt of this run (0: any) of repo is
+// held by nobody: the run has completed (cancelled included), or that
+// attempt was superseded by a later one; "" while it may still hold it.
+func (r WorkflowRun) Gone(attempt int, repo string) string {
+	switch {
+	case r.Done():
+		how := "has completed"
+		if r.Conclusion == "cancelled" {
+			how = "was cancelled"
+		} else if r.Conclusion != "" {
+			how += " (" + r.Conclusion + ")"
+		}
+		return fmt.Sprintf("GitHub run %d of %s %s", r.ID, repo, how)
+	case attempt > 0 && r.Attempt > attempt:
+		return fmt.Sprintf("attempt %d of GitHub run %d of %s was superseded by attempt %d", attempt, r.ID, repo, r.Attempt)
+	}
+	return ""
+}
+
 // Comparison is base...head.
 type Comparison struct {
 	// Status is "identical", "ahead" (head has commits base lacks),
