@@ -66,8 +66,9 @@ type AppWorkspaces struct {
 
 var _ Workspaces = (*AppWorkspaces)(nil)
 
-// Open implements Workspaces.
-func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, error) {
+// client is the client of r's installation (the payload's, else asked of
+// GitHub); its token is cached.
+func (a *AppWorkspaces) client(ctx context.Context, r Repository) (*github.Client, error) {
 	inst := r.Installation
 	if inst == 0 {
 		in, err := a.App.RepositoryInstallation(ctx, r.Owner, r.Name)
@@ -76,7 +77,12 @@ func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, err
 		}
 		inst = in.ID
 	}
-	client, err := a.App.Installation(inst)
+	return a.App.Installation(inst)
+}
+
+// Open implements Workspaces.
+func (a *AppWorkspaces) Open(ctx context.Context, r Repository) (*Workspace, error) {
+	client, err := a.client(ctx, r)
 	if err != nil {
 		return nil, err
 	}

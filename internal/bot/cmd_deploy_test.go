@@ -6,9 +6,6 @@ import (
 
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/testing/githubtest"
-	"github.com/sponson/apply/pkg/adapter"
-	"github.com/sponson/apply/pkg/adapter/httpclient"
-	"github.com/sponson/apply/pkg/adapters/manual"
 )
 
 // A preview run from its pull request shows there as the Action's runs
@@ -25,18 +22,8 @@ func TestCommentCommandsDeploy(t *testing.T) {
 			"deployments": "write", "statuses": "write"}}); err != nil {
 		t.Fatal(err)
 	}
-	w.ws.Ops = adapter.NewRegistry(append(w.cloud.Ops(), manual.NewStep(httpclient.New(httpclient.Config{}), w.tm.Now))...)
 	src := strings.Replace(strings.TrimLeft(stepPlan, "\n"), "changes:\n", "environment_url: { from: cb.item }\nchanges:\n", 1)
-	sha, err := w.gh.Git.CommitFiles(hello, "changes", "add the plan", map[string]string{"release.plan.yaml": src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.gh.Issues.SetPullHead(hello, 2, sha); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.gh.Repos.SetCollaborator(hello, "wes", "write"); err != nil {
-		t.Fatal(err)
-	}
+	w, sha := stepWorldOf(t, w, src)
 	last := func() (githubtest.Deployment, string) {
 		t.Helper()
 		ds := w.gh.Deploys.Deployments(hello)

@@ -41,15 +41,7 @@ var _ ackerOpener = (*AppWorkspaces)(nil)
 // Acker implements ackerOpener through the installation's client (its
 // token is cached): no workspace is opened.
 func (a *AppWorkspaces) Acker(ctx context.Context, r Repository) (commentAcker, error) {
-	inst := r.Installation
-	if inst == 0 {
-		in, err := a.App.RepositoryInstallation(ctx, r.Owner, r.Name)
-		if err != nil {
-			return nil, err
-		}
-		inst = in.ID
-	}
-	client, err := a.App.Installation(inst)
+	client, err := a.client(ctx, r)
 	if err != nil {
 		return nil, err
 	}

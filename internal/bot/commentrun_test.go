@@ -43,9 +43,16 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // commit, has a manual step, with "wes" a collaborator who may write.
 func stepWorld(t *testing.T) *appWorld {
 	t.Helper()
-	w := newAppWorld(t)
+	w, _ := stepWorldOf(t, newAppWorld(t), strings.TrimLeft(stepPlan, "\n"))
+	return w
+}
+
+// stepWorldOf makes w a step world whose plan is src; it returns w and
+// the head commit of pull request #2.
+func stepWorldOf(t *testing.T, w *appWorld, src string) (*appWorld, string) {
+	t.Helper()
 	w.ws.Ops = adapter.NewRegistry(append(w.cloud.Ops(), manual.NewStep(httpclient.New(httpclient.Config{}), w.tm.Now))...)
-	sha, err := w.gh.Git.CommitFiles(hello, "changes", "add the plan", map[string]string{"release.plan.yaml": strings.TrimLeft(stepPlan, "\n")})
+	sha, err := w.gh.Git.CommitFiles(hello, "changes", "add the plan", map[string]string{"release.plan.yaml": src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +62,7 @@ func stepWorld(t *testing.T) *appWorld {
 	if err := w.gh.Repos.SetCollaborator(hello, "wes", "write"); err != nil {
 		t.Fatal(err)
 	}
-	return w
+	return w, sha
 }
 
 // say posts login's comment body on pull request #2 and waits for the
