@@ -22,6 +22,9 @@ import (
 const (
 	idleMarker = "<!-- sponson:idle "
 	idleEnd    = "<!-- /sponson:idle -->"
+	// hibernatedMarker marks a comment that says a preview was
+	// hibernated: stale once it is warned again, so a warning drops it.
+	hibernatedMarker = "<!-- sponson:hibernated -->"
 )
 
 // branchTips reads when a branch's tip was committed (the installation's
@@ -162,8 +165,12 @@ func parseIdleWarning(body string) (sweep.IdleWarning, bool) {
 }
 
 // withoutIdleWarning is the bot's comment body without its marker line
-// and without an earlier warning.
+// and without an earlier warning ("" for a hibernation's, which a new
+// warning makes stale).
 func withoutIdleWarning(body, env string) string {
+	if strings.Contains(body, hibernatedMarker) {
+		return ""
+	}
 	body = strings.TrimPrefix(body, report.Marker(env)+"\n")
 	if i := strings.Index(body, idleMarker); i >= 0 {
 		if j := strings.Index(body[i:], idleEnd); j >= 0 {
@@ -190,6 +197,7 @@ func idleWarningBody(env, sc string, w sweep.IdleWarning) string {
 // was destroyed and what was not, and how to wake it.
 func hibernatedBody(env, sc string, t sweep.EnvTeardown) string {
 	var b strings.Builder
+	b.WriteString(hibernatedMarker + "\n")
 	left := t.Err != nil || len(t.Failed) > 0
 	if left {
 		fmt.Fprintf(&b, "### Sponson: the idle preview %s in %s was hibernated, but resources were left behind\n\n", md(sc), md(env))

@@ -201,9 +201,38 @@ func TestIdleWarningReadsBack(t *testing.T) {
 	if rest := withoutIdleWarning(body, "preview"); rest != "the plan said this\n" {
 		t.Errorf("without the warning: %q", rest)
 	}
+	if rest := withoutIdleWarning(commentBody("preview", hibernatedBody("preview", "pr-2", sweep.EnvTeardown{Destroyed: []string{"fake.object x"}})), "preview"); rest != "" {
+		t.Errorf("a hibernation's comment kept under a new warning: %q", rest)
+	}
 	for _, bad := range []string{"no warning here", idleMarker + "warned=yesterday activity=x expires=y -->", idleMarker + "warned=2026-12-01T09:00:00Z -->"} {
 		if _, ok := parseIdleWarning(bad); ok {
 			t.Errorf("%q read as a warning", bad)
 		}
+	}
+}
+
+// `/sponson apply` wakes a hibernated preview too: nothing closed it, so
+// the command's apply rebuilds it from the plan at the head commit.
+func TestSlashApplyWakesAHibernatedPreview(t *testing.T) {
+	w, _ := idleWorld(t)
+	sha, err := w.gh.Git.CommitFiles(hello, "changes", "the plan", map[string]string{PlanFile: strings.TrimLeft(testPlan, "\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Issues.SetPullHead(hello, 2, sha); err != nil {
+		t.Fatal(err)
+	}
+	w.tm.Advance(idleTTL)
+	w.sweepOnce()
+	w.tm.Advance(idleWarn)
+	if kinds, _ := w.sweepOnce(); strings.Join(kinds, " ") != "pr-2:idle_expired" || len(w.cloud.Keys()) != 0 {
+		t.Fatalf("hibernation: %v, %v", kinds, w.cloud.Keys())
+	}
+	w.say("wes", "/sponson apply")
+	if r := w.receipt("preview", "pr-2"); len(w.cloud.Keys()) != 2 || r == nil || len(r.Ledger) != 2 || r.Closed != nil {
+		t.Fatalf("after /sponson apply: %v, %+v", w.cloud.Keys(), r)
+	}
+	if v := w.gh.Violations(); len(v) != 0 {
+		t.Errorf("calls GitHub would refuse: %v", v)
 	}
 }
