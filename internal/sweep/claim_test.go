@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/receipt"
 )
 
@@ -77,7 +78,8 @@ func TestClaimIsRenewedWhileSweeping(t *testing.T) {
 	w.apply("preview", 3, "feat/a")
 	w.close(3)
 	ttl := ClaimTTL(15 * time.Minute)
-	a, b := &Sweeper{Clock: w.tm, Claim: ttl}, &Sweeper{Clock: w.tm, Claim: ttl}
+	ck := &watchedClock{Time: w.tm, afters: make(chan time.Duration, 100)}
+	a, b := &Sweeper{Clock: ck, Claim: ttl}, &Sweeper{Clock: w.tm, Claim: ttl}
 	asked, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	w.gh.onAsk = func(int) {
@@ -94,14 +96,12 @@ func TestClaimIsRenewedWhileSweeping(t *testing.T) {
 	}()
 	<-asked
 	for range 5 { // well past the claim's TTL
-		if !w.tm.WaitTimers(1) {
-			t.Fatal("the claim's renewer never waited")
+		if d := <-ck.afters; d != ttl/3 {
+			t.Fatalf("the renewer waits %s, want a third of the claim's %s", d, ttl)
 		}
 		w.tm.Advance(ttl / 3)
 	}
-	if !w.tm.WaitTimers(1) {
-		t.Fatal("the claim's renewer stopped")
-	}
+	<-ck.afters // renewed for the fifth time, and waiting again
 	rep, err := b.Sweep(context.Background(), w.repo())
 	if err != nil || !rep.Skipped {
 		t.Fatalf("another replica while the long sweep runs: %+v %v", rep, err)
@@ -124,7 +124,8 @@ func TestLostClaimStopsTheSweep(t *testing.T) {
 	w.close(4)
 	ttl := ClaimTTL(15 * time.Minute)
 	logged := &syncBuffer{}
-	a := &Sweeper{Clock: w.tm, Claim: ttl, Concurrency: 1, Log: slog.New(slog.NewTextHandler(logged, nil))}
+	ck := &watchedClock{Time: w.tm, afters: make(chan time.Duration, 100)}
+	a := &Sweeper{Clock: ck, Claim: ttl, Concurrency: 1, Log: slog.New(slog.NewTextHandler(logged, nil))}
 	asked, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	w.gh.onAsk = func(int) {
@@ -146,9 +147,7 @@ func TestLostClaimStopsTheSweep(t *testing.T) {
 	if _, _, err := w.store.Acquire(ctx, receipt.ParentTarget(ClaimIdentity), receipt.Owner{Kind: receipt.KindBot, RunID: "other"}, ttl); err != nil {
 		t.Fatal(err)
 	}
-	if !w.tm.WaitTimers(1) {
-		t.Fatal("the claim's renewer never waited")
-	}
+	<-ck.afters
 	w.tm.Advance(ttl / 3)
 	for !strings.Contains(logged.String(), "claim was lost") {
 		runtime.Gosched()
@@ -176,4 +175,18 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// watchedClock is the test's clock that says each time the sweeper waits
+// on it (only the claim's renewer does), so the test advances time once
+// the renewer waits, never before.
+type watchedClock struct {
+	*enginetest.Time
+	afters chan time.Duration
+}
+
+func (c *watchedClock) After(d time.Duration) <-chan time.Time {
+	ch := c.Time.After(d)
+	c.afters <- d
+	return ch
 }
