@@ -234,7 +234,8 @@ func (b *Bot) sweepRepo(ws *Workspace, r Repository) sweep.Repo {
 	if ws.Engine != nil {
 		gone = ws.Engine.HolderGone
 	}
-	return sweep.Repo{Name: r.FullName(), Store: ws.Store, Engine: ws.Engine, GitHub: ws.GitHub, Owner: b.owner(), Actor: b.Identity, HolderGone: gone}
+	return sweep.Repo{Name: r.FullName(), Store: ws.Store, Engine: ws.Engine, GitHub: ws.GitHub, Owner: b.owner(), Actor: b.Identity, HolderGone: gone,
+		Idle: idleNotices{gh: ws.GitHub, log: b.log().With("repository", r.FullName())}}
 }
 
 // succeed moves the head branch's ledger into the pull request's scope in

@@ -26,6 +26,7 @@ const (
 	DefaultQueueSize     = 1000
 	DefaultAPIURL        = "https://api.github.com/"
 	DefaultServerURL     = "https://github.com"
+	DefaultIdleWarn      = 24 * time.Hour
 )
 
 // Config is the bot's configuration, read from its environment by
@@ -57,6 +58,12 @@ type Config struct {
 	// Action has too; SPONSON_RECEIPT_KEY_PREVIOUS during a rotation); nil
 	// when unset.
 	ReceiptKeys *receipt.Keys
+	// IdleTTL, when > 0 (SPONSON_IDLE_TTL), hibernates the preview of an
+	// open pull request that has had no push and no apply for that long,
+	// unless it carries KeepLabel; IdleWarn (SPONSON_IDLE_WARN) before, the
+	// pull request is warned (idle.go).
+	IdleTTL  time.Duration
+	IdleWarn time.Duration
 }
 
 // Source is where the configuration comes from: the environment and the
@@ -91,6 +98,7 @@ func ConfigFromEnv(src Source) (Config, error) {
 	c.Retention = r.duration("SPONSON_RETENTION", DefaultRetention, 0, "not a duration (such as 14d or 336h)")
 	c.Workers = r.number("SPONSON_WORKERS", DefaultWorkers, 256, "not a number from 1 to 256")
 	c.QueueSize = r.number("SPONSON_QUEUE_SIZE", DefaultQueueSize, 0, "not a positive number")
+	c.IdleTTL, c.IdleWarn = r.idle()
 	if c.Approvers = r.get("SPONSON_APPROVERS_TEAM"); c.Approvers != "" {
 		if org, slug, ok := strings.Cut(c.Approvers, "/"); !ok || org == "" || slug == "" || strings.Contains(slug, "/") {
 			r.bad("SPONSON_APPROVERS_TEAM", "is not org/team-slug")
@@ -208,6 +216,21 @@ func (r *envReader) credentialsDir() string {
 		r.bad(CredentialsDirVar, "names %q, which is not a directory (the files are <owner>/<repo>.env and <owner>.env inside it)", dir)
 	}
 	return dir
+}
+
+// idle reads SPONSON_IDLE_TTL (unset: no idle expiry) and
+// SPONSON_IDLE_WARN, which must be shorter than the TTL.
+func (r *envReader) idle() (ttl, warn time.Duration) {
+	ttl = r.duration("SPONSON_IDLE_TTL", 0, time.Hour, "not a duration of at least 1h (such as 7d or 168h; unset for no idle expiry)")
+	warn = r.duration("SPONSON_IDLE_WARN", DefaultIdleWarn, time.Minute, "not a duration of at least 1m (such as 1d or 24h)")
+	switch {
+	case ttl == 0 || warn < ttl:
+	case r.get("SPONSON_IDLE_WARN") == "":
+		warn = ttl / 2 // the default day does not fit a TTL of a day or less
+	case !slices.Contains(r.names, "SPONSON_IDLE_WARN"):
+		r.bad("SPONSON_IDLE_WARN", "is %s, not shorter than SPONSON_IDLE_TTL (%s): the warning must come before the expiry", warn, ttl)
+	}
+	return ttl, warn
 }
 
 // url is an http(s) URL variable (def when unset).

@@ -76,6 +76,17 @@
 //     <owner>.env (credentials.go), never the process environment's nor
 //     another repository's; with neither file the workspace is refused
 //     (no engine), the pull request's comment and a metric say so.
+//   - Idle expiry (SPONSON_IDLE_TTL, idle.go; the sweep decides,
+//     internal/sweep's invariants): the warning is written into the bot's
+//     own comment of the environment, its hidden line recording when,
+//     from which last activity and until when; it is read back only from
+//     the bot's own comment, so a replica that did not write it honours it
+//     and a bot that was down never expires a preview it had not warned
+//     the warning period before. A comment rewritten since (a command's
+//     result) loses the line, and the preview is warned anew: later,
+//     never sooner. The last push is the head branch's tip's committer
+//     time (none for a fork). A hibernation marks the deployment inactive
+//     and says how to wake the preview; it writes no tombstone.
 //   - Every log line of a job carries the delivery id, installation,
 //     repository, pull request and scope (and the run id of a teardown).
 package bot

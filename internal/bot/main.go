@@ -111,7 +111,8 @@ func Main(args []string, env Env, stdout, stderr io.Writer) int {
 	}
 	v := version.Get()
 	log.Info("the bot started", "version", v.Version, "commit", v.Commit, "go", v.Go, "addr", ln.Addr().String(),
-		"api", cfg.APIURL, "server", cfg.ServerURL, "workers", cfg.Workers, "sweep_interval", cfg.SweepInterval.String(), "retention", cfg.Retention.String())
+		"api", cfg.APIURL, "server", cfg.ServerURL, "workers", cfg.Workers, "sweep_interval", cfg.SweepInterval.String(), "retention", cfg.Retention.String(),
+		"idle_ttl", cfg.IdleTTL.String(), "idle_warn", cfg.IdleWarn.String())
 	if err := b.Serve(ctx, ln, cfg.SweepInterval); err != nil {
 		log.Error("the server stopped", "error", err.Error())
 		return 1
@@ -173,9 +174,10 @@ func newBot(cfg Config, log *slog.Logger, clk clock.Clock) (*Bot, error) {
 		Queue:     q,
 		Dedup:     &Dedup{Clock: clk},
 		Clock:     clk,
-		Sweeper:   &sweep.Sweeper{Retention: cfg.Retention, Claim: sweep.ClaimTTL(cfg.SweepInterval)},
-		Ready:     app.Check,
-		Workers:   cfg.Workers,
+		Sweeper: &sweep.Sweeper{Retention: cfg.Retention, Claim: sweep.ClaimTTL(cfg.SweepInterval),
+			IdleTTL: cfg.IdleTTL, IdleWarn: cfg.IdleWarn, KeepLabel: KeepLabel},
+		Ready:   app.Check,
+		Workers: cfg.Workers,
 	}
 	// Who the bot is (the login of its comments, the actor of its leases)
 	// is GitHub's answer to GET /app: until GitHub gives it, the bot

@@ -57,6 +57,9 @@ type Metrics struct {
 	// CredentialsRefused counts work refused for a repository without
 	// usable credentials under SPONSON_CREDENTIALS_DIR.
 	CredentialsRefused *prometheus.CounterVec
+	// IdlePreviews counts what idle expiry did to open pull requests'
+	// previews: warned, expired (hibernated), kept (the keep label).
+	IdlePreviews *prometheus.CounterVec
 }
 
 // NewMetrics registers the bot's metrics; queue and gh feed the gauges
@@ -87,7 +90,7 @@ func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 	})
 	m.Teardowns = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sponson_bot_teardowns_total", Help: "Scope teardowns per environment, by trigger (webhook, sweep) and outcome (destroyed, nothing, failed).",
+		Name: "sponson_bot_teardowns_total", Help: "Scope teardowns per environment, by trigger (webhook, sweep, idle) and outcome (destroyed, nothing, failed).",
 	}, []string{"trigger", "outcome"})
 	m.ResourcesDestroyed = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sponson_bot_resources_destroyed_total", Help: "Resources destroyed by teardowns and sweeps.",
@@ -107,7 +110,10 @@ func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 	m.CredentialsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sponson_bot_credentials_refused_total", Help: "Work refused for a repository with no usable credentials file under SPONSON_CREDENTIALS_DIR, by work (teardown, succession, sweep) and code (CREDENTIALS_NOT_FOUND, CREDENTIALS_INVALID).",
 	}, []string{"work", "code"})
-	m.Registry.MustRegister(m.CredentialsRefused)
+	m.IdlePreviews = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sponson_bot_idle_previews_total", Help: "Idle previews of open pull requests, by outcome (warned; expired: hibernated, its resources destroyed; kept: the keep label kept it).",
+	}, []string{"outcome"})
+	m.Registry.MustRegister(m.CredentialsRefused, m.IdlePreviews)
 	m.Registry.MustRegister(m.BuildInfo, m.GitHubCalls, m.Deliveries, m.HandlerLatency, m.AckLatency, m.Teardowns, m.ResourcesDestroyed,
 		m.Successions, m.ResourcesInherited, m.SweepFindings, m.Sweeps,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -173,5 +179,13 @@ func (m *Metrics) Finding(f sweep.Finding) {
 		}
 		m.Teardowns.WithLabelValues("sweep", outcome).Inc()
 		m.ResourcesDestroyed.Add(float64(len(f.Destroyed)))
+	case sweep.IdleExpired:
+		m.IdlePreviews.WithLabelValues("expired").Inc()
+		m.Teardowns.WithLabelValues("idle", "destroyed").Inc()
+		m.ResourcesDestroyed.Add(float64(len(f.Destroyed)))
+	case sweep.IdleWarned:
+		m.IdlePreviews.WithLabelValues("warned").Inc()
+	case sweep.Kept:
+		m.IdlePreviews.WithLabelValues("kept").Inc()
 	}
 }

@@ -41,6 +41,7 @@ type PullRequest struct {
 	BaseSHA  string
 	BaseRepo string
 	ClosedAt time.Time
+	Labels   []string // the names of its labels
 }
 
 // Open reports whether the pull request is open.
@@ -103,6 +104,9 @@ type Branch struct {
 	Name      string
 	SHA       string
 	Protected bool
+	// Committed is the tip commit's committer time (when it was made or
+	// last rewritten: a rebase or an amend sets it anew).
+	Committed time.Time
 }
 
 // Repository is what Sponson reads of a repository.
@@ -148,8 +152,16 @@ func pullRequest(p *gh.PullRequest) PullRequest {
 		Title: p.GetTitle(), HTMLURL: p.GetHTMLURL(), User: p.GetUser().GetLogin(),
 		HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), HeadRepo: p.GetHead().GetRepo().GetFullName(),
 		BaseRef: p.GetBase().GetRef(), BaseSHA: p.GetBase().GetSHA(), BaseRepo: p.GetBase().GetRepo().GetFullName(),
-		ClosedAt: p.GetClosedAt().Time,
+		ClosedAt: p.GetClosedAt().Time, Labels: labelNames(p.Labels),
 	}
+}
+
+func labelNames(ls []*gh.Label) []string {
+	out := make([]string, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, l.GetName())
+	}
+	return out
 }
 
 func repository(r *gh.Repository) Repository {
@@ -414,7 +426,8 @@ func (c *Client) GetBranch(ctx context.Context, owner, repo, branch string) (Bra
 		}
 		return Branch{}, wrapErr(err, cl)
 	}
-	return Branch{Name: b.GetName(), SHA: b.GetCommit().GetSHA(), Protected: b.GetProtected()}, nil
+	return Branch{Name: b.GetName(), SHA: b.GetCommit().GetSHA(), Protected: b.GetProtected(),
+		Committed: b.GetCommit().GetCommit().GetCommitter().GetDate().Time}, nil
 }
 
 // BranchExists reports whether branch exists under that name (a 404 is

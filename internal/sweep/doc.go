@@ -1,6 +1,7 @@
 // Package sweep reconciles a repository's receipt store with GitHub: it
 // destroys what closed pull requests and deleted branches left behind,
-// retries teardowns that failed, deletes tombstoned receipt branches once
+// hibernates previews idle past a TTL (when set), retries teardowns that
+// failed, deletes tombstoned receipt branches once
 // they are older than the retention, and reports leases that expired
 // without being released (action-and-bot.md, "The sweep"). The bot runs it
 // on start and every SPONSON_SWEEP_INTERVAL; `sponson gc` runs the same
@@ -11,8 +12,8 @@
 // a failed delivery by itself.
 //
 // Invariants:
-//   - Nothing is destroyed whose pull request is open, nor a scope whose
-//     lease is live: the state of the pull request (or branch) is asked
+//   - Nothing is destroyed whose pull request is open (but an idle
+//     preview, below), nor a scope whose lease is live: the state of the pull request (or branch) is asked
 //     again right before each destroy, and the destroy itself runs under
 //     the scope's lease (engine.Destroy), which a live holder keeps.
 //   - Nothing is destroyed on an unknown answer: a GitHub error leaves the
@@ -29,6 +30,27 @@
 //     only by the holder of the lease of parent object ClaimIdentity in its
 //     own store, taken for Claim and not released: replicas sweeping within
 //     one interval do the work once; a held claim costs no push.
+//   - The claim is renewed every third of its TTL while the sweep runs
+//     (keepClaim), so a sweep longer than the claim stays one replica's;
+//     a renewal refused LOCK_LOST (the claim lapsed and another replica
+//     took it) stops this sweep from starting another scope's judgement
+//     (Report.ClaimLost); what is under way finishes under its scope's
+//     lease. After the sweep the claim is left to lapse, as before.
+//   - Idle expiry (Sweeper.IdleTTL > 0, a Repo with an Idler, and a
+//     GitHub that lists open pull requests with labels, OpenDescriber) is
+//     the only way an open pull request's scope is destroyed. Activity is
+//     the later of the receipt's last apply and the head's last push; a
+//     preview idle TTL − warn is warned (IdleWarning, kept by the Idler),
+//     and is hibernated only when it is idle TTL, was warned at least warn
+//     ago, and the warning counted from the activity there is now (a push
+//     or an apply since answers it). Right before destroying, GitHub is
+//     asked again: a close, a keep label or a new head leaves it alone.
+//     The destroy is the engine's (leases, locks, manual steps, the
+//     production approval: an unattended sweep destroys nothing of
+//     production) with no tombstone, so the next apply rebuilds it. A pull
+//     request carrying KeepLabel is never expired. GitHub is asked nothing
+//     more about a preview whose receipt branch was written less than
+//     TTL − warn ago (its receipt is not even read).
 //   - At most Sweeper.Concurrency scopes are judged at once.
 //   - GitHub is asked once per sweep for the open pull requests (when it
 //     can list them, OpenLister); a pull request among them is left alone

@@ -16,9 +16,30 @@ type ClientRepo struct {
 }
 
 var (
-	_ GitHub     = ClientRepo{}
-	_ OpenLister = ClientRepo{}
+	_ GitHub        = ClientRepo{}
+	_ OpenLister    = ClientRepo{}
+	_ OpenDescriber = ClientRepo{}
 )
+
+// OpenPullRequestsDescribed lists the repository's open pull requests,
+// every page, with their heads and labels: the same requests as
+// OpenPullRequests.
+func (c ClientRepo) OpenPullRequestsDescribed(ctx context.Context) ([]PullRequest, error) {
+	prs, err := c.Client.ListPullRequests(ctx, c.Owner, c.Name, "open")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PullRequest, len(prs))
+	for i, p := range prs {
+		out[i] = pullRequest(p)
+	}
+	return out, nil
+}
+
+func pullRequest(p github.PullRequest) PullRequest {
+	return PullRequest{Number: p.Number, Open: p.Open(), Merged: p.Merged, ClosedAt: p.ClosedAt,
+		HeadRef: p.HeadRef, HeadSHA: p.HeadSHA, HeadRepo: p.HeadRepo, BaseRepo: p.BaseRepo, Labels: p.Labels}
+}
 
 // OpenPullRequests lists the numbers of the repository's open pull
 // requests, every page.
@@ -44,8 +65,7 @@ func (c ClientRepo) PullRequest(ctx context.Context, n int) (PullRequest, bool, 
 	if err != nil {
 		return PullRequest{}, false, err
 	}
-	return PullRequest{Number: p.Number, Open: p.Open(), Merged: p.Merged, ClosedAt: p.ClosedAt,
-		HeadRef: p.HeadRef, HeadSHA: p.HeadSHA, HeadRepo: p.HeadRepo, BaseRepo: p.BaseRepo}, true, nil
+	return pullRequest(p), true, nil
 }
 
 // BranchExists asks GitHub whether the branch exists.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sponson/apply/pkg/errs"
@@ -57,7 +58,7 @@ func (s *Sweeper) retention() time.Duration {
 // the tips' commits and trees), GitHub's open pull requests once, one
 // batch read of the scopes to decide on (mustRead), the judgement of those
 // alone, and the pruning of what that read found tombstoned and old.
-func (s *Sweeper) sweepSurveyed(ctx context.Context, r Repo, sv Surveyor, rep *Report) error {
+func (s *Sweeper) sweepSurveyed(ctx context.Context, r Repo, sv Surveyor, rep *Report, lost *atomic.Bool) error {
 	survey, err := sv.Survey(ctx)
 	if err != nil {
 		s.note(rep, Finding{Repo: r.Name, Kind: StoreFailed, Why: "the receipt store's scopes cannot be listed", Error: errs.Coded(err).Message, Code: string(errs.CodeOf(err))})
@@ -76,7 +77,7 @@ func (s *Sweeper) sweepSurveyed(ctx context.Context, r Repo, sv Surveyor, rep *R
 		judged  []gitstore.SurveyedScope
 	)
 	for _, sc := range survey.Scopes {
-		j, p := mustRead(sc, open, ret, now)
+		j, p := mustRead(sc, open, ret, s.idleFrom(r), now)
 		if j {
 			judged = append(judged, sc)
 		}
@@ -106,14 +107,15 @@ func (s *Sweeper) sweepSurveyed(ctx context.Context, r Repo, sv Surveyor, rep *R
 		if !ok {
 			continue // its branch was deleted since the survey
 		}
-		if ctx.Err() != nil {
+		sem <- struct{}{}
+		if ctx.Err() != nil || lost.Load() {
+			<-sem
 			break
 		}
 		ref := sc.ScopeRef
 		ref.Lease = st.Lease
 		ref.HasReceipt = st.Receipt != nil || st.Err != nil
 		read := &preRead{rec: st.Receipt, err: st.Err}
-		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -126,7 +128,7 @@ func (s *Sweeper) sweepSurveyed(ctx context.Context, r Repo, sv Surveyor, rep *R
 		}()
 	}
 	wg.Wait()
-	if ret < 0 || ctx.Err() != nil {
+	if ret < 0 || ctx.Err() != nil || lost.Load() {
 		return nil
 	}
 	pruned, err := sv.PruneSurveyed(ctx, states, ret)
@@ -152,18 +154,24 @@ func (s *Sweeper) sweepSurveyed(ctx context.Context, r Repo, sv Surveyor, rep *R
 //     commit time, in the survey, says which may be, and only those are
 //     read. An open pull request's scope is never pruned (its tombstone,
 //     if any, goes at a sweep after it closes).
-func mustRead(sc gitstore.SurveyedScope, open map[int]bool, ret time.Duration, now time.Time) (judge, prune bool) {
+//   - With idle expiry on, an open pull request's scope whose branch was
+//     last written at least TTL − warn ago (idleFrom; < 0 off): its
+//     receipt says when it was last applied. A fresher one is not read.
+func mustRead(sc gitstore.SurveyedScope, open *openSet, ret, idleFrom time.Duration, now time.Time) (judge, prune bool) {
 	if !sc.HasReceipt && !sc.Locked {
 		return false, false
 	}
 	kind, id, err := scope.Parse(sc.Scope)
 	isOpen := false
-	if err == nil && kind == scope.KindPR && open != nil {
+	if err == nil && kind == scope.KindPR {
 		n, _ := strconv.Atoi(id)
-		isOpen = open[n]
+		isOpen = open.has(n)
 	}
 	if err == nil && (kind == scope.KindPR || kind == scope.KindBranch) {
 		judge = sc.Locked || sc.HasReceipt && !isOpen
+	}
+	if isOpen && open.described && idleFrom >= 0 && sc.HasReceipt && now.Sub(sc.At) >= idleFrom {
+		judge = true // idle long enough that idle expiry must look (judgeIdle)
 	}
 	prune = ret >= 0 && sc.HasReceipt && !isOpen && now.Sub(sc.At) >= ret
 	return judge, prune

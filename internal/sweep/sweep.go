@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sponson/apply/pkg/clock"
@@ -30,6 +31,9 @@ type PullRequest struct {
 	HeadSHA  string
 	HeadRepo string // owner/name of the head repository ("" when it was deleted)
 	BaseRepo string // owner/name
+	// Labels are the names of the pull request's labels (nil when the
+	// answer did not carry them).
+	Labels []string
 }
 
 // GitHub answers what the sweep asks about one repository. A method that
@@ -90,6 +94,10 @@ type Repo struct {
 	// scope is judged as if its lease had expired. nil: a live lease is
 	// always left alone.
 	HolderGone engine.HolderGone
+	// Idle, when set, is how idle expiry (Sweeper.IdleTTL) learns when a
+	// pull request's head was pushed and records and says its warnings;
+	// nil: the repository's previews never expire for idleness.
+	Idle Idler
 }
 
 // Kind is what a finding is about.
@@ -110,6 +118,9 @@ const (
 	NoBranchName  Kind = "branch_unnamed"  // a branch scope whose receipt records no branch: left alone
 	PRNotFound    Kind = "pr_not_found"    // a pr-<n> scope whose pull request does not exist: left alone
 	InTransit     Kind = "handover_repair" // a branch scope handed over part-way: finished by the destroy
+	IdleWarned    Kind = "idle_warned"     // an open pull request's preview idle TTL − warn: warned when it expires
+	IdleExpired   Kind = "idle_expired"    // an open pull request's preview idle TTL and warned: hibernated (destroyed, no tombstone)
+	Kept          Kind = "kept"            // an idle preview whose pull request carries the keep label: left alone
 )
 
 // Finding is one thing a sweep saw or did, with why.
@@ -134,6 +145,9 @@ type Report struct {
 	// Skipped is set when another replica's claim on the repository's
 	// sweep was live (Sweeper.Claim): nothing was judged.
 	Skipped bool `json:"skipped,omitempty"`
+	// ClaimLost is set when the sweep's claim could not be renewed (another
+	// replica took it): the sweep judged no scope after that.
+	ClaimLost bool `json:"claim_lost,omitempty"`
 }
 
 // Count returns how many findings are of kind k.
@@ -166,6 +180,19 @@ type Sweeper struct {
 	// repository whose claim another replica holds is not swept (the
 	// report says Skipped). 0: every call sweeps (`sponson gc`, one bot).
 	Claim time.Duration
+	// IdleTTL, when > 0, expires the previews of open pull requests idle
+	// that long (no push, no apply): warned IdleWarn before, then
+	// hibernated (destroyed without a tombstone), unless the pull request
+	// carries KeepLabel. Only repositories with an Idler (Repo.Idle) and a
+	// GitHub that lists open pull requests with their labels
+	// (OpenDescriber) are judged. 0: previews never expire for idleness.
+	IdleTTL time.Duration
+	// IdleWarn is how long before the expiry the warning comes
+	// (DefaultIdleWarn when 0; at most IdleTTL).
+	IdleWarn time.Duration
+	// KeepLabel on a pull request keeps its preview from idle expiry
+	// ("" none does).
+	KeepLabel string
 }
 
 func (s *Sweeper) now() time.Time {
@@ -185,22 +212,26 @@ func (s *Sweeper) log() *slog.Logger {
 // Sweep judges every scope of r's store once (see the package's
 // invariants) and prunes its tombstoned branches. It returns what it found;
 // the error is the store's when its scopes cannot be listed at all.
-func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
-	rep := Report{Repo: r.Name, Findings: []Finding{}}
+func (s *Sweeper) Sweep(ctx context.Context, r Repo) (rep Report, err error) {
+	rep = Report{Repo: r.Name, Findings: []Finding{}}
+	var lost atomic.Bool
 	if s.Claim > 0 {
 		mine, err := s.claim(ctx, r)
 		if err != nil {
 			s.note(&rep, Finding{Repo: r.Name, Kind: StoreFailed, Why: "the sweep's claim on the repository could not be taken", Error: errs.Coded(err).Message, Code: string(errs.CodeOf(err))})
 			return rep, err
 		}
-		if !mine {
+		if mine == nil {
 			rep.Skipped = true
 			s.log().Info("another replica sweeps this repository in this interval", "lease", ClaimIdentity)
 			return rep, nil
 		}
+		stop := s.keepClaim(ctx, r, *mine, &lost)
+		defer func() { rep.ClaimLost = lost.Load() }()
+		defer stop()
 	}
 	if sv, ok := surveyorOf(r.Store); ok {
-		err := s.sweepSurveyed(ctx, r, sv, &rep)
+		err := s.sweepSurveyed(ctx, r, sv, &rep, &lost)
 		sortFindings(rep.Findings)
 		return rep, err
 	}
@@ -220,10 +251,11 @@ func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, n)
 	for _, ref := range refs {
-		if ctx.Err() != nil {
+		sem <- struct{}{}
+		if ctx.Err() != nil || lost.Load() {
+			<-sem
 			break
 		}
-		sem <- struct{}{}
 		wg.Add(1)
 		go func(ref receipt.ScopeRef) {
 			defer wg.Done()
@@ -236,7 +268,7 @@ func (s *Sweeper) Sweep(ctx context.Context, r Repo) (Report, error) {
 		}(ref)
 	}
 	wg.Wait()
-	if p, ok := r.Store.(Pruner); ok && s.Retention >= 0 && ctx.Err() == nil {
+	if p, ok := r.Store.(Pruner); ok && s.Retention >= 0 && ctx.Err() == nil && !lost.Load() {
 		ret := s.Retention
 		if ret == 0 {
 			ret = 14 * 24 * time.Hour
@@ -278,14 +310,31 @@ func (s *Sweeper) note(rep *Report, f Finding) {
 	}
 }
 
+// openSet is the repository's open pull requests as one listing gave
+// them: described when the listing carried their heads and labels
+// (OpenDescriber), else numbers alone. A nil *openSet knows of none.
+type openSet struct {
+	prs       map[int]PullRequest
+	described bool
+}
+
+func (o *openSet) has(n int) bool {
+	if o == nil {
+		return false
+	}
+	_, ok := o.prs[n]
+	return ok
+}
+
 // openPullRequests lists the open pull requests once, when r's GitHub can
-// (OpenLister) and a scope has a receipt to judge: the set
-// of their numbers, or nil to ask about each one (no lister, nothing to
-// ask, or the listing failed: it is logged, and each scope is asked
-// about as without it).
-func (s *Sweeper) openPullRequests(ctx context.Context, r Repo, refs []receipt.ScopeRef) map[int]bool {
+// (OpenDescriber, else OpenLister) and a scope has a receipt to judge: the
+// set of them, or nil to ask about each one (no lister, nothing to ask, or
+// the listing failed: it is logged, and each scope is asked about as
+// without it).
+func (s *Sweeper) openPullRequests(ctx context.Context, r Repo, refs []receipt.ScopeRef) *openSet {
+	od, described := r.GitHub.(OpenDescriber)
 	ol, ok := r.GitHub.(OpenLister)
-	if !ok {
+	if !ok && !described {
 		return nil
 	}
 	judged := false
@@ -298,14 +347,24 @@ func (s *Sweeper) openPullRequests(ctx context.Context, r Repo, refs []receipt.S
 	if !judged {
 		return nil
 	}
-	nums, err := ol.OpenPullRequests(ctx)
+	var prs []PullRequest
+	var err error
+	if described {
+		prs, err = od.OpenPullRequestsDescribed(ctx)
+	} else {
+		var nums []int
+		nums, err = ol.OpenPullRequests(ctx)
+		for _, n := range nums {
+			prs = append(prs, PullRequest{Number: n, Open: true})
+		}
+	}
 	if err != nil {
 		s.log().Warn("listing the open pull requests failed; asking about each scope's instead", "repository", r.Name, "error", errs.Coded(err).Message)
 		return nil
 	}
-	open := make(map[int]bool, len(nums))
-	for _, n := range nums {
-		open[n] = true
+	open := &openSet{prs: make(map[int]PullRequest, len(prs)), described: described}
+	for _, p := range prs {
+		open.prs[p.Number] = p
 	}
 	return open
 }
@@ -314,7 +373,7 @@ func (s *Sweeper) openPullRequests(ctx context.Context, r Repo, refs []receipt.S
 // holds the pull requests known to be open (openPullRequests). read, when
 // not nil, is the scope's receipt as a batch read it (sweepSurveyed);
 // otherwise the store is asked.
-func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open map[int]bool, read *preRead) []Finding {
+func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open *openSet, read *preRead) []Finding {
 	base := Finding{Repo: r.Name, Env: ref.Env, Scope: ref.Scope}
 	kind, id, err := scope.Parse(ref.Scope)
 	if err != nil || (kind != scope.KindPR && kind != scope.KindBranch) {
@@ -359,6 +418,12 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open 
 	}
 	switch kind {
 	case scope.KindPR:
+		if n := prNumber(id); open.has(n) {
+			if open.described {
+				return append(out, s.judgeIdle(ctx, r, base, rec, open.prs[n])...)
+			}
+			return out
+		}
 		return append(out, s.judgePR(ctx, r, base, rec, id, open, rec)...)
 	default:
 		return append(out, s.judgeBranch(ctx, r, base, rec, open)...)
@@ -368,13 +433,10 @@ func (s *Sweeper) judge(ctx context.Context, r Repo, ref receipt.ScopeRef, open 
 // judgePR judges pull request id's scope from receipt rec (which, for a
 // branch scope in transit, is the branch scope's); own is the receipt of
 // base's scope when it was read (nil: the teardown reads it).
-func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, id string, open map[int]bool, own *receipt.Receipt) []Finding {
-	n := 0
-	for _, c := range id {
-		n = n*10 + int(c-'0')
-	}
-	if open[n] {
-		return nil // open: not ours to judge
+func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, id string, open *openSet, own *receipt.Receipt) []Finding {
+	n := prNumber(id)
+	if open.has(n) {
+		return nil // open: not ours to judge (but for idleness, judgeIdle)
 	}
 	state := func() (PullRequest, Finding, bool) {
 		pr, found, err := r.GitHub.PullRequest(ctx, n)
@@ -424,7 +486,7 @@ func (s *Sweeper) judgePR(ctx context.Context, r Repo, base Finding, rec *receip
 	return []Finding{res.finding(base, k, why)}
 }
 
-func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, open map[int]bool) []Finding {
+func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *receipt.Receipt, open *openSet) []Finding {
 	if rec.SupersededBy != "" {
 		// In transit to its pull request (a succession stopped part-way):
 		// the pull request's scope owns these. When that pull request is
@@ -472,6 +534,16 @@ func (s *Sweeper) judgeBranch(ctx context.Context, r Repo, base Finding, rec *re
 	}
 	res := teardownEnv(ctx, r, base.Env, base.Scope, nil, "", rec)
 	return []Finding{res.finding(base, BranchGone, "branch "+rec.Branch+" is gone and its scope still has "+plural(len(rec.Ledger), "resource"))}
+}
+
+// prNumber is the number of a pr-<n> scope's id (digits, scope.Parse
+// checked).
+func prNumber(id string) int {
+	n := 0
+	for _, c := range id {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 func plural(n int, what string) string {

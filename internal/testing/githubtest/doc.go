@@ -32,7 +32,9 @@
 //     commits/{sha}/pulls read the real commit graph, so what a store
 //     pushes is what the REST API shows);
 //   - pull requests (state, head ref/sha/repository including forks,
-//     base), issue comments with author and edit history (Comments: a test
+//     base, the labels on them), commits as the real ones are (author
+//     and committer with their times, which the fake's clock sets for
+//     the commits it makes), issue comments with author and edit history (Comments: a test
 //     asserts "exactly one comment, edited in place"; an integration may
 //     edit only its own), workflow runs, git refs;
 //   - deployments and their statuses: create resolves the ref, refuses

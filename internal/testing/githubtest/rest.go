@@ -195,6 +195,18 @@ func (is *Issues) pull(rs *repoState, pr PullRequest, schema string) map[string]
 		}
 	}
 	m["head"], m["base"] = side(pr.Head), side(pr.Base)
+	is.f.mu.Lock()
+	on := is.issueLabelsLocked(rs, pr.Number)
+	is.f.mu.Unlock()
+	labels := []any{}
+	for _, l := range on {
+		// A pull request's labels are objects whose description is a
+		// string, "" when the label has none.
+		lm := is.label(rs.FullName, l)
+		lm["description"] = l.Description
+		labels = append(labels, lm)
+	}
+	m["labels"] = labels
 	return m
 }
 
@@ -276,6 +288,14 @@ func (gt *Git) commitObject(full, sha string) map[string]any {
 	if inner, ok := m["commit"].(map[string]any); ok {
 		msg, _ := gt.git(gt.gitDir(full), nil, "log", "-1", "--format=%B", sha)
 		inner["message"] = msg
+		// Who and when, from the real commit: the committer's time is when
+		// the head was last made (the idle sweep's last push).
+		if out, err := gt.git(gt.gitDir(full), nil, "log", "-1", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI", sha); err == nil {
+			if f := strings.Split(strings.TrimSpace(out), "\x00"); len(f) == 6 {
+				inner["author"] = map[string]any{"name": f[0], "email": f[1], "date": utcStamp(f[2])}
+				inner["committer"] = map[string]any{"name": f[3], "email": f[4], "date": utcStamp(f[5])}
+			}
+		}
 		inner["url"] = gt.f.opts.api("/repos/" + full + "/git/commits/" + sha)
 		if tr, ok := inner["tree"].(map[string]any); ok {
 			tree, _ := gt.git(gt.gitDir(full), nil, "rev-parse", sha+"^{tree}")
@@ -283,6 +303,15 @@ func (gt *Git) commitObject(full, sha string) map[string]any {
 		}
 	}
 	return m
+}
+
+// utcStamp is a git ISO 8601 time as GitHub writes it (UTC, Z).
+func utcStamp(iso string) string {
+	t, err := time.Parse(time.RFC3339, iso)
+	if err != nil {
+		return iso
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func listBranches(c *call) {
