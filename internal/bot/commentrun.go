@@ -158,31 +158,16 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 	if cmd.Verb == "unlock" && cmd.Parent != "" {
 		return x.unlockParent(ctx, log, ws, cg, e, cmd, perm)
 	}
-	var p *plan.Plan
-	if cmd.Verb != "destroy" && cmd.Verb != "unlock" && cmd.Verb != "keep" && cmd.Verb != "unkeep" {
-		src, err := cg.FileAt(ctx, PlanFile, pr.HeadSHA)
-		if err != nil {
-			return x.answer(ctx, log, ws, cg, e, refused("%s: %s could not be read at the head commit %s: %s", cmd, PlanFile, pr.HeadSHA, errs.Coded(err).Message))
-		}
-		if p, err = plan.Parse(PlanFile, src); err != nil {
-			return x.answer(ctx, log, ws, cg, e, err)
-		}
+	p, err := planAt(ctx, cg, cmd, pr)
+	if err != nil {
+		return x.answer(ctx, log, ws, cg, e, err)
 	}
 	envs, err := x.commandEnvs(ctx, ws, cmd, p, e.Scope)
 	if err != nil {
 		return x.answer(ctx, log, ws, cg, e, err)
 	}
-	for _, env := range envs {
-		if !plan.Production(env) || !cmd.Writes() {
-			continue
-		}
-		ok, err := x.approver(ctx, cg, e.Author, perm)
-		if err != nil {
-			return x.answer(ctx, log, ws, cg, e, err) // GitHub's refusal names the permission the App lacks
-		}
-		if !ok {
-			return x.answer(ctx, log, ws, cg, e, refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), x.approversText(), md(e.Author), perm))
-		}
+	if err := x.mayWrite(ctx, cg, e, cmd, perm, envs); err != nil {
+		return x.answer(ctx, log, ws, cg, e, err)
 	}
 	if ws.Refused != nil && cmd.Verb != "unlock" {
 		// No provider work without the repository's own credentials.
@@ -190,6 +175,43 @@ func (x commands) runCommand(ctx context.Context, log *slog.Logger, ws *Workspac
 		x.react(ctx, log, cg, e.CommentID, "confused")
 		return nil
 	}
+	return x.runEnvs(ctx, log, ws, cg, e, cmd, p, pr, envs)
+}
+
+// planAt reads and parses the plan at the pull request's head commit, for
+// a command that runs one (nil for destroy and unlock).
+func planAt(ctx context.Context, cg CommandGitHub, cmd Command, pr sweep.PullRequest) (*plan.Plan, error) {
+	if cmd.Verb == "destroy" || cmd.Verb == "unlock" || cmd.Verb == "keep" || cmd.Verb == "unkeep" {
+		return nil, nil
+	}
+	src, err := cg.FileAt(ctx, PlanFile, pr.HeadSHA)
+	if err != nil {
+		return nil, refused("%s: %s could not be read at the head commit %s: %s", cmd, PlanFile, pr.HeadSHA, errs.Coded(err).Message)
+	}
+	return plan.Parse(PlanFile, src)
+}
+
+// mayWrite refuses cmd where it writes production and the commenter is
+// neither an admin nor an approver.
+func (x commands) mayWrite(ctx context.Context, cg CommandGitHub, e issueComment, cmd Command, perm string, envs []string) error {
+	for _, env := range envs {
+		if !plan.Production(env) || !cmd.Writes() {
+			continue
+		}
+		ok, err := x.approver(ctx, cg, e.Author, perm)
+		if err != nil {
+			return err // GitHub's refusal names the permission the App lacks
+		}
+		if !ok {
+			return refused("%s writes production (%s): it needs an admin of the repository%s, who is recorded as its approver; %s has %s", cmd, md(env), x.approversText(), md(e.Author), perm)
+		}
+	}
+	return nil
+}
+
+// runEnvs runs cmd in each of envs, writing each environment's comment
+// and showing each run as a deployment, then reacts to the comment.
+func (x commands) runEnvs(ctx context.Context, log *slog.Logger, ws *Workspace, cg CommandGitHub, e issueComment, cmd Command, p *plan.Plan, pr sweep.PullRequest, envs []string) error {
 	var firstErr error
 	var blocked []string
 	for _, env := range envs {

@@ -168,6 +168,16 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
+// succession counts one succession by outcome (moved, nothing, failed)
+// and the resources it moved; a nil Metrics counts nothing.
+func (m *Metrics) succession(outcome string, moved int) {
+	if m == nil {
+		return
+	}
+	m.Successions.WithLabelValues(outcome).Inc()
+	m.ResourcesInherited.Add(float64(moved))
+}
+
 // Finding counts a sweep finding (sweep.Observer).
 func (m *Metrics) Finding(f sweep.Finding) {
 	m.SweepFindings.WithLabelValues(string(f.Kind)).Inc()
