@@ -105,7 +105,7 @@ func NewMetrics(queue *Queue, gh func() GitHubCounters) *Metrics {
 		Name: "sponson_bot_sweep_findings_total", Help: "What sweeps found, by kind.",
 	}, []string{"kind"})
 	m.Sweeps = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sponson_bot_sweeps_total", Help: "Repository sweeps, by outcome (ok, failed, skipped: another replica held the repository's sweep for this interval).",
+		Name: "sponson_bot_sweeps_total", Help: "Repository sweeps, by outcome (ok, failed, skipped: another replica held the repository's sweep for this interval, claim_lost: another replica took it over mid-sweep, which then started no more scopes).",
 	}, []string{"outcome"})
 	m.CredentialsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sponson_bot_credentials_refused_total", Help: "Work refused for a repository with no usable credentials file under SPONSON_CREDENTIALS_DIR, by work (teardown, succession, sweep) and code (CREDENTIALS_NOT_FOUND, CREDENTIALS_INVALID).",

@@ -75,6 +75,8 @@ func (b *Bot) SweepAll(ctx context.Context) []sweep.Report {
 			outcome = "failed"
 		case rep.Skipped:
 			outcome = "skipped"
+		case rep.ClaimLost:
+			outcome = "claim_lost"
 		}
 		if b.Metrics != nil {
 			b.Metrics.Sweeps.WithLabelValues(outcome).Inc()
