@@ -13,8 +13,10 @@ import (
 
 	"github.com/sponson/apply/internal/testing/gittest"
 	"github.com/sponson/apply/pkg/adapter"
+	"github.com/sponson/apply/pkg/adapter/httpclient"
 	"github.com/sponson/apply/pkg/adapters"
 	"github.com/sponson/apply/pkg/adapters/vercel"
+	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 	"github.com/sponson/apply/pkg/scope"
@@ -64,7 +66,11 @@ func newMarkWorld(t *testing.T) *markWorld {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
-	builtin := adapters.Registry(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }, nil)
+	// Neon answers 423 while its branch operation runs; the client's
+	// retries wait on the test's clock, whose sleeps only yield (the
+	// operation finishes after further requests, not after time).
+	client := httpclient.New(httpclient.Config{Clock: enginetest.Yielding(w.tm)})
+	builtin := adapters.Registry(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }, client)
 	w.eng.Ops = adapter.NewRegistry(builtin.Ops()...)
 	p := strings.NewReplacer("%NEON%", np.ID, "%SITE%", site).Replace(markedPlan)
 	return &markWorld{world: w, cloud: cloud, dir: dir, neon: np.ID, site: site, plan: p,

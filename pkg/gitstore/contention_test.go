@@ -34,7 +34,9 @@ func TestMain(m *testing.M) {
 	}
 	// The tests wait on git processes and servers, not on the CPU.
 	testparallel.AtLeast(8)
-	os.Exit(m.Run())
+	code := m.Run()
+	gittest.RemoveFixtures()
+	os.Exit(code)
 }
 
 // TestContention races nine writers — four goroutines with their own Store,

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -247,6 +248,7 @@ type cliRacer struct {
 	counter   string
 	lease     receipt.Lease
 	n         int
+	blobs     map[string][]byte // the blobs the last tip read, by id
 }
 
 func newCLIRacer(t gittest.TB, name, url string, target receipt.Target, counter string) *cliRacer {
@@ -266,8 +268,11 @@ func (c *cliRacer) git(stdin []byte, args ...string) (string, error) {
 }
 
 // tip fetches the branch's tip ("" when the branch does not exist) and its
-// top-level files.
+// top-level files, and reads the files the racer reads (generation,
+// lock.json, receipt.json) with them: the commit, its tree and those
+// blobs in one `git cat-file --batch`.
 func (c *cliRacer) tip() (string, map[string]string, error) {
+	c.blobs = nil
 	out, err := c.git(nil, "fetch", "-q", "--no-tags", "--depth=1", c.url, "+"+c.ref+":refs/tip")
 	if err != nil {
 		if strings.Contains(out, "couldn't find remote ref") {
@@ -275,25 +280,83 @@ func (c *cliRacer) tip() (string, map[string]string, error) {
 		}
 		return "", nil, err
 	}
-	h, err := c.git(nil, "rev-parse", "refs/tip")
+	names := []string{"refs/tip", "refs/tip^{tree}"}
+	for _, f := range []string{GenerationFile, receipt.LockFile, receipt.ReceiptFile} {
+		names = append(names, "refs/tip:"+f)
+	}
+	out, err = c.git([]byte(strings.Join(names, "\n")+"\n"), "cat-file", "--batch")
 	if err != nil {
 		return "", nil, err
 	}
-	h = strings.TrimSpace(h)
-	ls, err := c.git(nil, "ls-tree", h)
-	if err != nil {
-		return "", nil, err
+	objs, err := parseBatch(out, len(names))
+	if err != nil || objs[0] == nil || objs[1] == nil {
+		return "", nil, fmt.Errorf("%s: cat-file --batch of the tip: %v: %q", c.name, err, out)
 	}
-	files := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(ls), "\n") {
-		if meta, name, ok := strings.Cut(line, "\t"); ok {
-			files[name] = strings.Fields(meta)[2]
+	files, err := treeEntries(objs[1].data)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: the tip's tree: %v", c.name, err)
+	}
+	c.blobs = map[string][]byte{}
+	for _, o := range objs[2:] {
+		if o != nil {
+			c.blobs[o.id] = o.data
 		}
 	}
-	return h, files, nil
+	return objs[0].id, files, nil
 }
 
+// batchObject is one object of `git cat-file --batch`'s output.
+type batchObject struct {
+	id   string
+	data []byte
+}
+
+// parseBatch reads n answers of `git cat-file --batch`: each object, or
+// nil where git answered "missing".
+func parseBatch(out string, n int) ([]*batchObject, error) {
+	objs := make([]*batchObject, 0, n)
+	for i := 0; i < n; i++ {
+		header, rest, ok := strings.Cut(out, "\n")
+		if !ok {
+			return nil, fmt.Errorf("answer %d cut short", i)
+		}
+		f := strings.Fields(header)
+		if len(f) == 2 && f[1] == "missing" {
+			objs, out = append(objs, nil), rest
+			continue
+		}
+		if len(f) != 3 {
+			return nil, fmt.Errorf("answer %d: header %q", i, header)
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || len(rest) < size+1 {
+			return nil, fmt.Errorf("answer %d: header %q over %d bytes", i, header, len(rest))
+		}
+		objs, out = append(objs, &batchObject{id: f[0], data: []byte(rest[:size])}), rest[size+1:]
+	}
+	return objs, nil
+}
+
+// treeEntries is a tree object's entries, name → object id.
+func treeEntries(tree []byte) (map[string]string, error) {
+	files := map[string]string{}
+	for len(tree) > 0 {
+		sp := bytes.IndexByte(tree, ' ')
+		nul := bytes.IndexByte(tree, 0)
+		if sp < 0 || nul < sp || len(tree) < nul+1+20 {
+			return nil, fmt.Errorf("a malformed tree entry")
+		}
+		files[string(tree[sp+1:nul])] = hex.EncodeToString(tree[nul+1 : nul+21])
+		tree = tree[nul+21:]
+	}
+	return files, nil
+}
+
+// blob is the content of blob h: one that tip read, or read now.
 func (c *cliRacer) blob(h string) ([]byte, error) {
+	if data, ok := c.blobs[h]; ok {
+		return data, nil
+	}
 	out, err := c.git(nil, "cat-file", "blob", h)
 	return []byte(out), err
 }

@@ -19,7 +19,7 @@ import (
 // shapeBranch makes a commit on branch with the git CLI, as anyone with
 // push access could: shape runs in the work tree (checked out at the
 // branch's tip, or empty) before everything in it is committed and pushed.
-func shapeBranch(t *testing.T, bare, branch string, shape func(work string)) {
+func shapeBranch(t gittest.TB, bare, branch string, shape func(work string)) {
 	t.Helper()
 	work := t.TempDir()
 	gittest.Run(t, work, "init", "-q")
@@ -80,55 +80,51 @@ func TestOneBadBranchBlocksOnlyItsScope(t *testing.T) {
 	t.Parallel()
 	shapes := []struct {
 		name  string
-		shape func(t *testing.T, work string)
+		shape func(t gittest.TB, work string)
 		// receiptBad: Read and List of the bad scope are RECEIPT_CORRUPT
 		// (otherwise only its lease is damaged).
 		receiptBad bool
 	}{
-		{"receipt.json a directory", func(t *testing.T, w string) { replaceWithDir(receipt.ReceiptFile)(w) }, true},
-		{"receipt.json a symlink", func(t *testing.T, w string) { replaceWithSymlink(receipt.ReceiptFile, "/etc/passwd")(w) }, true},
-		{"receipt.json a symlink to a receipt", func(t *testing.T, w string) {
+		{"receipt.json a directory", func(t gittest.TB, w string) { replaceWithDir(receipt.ReceiptFile)(w) }, true},
+		{"receipt.json a symlink", func(t gittest.TB, w string) { replaceWithSymlink(receipt.ReceiptFile, "/etc/passwd")(w) }, true},
+		{"receipt.json a symlink to a receipt", func(t gittest.TB, w string) {
 			_ = os.Rename(filepath.Join(w, receipt.ReceiptFile), filepath.Join(w, "real.json"))
 			replaceWithSymlink(receipt.ReceiptFile, "real.json")(w)
 		}, true},
-		{"receipt.json a submodule", func(t *testing.T, w string) {
+		{"receipt.json a submodule", func(t gittest.TB, w string) {
 			_ = os.Remove(filepath.Join(w, receipt.ReceiptFile))
 			gittest.Run(t, w, "rm", "-q", "--cached", receipt.ReceiptFile)
 			gittest.Run(t, w, "update-index", "--add", "--cacheinfo", "160000,0123456789abcdef0123456789abcdef01234567,"+receipt.ReceiptFile)
 		}, true},
-		{"receipt.json junk", func(t *testing.T, w string) { replaceWithBytes(receipt.ReceiptFile, []byte("\x00\xffnot json"))(w) }, true},
-		{"receipt.json missing", func(t *testing.T, w string) { _ = os.Remove(filepath.Join(w, receipt.ReceiptFile)) }, true},
-		{"receipt.json too large", func(t *testing.T, w string) {
+		{"receipt.json junk", func(t gittest.TB, w string) { replaceWithBytes(receipt.ReceiptFile, []byte("\x00\xffnot json"))(w) }, true},
+		{"receipt.json missing", func(t gittest.TB, w string) { _ = os.Remove(filepath.Join(w, receipt.ReceiptFile)) }, true},
+		{"receipt.json too large", func(t gittest.TB, w string) {
 			replaceWithBytes(receipt.ReceiptFile, bytes.Repeat([]byte(" "), receipt.MaxBytes+1))(w)
 		}, true},
-		{"lock.json a directory", func(t *testing.T, w string) { replaceWithDir(receipt.LockFile)(w) }, false},
-		{"lock.json a symlink", func(t *testing.T, w string) { replaceWithSymlink(receipt.LockFile, "receipt.json")(w) }, false},
-		{"lock.json a submodule", func(t *testing.T, w string) {
+		{"lock.json a directory", func(t gittest.TB, w string) { replaceWithDir(receipt.LockFile)(w) }, false},
+		{"lock.json a symlink", func(t gittest.TB, w string) { replaceWithSymlink(receipt.LockFile, "receipt.json")(w) }, false},
+		{"lock.json a submodule", func(t gittest.TB, w string) {
 			gittest.Run(t, w, "update-index", "--add", "--cacheinfo", "160000,0123456789abcdef0123456789abcdef01234567,"+receipt.LockFile)
 		}, false},
-		{"lock.json junk", func(t *testing.T, w string) { replaceWithBytes(receipt.LockFile, []byte("{"))(w) }, false},
-		{"generation a directory", func(t *testing.T, w string) { replaceWithDir(GenerationFile)(w) }, false},
+		{"lock.json junk", func(t gittest.TB, w string) { replaceWithBytes(receipt.LockFile, []byte("{"))(w) }, false},
+		{"generation a directory", func(t gittest.TB, w string) { replaceWithDir(GenerationFile)(w) }, false},
+	}
+	// Each shape's remote is made once and copied for both transports.
+	shaped := map[string]*gittest.Fixture{}
+	for _, sh := range shapes {
+		shaped[sh.name] = twoScopes.Derive("two scopes, pr-2 "+sh.name, func(t gittest.TB, dir string) {
+			shapeBranch(t, dir, "sponson-receipts/preview/pr-2", func(w string) { sh.shape(t, w) })
+		})
 	}
 	for _, transport := range []string{"file", "http"} {
 		for _, sh := range shapes {
 			t.Run(transport+"/"+sh.name, func(t *testing.T) {
 				t.Parallel()
-				r := newRemote(t, transport)
-				s := newStore(t, r.url, clock.System{})
+				r := copyRemote(t, shaped[sh.name], transport)
 				ctx := context.Background()
-				for _, scope := range []string{"pr-1", "pr-2"} {
-					l := mustLease(t, s, receipt.ScopeTarget("preview", scope), "run-"+scope, time.Minute)
-					if err := s.Write(ctx, newReceipt("preview", scope, "run-"+scope, "k-"+scope), l); err != nil {
-						t.Fatal(err)
-					}
-					if err := s.Release(ctx, l); err != nil {
-						t.Fatal(err)
-					}
-				}
-				shapeBranch(t, r.dir, "sponson-receipts/preview/pr-2", func(w string) { sh.shape(t, w) })
 
 				// A fresh store (nothing in memory), as every run starts.
-				s = newStore(t, r.url, clock.System{})
+				s := newStore(t, r.url, clock.System{})
 				if got, _, err := s.Read(ctx, "preview", "pr-1"); err != nil || got == nil {
 					t.Fatalf("Read of the healthy scope: %v", err)
 				}
@@ -179,35 +175,37 @@ func TestOneBadBranchBlocksOnlyItsScope(t *testing.T) {
 	}
 }
 
+// stray is the size of strayBlob's file: over receipt.MaxBytes, the most
+// a store file may have, so the filter leaves it out; sixteen times the
+// 1 MiB the listing may fetch.
+const stray = receipt.MaxBytes + 1<<20
+
+// strayBlob is a remote where a store wrote preview/pr-1 and preview/pr-2
+// (a lease, then the receipt and the release in one), and someone then
+// added a stray random file of stray bytes to pr-2's branch.
+var strayBlob = gittest.NewFixture("a stray blob", func(t gittest.TB, dir string) {
+	writeScopes(t, dir, true, "pr-1", "pr-2")
+	big := make([]byte, stray) // random: nothing for zlib to squeeze
+	_, _ = rand.NewChaCha8([32]byte{19}).Read(big)
+	shapeBranch(t, dir, "sponson-receipts/preview/pr-2", replaceWithBytes("stray.bin", big))
+})
+
 // A big stray file on one receipt branch is not downloaded by a listing
 // when the remote serves partial clones (uploadpack.allowFilter, as GitHub
 // does): the packfile of List stays far below the file's size, and the
 // listing and the other scopes read as before.
 func TestStrayBlobIsNotFetched(t *testing.T) {
 	t.Parallel()
-	// Over receipt.MaxBytes, the most a store file may have, so the
-	// filter leaves it out; sixteen times the 1 MiB the listing may fetch.
-	const stray = receipt.MaxBytes + 1<<20
 	for _, transport := range []string{"file", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			r := newRemote(t, transport)
+			r := copyRemote(t, strayBlob, transport)
 			gittest.Run(t, r.dir, "config", "uploadpack.allowFilter", "true")
-			s := newStore(t, r.url, clock.System{})
 			ctx := context.Background()
-			for _, scope := range []string{"pr-1", "pr-2"} {
-				l := mustLease(t, s, receipt.ScopeTarget("preview", scope), "run-"+scope, time.Minute)
-				if err := s.WriteRelease(ctx, newReceipt("preview", scope, "run-"+scope, "k-"+scope), l); err != nil {
-					t.Fatal(err)
-				}
-			}
-			big := make([]byte, stray) // random: nothing for zlib to squeeze
-			_, _ = rand.NewChaCha8([32]byte{19}).Read(big)
-			shapeBranch(t, r.dir, "sponson-receipts/preview/pr-2", replaceWithBytes("stray.bin", big))
 
 			// A new scope's first read, and the listing of its
 			// environment, by a store that starts from nothing.
-			s = newStore(t, r.url, clock.System{})
+			s := newStore(t, r.url, clock.System{})
 			v, err := s.ViewScope(ctx, "preview", "pr-3", nil)
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -90,5 +91,51 @@ func TestConformance(t *testing.T) {
 				return s
 			}, receipttest.WithPlant(plant), receipttest.WithRacers(8, racerRounds()))
 		})
+	}
+}
+
+// copyRemote is a copy of fixture's repository, reached over transport
+// (as newRemote).
+func copyRemote(t testing.TB, fixture *gittest.Fixture, transport string, opts ...gittest.Option) remote {
+	t.Helper()
+	dir, fileURL := fixture.Copy(t)
+	if transport == "file" {
+		return remote{dir: dir, url: fileURL}
+	}
+	srv := gittest.Serve(t, dir, opts...)
+	return remote{dir: dir, url: srv.URL, srv: srv}
+}
+
+// twoScopes is a remote where a store wrote preview/pr-1 and preview/pr-2:
+// for each a lease, a receipt, the release.
+var twoScopes = gittest.NewFixture("two scopes", func(t gittest.TB, dir string) {
+	writeScopes(t, dir, false, "pr-1", "pr-2")
+})
+
+// writeScopes writes a receipt (run "run-<scope>", one ledger key
+// "k-<scope>") for each scope of preview into the bare repository dir with
+// a Store, under a lease of a minute on the system clock, as a run does:
+// the release a commit of its own, or in one with the receipt (together).
+func writeScopes(t gittest.TB, dir string, together bool, scopes ...string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := New(ctx, Options{URL: gittest.FileURL(dir), Clock: clock.System{}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	for _, scope := range scopes {
+		l, _, err := s.Acquire(ctx, receipt.ScopeTarget("preview", scope), owner("run-"+scope), time.Minute)
+		if err != nil {
+			t.Fatalf("Acquire %s: %v", scope, err)
+		}
+		r := newReceipt("preview", scope, "run-"+scope, "k-"+scope)
+		if together {
+			err = s.WriteRelease(ctx, r, l)
+		} else if err = s.Write(ctx, r, l); err == nil {
+			err = s.Release(ctx, l)
+		}
+		if err != nil {
+			t.Fatalf("write %s: %v", scope, err)
+		}
 	}
 }

@@ -106,14 +106,14 @@ func homeDir() string { return filepath.Join(os.TempDir(), "gittest-no-home") }
 
 // NewBareRepo makes an empty bare repository in a fresh temporary directory
 // and returns its directory and its file:// URL. It accepts pushes over
-// HTTP (http.receivepack), never runs gc in the background (gc.auto 0,
-// receive.autogc false), and checks every object it receives
-// (receive.fsckObjects: a malformed commit or tree is refused, so a store
-// that builds one fails its tests), and serves partial clones
-// (uploadpack.allowFilter), as GitHub does.
+// HTTP (http.receivepack), never runs gc or maintenance in the background
+// (gc.auto 0, receive.autogc false, maintenance.auto false), checks every
+// object it receives (receive.fsckObjects: a malformed commit or tree is
+// refused, so a store that builds one fails its tests), and serves partial
+// clones (uploadpack.allowFilter), as GitHub does.
 //
 // The repository is a copy, files only, of one template that `git init
-// --bare` and `git config` made (seven git processes, paid once per
+// --bare` and `git config` made (eight git processes, paid once per
 // machine, not once per remote): see template.
 func NewBareRepo(t TB) (dir, fileURL string) {
 	t.Helper()
@@ -136,6 +136,9 @@ var bareConfig = [][2]string{
 	{"receive.fsckObjects", "true"},
 	{"core.logAllRefUpdates", "false"},
 	{"uploadpack.allowFilter", "true"}, // partial clone, as GitHub serves it
+	// A repository that fetches (a test's scratch repository) starts no
+	// `git maintenance run --auto` after each fetch.
+	{"maintenance.auto", "false"},
 }
 
 var templateOnce = sync.OnceValues(makeTemplate)

@@ -10,7 +10,7 @@ import (
 
 // commit makes a commit with one file in the bare repository dir (no
 // worktree: plumbing only) and returns its id.
-func commit(t *testing.T, dir, content string) string {
+func commit(t TB, dir, content string) string {
 	t.Helper()
 	blob := strings.TrimSpace(RunInput(t, dir, []byte(content), "hash-object", "-w", "--stdin"))
 	tree := strings.TrimSpace(RunInput(t, dir, []byte("100644 blob "+blob+"\tf\n"), "mktree"))
