@@ -87,9 +87,9 @@ func (h pullRequestHandler) Handle(ctx context.Context, eventType, _ string, pay
 	}
 	switch e.Action {
 	case "opened", "reopened":
-		return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return lifecycle{h.b}.succeed(ctx, logOf(ctx), ws, e) })
+		return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return lifecycle(h).succeed(ctx, logOf(ctx), ws, e) })
 	case "closed":
-		return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return lifecycle{h.b}.teardown(ctx, logOf(ctx), ws, e) })
+		return h.b.inWorkspace(ctx, e.Repo, func(ws *Workspace) error { return lifecycle(h).teardown(ctx, logOf(ctx), ws, e) })
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func (h pushHandler) Handle(ctx context.Context, eventType, _ string, payload []
 	if err != nil || why != "" {
 		return err
 	}
-	return h.b.inWorkspace(ctx, s.Repo, func(ws *Workspace) error { return lifecycle{h.b}.branchGone(ctx, logOf(ctx), ws, s.Repo, branch) })
+	return h.b.inWorkspace(ctx, s.Repo, func(ws *Workspace) error { return lifecycle(h).branchGone(ctx, logOf(ctx), ws, s.Repo, branch) })
 }
 
 // installChange is a change to the set of repositories to sweep.
