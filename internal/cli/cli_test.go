@@ -66,7 +66,7 @@ func oneDocument(t *testing.T, r run) map[string]any {
 	return doc
 }
 
-const plan = "version: 1\nchanges:\n  - id: db\n    adapter: neon\n    op: branch\nproviders:\n  neon: {project: proj_abc}\n"
+const plan = "version: 1\nchanges:\n  - id: db\n    adapter: neon\n    op: branch\nproviders:\n  neon: {project: proj-abc}\n"
 
 func TestJSONEnvelopeInEveryOutcome(t *testing.T) {
 	cases := []struct {

@@ -27,7 +27,7 @@ const stripeKey = "sk_test_51MxPq8ZrT4vW2yK9nB7cD3fG"
 // of them a secret.
 const plan = `version: 1
 providers:
-  neon:   { project: proj_abc }
+  neon:   { project: proj-abc }
   vercel: { project: prj_123, team: team_9 }
 changes:
   - id: db

@@ -12,7 +12,7 @@ package sim
 func (k Console) SeedExamples() error {
 	c := k.c
 	// README.md, "A plan".
-	c.Console.SeedNeonProject(NeonProject{ID: "proj_abc"})
+	c.Console.SeedNeonProject(NeonProject{ID: "proj-abc"})
 	c.Console.SeedVercelProject(VercelProject{ID: "prj_123", Name: "readme", TeamID: "team_9"})
 	c.Console.SeedAuth0Client(Auth0Client{ClientID: "AbCd123"})
 
