@@ -66,19 +66,9 @@ func teardownBody(env, sc string, destroyed, forgotten, failed []string, err err
 	default:
 		fmt.Fprintf(&b, "### Sponson: %s torn down in %s\n\n", md(sc), md(env))
 	}
-	list := func(title string, items []string) {
-		if len(items) == 0 {
-			return
-		}
-		fmt.Fprintf(&b, "%s (%d):\n\n", title, len(items))
-		for _, it := range items {
-			fmt.Fprintf(&b, "- %s\n", md(it))
-		}
-		b.WriteString("\n")
-	}
-	list("Destroyed", destroyed)
-	list("Forgotten (adopted, left in place)", forgotten)
-	list("Failed (still recorded; the next sweep retries)", failed)
+	writeList(&b, "Destroyed", destroyed)
+	writeList(&b, "Forgotten (adopted, left in place)", forgotten)
+	writeList(&b, "Failed (still recorded; the next sweep retries)", failed)
 	if len(destroyed)+len(forgotten)+len(failed)+len(undo) == 0 && err == nil {
 		b.WriteString("Nothing was left to destroy.\n\n")
 	}
@@ -104,4 +94,17 @@ func successionBody(env, from, to string, moved []string, reopened bool) string 
 		}
 	}
 	return b.String()
+}
+
+// writeList writes a titled list of items, each as code; nothing for no
+// items.
+func writeList(b *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%d):\n\n", title, len(items))
+	for _, it := range items {
+		fmt.Fprintf(b, "- %s\n", md(it))
+	}
+	b.WriteString("\n")
 }

@@ -205,19 +205,9 @@ func hibernatedBody(env, sc string, t sweep.EnvTeardown) string {
 		fmt.Fprintf(&b, "### Sponson: the idle preview %s in %s was hibernated\n\n", md(sc), md(env))
 	}
 	b.WriteString("It had no push and no apply for the idle period, and was warned. Its resources were destroyed; the pull request stays open and nothing about it is closed.\n\n")
-	list := func(title string, items []string) {
-		if len(items) == 0 {
-			return
-		}
-		fmt.Fprintf(&b, "%s (%d):\n\n", title, len(items))
-		for _, it := range items {
-			fmt.Fprintf(&b, "- %s\n", md(it))
-		}
-		b.WriteString("\n")
-	}
-	list("Destroyed", t.Destroyed)
-	list("Forgotten (adopted, left in place)", t.Forgotten)
-	list("Failed (still recorded; the next sweep retries)", t.Failed)
+	writeList(&b, "Destroyed", t.Destroyed)
+	writeList(&b, "Forgotten (adopted, left in place)", t.Forgotten)
+	writeList(&b, "Failed (still recorded; the next sweep retries)", t.Failed)
 	b.WriteString(report.StepsMarkdown(report.StepsOf("destroy", env, sc, t.Undo)))
 	if t.Err != nil {
 		e := errs.Coded(t.Err)
