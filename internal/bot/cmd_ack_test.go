@@ -19,13 +19,20 @@ import (
 // its answer returns.
 func (w *appWorld) heldReplica() (*Bot, *httptest.Server) {
 	w.t.Helper()
+	return w.webhookReplica(1)
+}
+
+// webhookReplica is another process of the bot on w's GitHub and cloud: its own
+// App client, workspaces, queue (not served) and server.
+func (w *appWorld) webhookReplica(workers int) (*Bot, *httptest.Server) {
+	w.t.Helper()
 	app, err := github.NewApp(github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm}, 4242, w.key)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	ws := &AppWorkspaces{App: app, ServerURL: w.gh.URL, Clock: w.tm, Ops: w.ws.Ops, Dir: w.t.TempDir(), Identity: w.ws.Identity}
 	q := &Queue{Cap: 100, Clock: w.tm}
-	b := &Bot{Secret: testSecret, Identity: w.bot.Identity, Workspace: ws, Clock: enginetest.Yielding(w.tm), Queue: q, Dedup: &Dedup{Clock: w.tm}, Workers: 1}
+	b := &Bot{Secret: testSecret, Identity: w.bot.Identity, Workspace: ws, Clock: enginetest.Yielding(w.tm), Queue: q, Dedup: &Dedup{Clock: w.tm}, Workers: workers}
 	srv := httptest.NewServer(b.Handler())
 	w.t.Cleanup(srv.Close)
 	return b, srv

@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sponson/apply/internal/github"
 	"github.com/sponson/apply/internal/report"
 	"github.com/sponson/apply/internal/testing/githubtest"
-	"github.com/sponson/apply/pkg/engine/enginetest"
 	"github.com/sponson/apply/pkg/errs"
 	"github.com/sponson/apply/pkg/receipt"
 )
@@ -20,17 +18,10 @@ import (
 // App client, workspaces, queue and server.
 func (w *appWorld) servingReplica() (*Bot, *httptest.Server) {
 	w.t.Helper()
-	app, err := github.NewApp(github.Config{APIURL: w.gh.APIURL, ServerURL: w.gh.URL, Clock: w.tm}, 4242, w.key)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	ws := &AppWorkspaces{App: app, ServerURL: w.gh.URL, Clock: w.tm, Ops: w.ws.Ops, Dir: w.t.TempDir(), Identity: w.ws.Identity}
-	q := &Queue{Cap: 100, Clock: w.tm}
-	b := &Bot{Secret: testSecret, Identity: w.bot.Identity, Workspace: ws, Clock: enginetest.Yielding(w.tm), Queue: q, Dedup: &Dedup{Clock: w.tm}, Workers: 2}
+	b, srv := w.webhookReplica(2)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); q.Run(ctx, 2, b.Handle) }()
-	srv := httptest.NewServer(b.Handler())
+	go func() { defer close(done); b.Queue.Run(ctx, 2, b.Handle) }()
 	w.t.Cleanup(func() { srv.Close(); cancel(); <-done })
 	return b, srv
 }
