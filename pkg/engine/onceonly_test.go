@@ -197,3 +197,32 @@ func TestOnceOnlyFingerprintCompared(t *testing.T) {
 		t.Errorf("plan after the mend: %s", dump(l))
 	}
 }
+
+// TestOnceOnlyInputIsKeptNotPending: once the once-only value was written
+// by an earlier run, a plan shows the line using it unchanged, its input
+// kept (what that run wrote stays), not pending on an apply that will
+// never answer it; before any run it is pending on the apply.
+func TestOnceOnlyInputIsKeptNotPending(t *testing.T) {
+	w := onceWorld(t)
+	input := func(l PlanLine) Input {
+		t.Helper()
+		for _, in := range l.Inputs {
+			if in.Path == "fields.password" {
+				return in
+			}
+		}
+		t.Fatalf("no input fields.password: %+v", l.Inputs)
+		return Input{}
+	}
+	if in := input(w.planLine(oncePlan, "app")); in.State != StatePending || in.WaitingFor != "apply" {
+		t.Errorf("before any run: %+v, want pending on apply", in)
+	}
+	w.mustApply(mustPlan(t, oncePlan), prCtx(12), Options{})
+	l := w.planLine(oncePlan, "app")
+	if in := input(l); in.State != StateKept || in.Ref != "pass.token" || in.Value != nil {
+		t.Errorf("after the apply: %+v, want kept, from pass.token, no value", in)
+	}
+	if l.Status != PlanUnchanged || len(l.WaitingOn) != 0 {
+		t.Errorf("after the apply the line is %s waiting on %v, want unchanged, waiting on nothing", l.Status, l.WaitingOn)
+	}
+}

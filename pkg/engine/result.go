@@ -17,7 +17,7 @@ const (
 	StateResolved = "resolved" // another line's output, known now
 	StatePending  = "pending"  // not known yet (waiting_for says on what)
 	StateSecret   = "secret"   // a secret, or a sensitive output: never shown
-	StateKept     = "kept"     // {keep: true}: whatever is live
+	StateKept     = "kept"     // {keep: true}, or a once-only output an earlier run wrote: whatever is live
 )
 
 // Plan line statuses.

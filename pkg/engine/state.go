@@ -285,6 +285,10 @@ func (r *inspector) inputsOf(pl *pline) []Input {
 			sensitive := src != nil && src.outputs[v.From.Output].Sensitive
 			val, ok := r.output(v.From.Line, v.From.Output)
 			switch {
+			case !ok && r.onceGone(v.From.Line, v.From.Output):
+				// What an earlier run wrote from it stays (resolve
+				// keeps it): nothing is pending.
+				in.State = StateKept
 			case !ok:
 				in.State = StatePending
 				in.WaitingFor = r.pendingOf(v.From.Line, v.From.Output).waitingFor
