@@ -281,7 +281,10 @@ func (d *demo) exec(args []string) demoExec {
 }
 
 func (d *demo) execQuiet(args []string) demoExec {
-	var out orderedBuffer
+	// stdout and stderr in the order they were written, so a wait's
+	// progress shows before the result it led to.
+	var buf bytes.Buffer
+	out := &lockedWriter{w: &buf}
 	var result any
 	env := Env{
 		LookupEnv: func(k string) (string, bool) { v, ok := d.vars[k]; return v, ok },
@@ -298,27 +301,10 @@ func (d *demo) execQuiet(args []string) demoExec {
 		Ops:      d.f.Env.Ops,
 		OnResult: func(r any) { result = r },
 	}
-	code := Main(args, env, IO{In: strings.NewReader(""), Out: &out, Err: &out, Term: Terminal{Out: d.f.colour(d.f.IO.Term.Out), Width: max(d.f.IO.Term.Width-3, 0)}})
-	return demoExec{code: code, out: out.String(), result: result}
-}
-
-// orderedBuffer keeps what stdout and stderr wrote in the order they wrote
-// it, so a wait's progress shows before the result it led to.
-type orderedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (o *orderedBuffer) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *orderedBuffer) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
+	code := Main(args, env, IO{In: strings.NewReader(""), Out: out, Err: out, Term: Terminal{Out: d.f.colour(d.f.IO.Term.Out), Width: max(d.f.IO.Term.Width-3, 0)}})
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	return demoExec{code: code, out: buf.String(), result: result}
 }
 
 // planCounts counts a plan's lines by status.

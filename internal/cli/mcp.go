@@ -104,7 +104,8 @@ func firstWord(args []string) string {
 	return args[0]
 }
 
-// lockedWriter serialises the writes of calls that run at once.
+// lockedWriter serialises the writes of calls that run at once (the MCP
+// server's, a demo step's stdout and stderr).
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
