@@ -214,17 +214,12 @@ const (
 // failureOnly keeps, of the allOf that op's JSON answer of status is, the
 // parts that describe a failure (success: false).
 func failureOnly(status string) func(op *openapi3.Operation) error {
-	return func(op *openapi3.Operation) error {
-		r := op.Responses.Value(status)
-		if r == nil || r.Value == nil {
-			return fmt.Errorf("no %s answer", status)
-		}
-		mt := r.Value.Content.Get("application/json")
-		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Schema.Value.AllOf) == 0 {
-			return fmt.Errorf("the %s answer is not an allOf", status)
+	return rewriteResponse(status, func(sc *openapi3.Schema) (*openapi3.Schema, error) {
+		if len(sc.AllOf) == 0 {
+			return nil, fmt.Errorf("the %s answer is not an allOf", status)
 		}
 		var keep openapi3.SchemaRefs
-		for _, part := range mt.Schema.Value.AllOf {
+		for _, part := range sc.AllOf {
 			if part.Value == nil {
 				continue
 			}
@@ -233,33 +228,43 @@ func failureOnly(status string) func(op *openapi3.Operation) error {
 			}
 		}
 		if len(keep) == 0 {
-			return fmt.Errorf("the %s answer has no failure part", status)
+			return nil, fmt.Errorf("the %s answer has no failure part", status)
 		}
-		sc := *mt.Schema.Value
-		sc.AllOf = keep
-		m := *mt
-		m.Schema = &openapi3.SchemaRef{Value: &sc}
-		resp := *r.Value
-		resp.Content = openapi3.Content{"application/json": &m}
-		op.Responses.Set(status, &openapi3.ResponseRef{Value: &resp})
-		return nil
-	}
+		c := *sc
+		c.AllOf = keep
+		return &c, nil
+	})
 }
 
 // arrayResponse makes op's JSON answer of status an array of what it
 // declares.
 func arrayResponse(status string) func(op *openapi3.Operation) error {
+	return rewriteResponse(status, func(sc *openapi3.Schema) (*openapi3.Schema, error) {
+		if sc.Type.Is("array") {
+			return nil, fmt.Errorf("the %s answer is already an array", status)
+		}
+		return openapi3.NewArraySchema().WithItems(sc), nil
+	})
+}
+
+// rewriteResponse replaces the JSON answer schema of op's status with f
+// of it, on copies: the description's other operations keep theirs.
+func rewriteResponse(status string, f func(sc *openapi3.Schema) (*openapi3.Schema, error)) func(op *openapi3.Operation) error {
 	return func(op *openapi3.Operation) error {
 		r := op.Responses.Value(status)
 		if r == nil || r.Value == nil {
 			return fmt.Errorf("no %s answer", status)
 		}
 		mt := r.Value.Content.Get("application/json")
-		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || mt.Schema.Value.Type.Is("array") {
-			return fmt.Errorf("the %s answer is already an array", status)
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+			return fmt.Errorf("the %s answer has no JSON schema", status)
+		}
+		sc, err := f(mt.Schema.Value)
+		if err != nil {
+			return err
 		}
 		m := *mt
-		m.Schema = &openapi3.SchemaRef{Value: openapi3.NewArraySchema().WithItems(mt.Schema.Value)}
+		m.Schema = &openapi3.SchemaRef{Value: sc}
 		resp := *r.Value
 		resp.Content = openapi3.Content{}
 		for k, v := range r.Value.Content {
@@ -278,28 +283,14 @@ const vercelEnv = `{"id":"e1","key":"K","value":"v","type":"encrypted","target":
 // an anyOf: for a description whose alternatives overlap, so that what the
 // provider sends matches several of them and no oneOf can hold.
 func anyOfResponse(status string) func(op *openapi3.Operation) error {
-	return func(op *openapi3.Operation) error {
-		r := op.Responses.Value(status)
-		if r == nil || r.Value == nil {
-			return fmt.Errorf("no %s answer", status)
+	return rewriteResponse(status, func(sc *openapi3.Schema) (*openapi3.Schema, error) {
+		if len(sc.OneOf) == 0 {
+			return nil, fmt.Errorf("the %s answer is not a oneOf", status)
 		}
-		mt := r.Value.Content.Get("application/json")
-		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Schema.Value.OneOf) == 0 {
-			return fmt.Errorf("the %s answer is not a oneOf", status)
-		}
-		sc := *mt.Schema.Value
-		sc.AnyOf, sc.OneOf = sc.OneOf, nil
-		m := *mt
-		m.Schema = &openapi3.SchemaRef{Value: &sc}
-		resp := *r.Value
-		resp.Content = openapi3.Content{}
-		for k, v := range r.Value.Content {
-			resp.Content[k] = v
-		}
-		resp.Content["application/json"] = &m
-		op.Responses.Set(status, &openapi3.ResponseRef{Value: &resp})
-		return nil
-	}
+		c := *sc
+		c.AnyOf, c.OneOf = c.OneOf, nil
+		return &c, nil
+	})
 }
 
 // rewriteBody replaces the JSON request body schema of op with f of it,
