@@ -317,30 +317,28 @@ func tomlTop(b []byte) map[string]string {
 }
 
 // orms reads the ORM's schema: which variable holds the connection string.
+// The first ORM found is the repository's; each is read at its first file.
 func (d *detector) orms() {
-	for _, f := range []string{"prisma/schema.prisma", "schema.prisma"} {
-		b, ok := d.read(f)
-		if !ok {
-			continue
+	for _, o := range []struct {
+		name, label string
+		files       []string
+		url         *regexp.Regexp
+	}{
+		{"prisma", "Prisma", []string{"prisma/schema.prisma", "schema.prisma"}, prismaURL},
+		{"drizzle", "Drizzle", []string{"drizzle.config.ts", "drizzle.config.js", "drizzle.config.mjs", "drizzle.config.json"}, drizzleURL},
+	} {
+		for _, f := range o.files {
+			b, ok := d.read(f)
+			if !ok {
+				continue
+			}
+			d.orm = cmp.Or(d.orm, o.name)
+			d.found(o.name, o.label, d.rel(f))
+			if m := o.url.FindSubmatch(b); m != nil {
+				d.dbURL = cmp.Or(d.dbURL, string(m[1]))
+			}
+			break
 		}
-		d.orm = cmp.Or(d.orm, "prisma")
-		d.found("prisma", "Prisma", d.rel(f))
-		if m := prismaURL.FindSubmatch(b); m != nil {
-			d.dbURL = cmp.Or(d.dbURL, string(m[1]))
-		}
-		break
-	}
-	for _, f := range []string{"drizzle.config.ts", "drizzle.config.js", "drizzle.config.mjs", "drizzle.config.json"} {
-		b, ok := d.read(f)
-		if !ok {
-			continue
-		}
-		d.orm = cmp.Or(d.orm, "drizzle")
-		d.found("drizzle", "Drizzle", d.rel(f))
-		if m := drizzleURL.FindSubmatch(b); m != nil {
-			d.dbURL = cmp.Or(d.dbURL, string(m[1]))
-		}
-		break
 	}
 }
 
