@@ -43,12 +43,7 @@ func recipeReq(params map[string]any) adapter.Request {
 }
 
 func TestRecipesConform(t *testing.T) {
-	cases := []struct {
-		recipe     string
-		req, other map[string]any
-		credential string
-		seed       func(t *testing.T, w *world)
-	}{
+	cases := []recipeCase{
 		{"posthog.release_condition",
 			map[string]any{"project": int64(1), "flag": int64(12), "properties": []any{map[string]any{"key": "$host", "value": []any{"pr-7.example.dev"}, "operator": "exact", "type": "person"}}},
 			map[string]any{"project": int64(1), "flag": int64(12), "properties": []any{map[string]any{"key": "email", "value": "a@example.dev", "operator": "exact", "type": "person"}}, "rollout_percentage": int64(50)},
@@ -99,6 +94,26 @@ func TestRecipesConform(t *testing.T) {
 				"constraints": []any{map[string]any{"contextName": "userId", "operator": "IN", "values": []any{"42"}}}},
 			"UNLEASH_API_TOKEN", nil},
 	}
+	// As for http.resource: Lookup has the key, not the fields the line
+	// controls (a list entry is its key).
+	runRecipeCases(t, cases, func(recipe string) bool { return !strings.HasPrefix(recipe, "posthog.") })
+}
+
+// recipeCase is one recipe run through the adapter conformance suite:
+// two lines' requests, the credential its API block names and what its
+// target must hold first.
+type recipeCase struct {
+	recipe     string
+	req, other map[string]any
+	credential string
+	seed       func(t *testing.T, w *world)
+}
+
+// runRecipeCases runs each case through adaptertest against the fake
+// cloud's stand-in of the recipe's target; lookupWithoutValue says whether
+// a recipe's Lookup returns its key alone.
+func runRecipeCases(t *testing.T, cases []recipeCase, lookupWithoutValue func(recipe string) bool) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.recipe, func(t *testing.T) {
 			w, op, mk := recipeWorld(t, nil)
@@ -114,16 +129,14 @@ func TestRecipesConform(t *testing.T) {
 				return out
 			}
 			adaptertest.Run(t, adaptertest.Case{
-				Op:            op,
-				Request:       recipeReq(with(c.req)),
-				Other:         recipeReq(with(c.other)),
-				World:         adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[sim.HTTPTokenVar], "wrong-token-123"}},
-				Unauthorized:  mk(map[string]string{c.credential: "wrong-token-123"}),
-				NoCredential:  mk(map[string]string{c.credential: ""}),
-				CredentialVar: c.credential,
-				// As for http.resource: Lookup has the key, not the
-				// fields the line controls (a list entry is its key).
-				LookupWithoutValue: !strings.HasPrefix(c.recipe, "posthog."),
+				Op:                 op,
+				Request:            recipeReq(with(c.req)),
+				Other:              recipeReq(with(c.other)),
+				World:              adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[sim.HTTPTokenVar], "wrong-token-123"}},
+				Unauthorized:       mk(map[string]string{c.credential: "wrong-token-123"}),
+				NoCredential:       mk(map[string]string{c.credential: ""}),
+				CredentialVar:      c.credential,
+				LookupWithoutValue: lookupWithoutValue(c.recipe),
 			})
 		})
 	}

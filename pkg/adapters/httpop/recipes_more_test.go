@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/sponson/apply/pkg/adapter"
-	"github.com/sponson/apply/pkg/adapter/adaptertest"
 	"github.com/sponson/apply/pkg/sim"
 )
 
@@ -28,12 +27,7 @@ func TestMoreRecipesConform(t *testing.T) {
 	rule := func(v string) map[string]any {
 		return map[string]any{"conditions": []any{map[string]any{"type": "user_id", "operator": "any", "targetValue": []any{v}}}}
 	}
-	cases := []struct {
-		recipe     string
-		req, other map[string]any
-		credential string
-		seed       func(t *testing.T, w *world)
-	}{
+	cases := []recipeCase{
 		{"configcat.targeting_rule",
 			map[string]any{"environment": "env1", "setting": int64(42), "attribute": "Email", "comparison_value": "pr-7@example.dev", "value": true},
 			map[string]any{"environment": "env1", "setting": int64(42), "attribute": "Country", "comparator": "contains", "comparison_value": "NL", "value": false},
@@ -71,32 +65,9 @@ func TestMoreRecipesConform(t *testing.T) {
 			map[string]any{"gate": "a_gate", "name": "other", "conditions": rule("pr-8")["conditions"], "pass_percentage": int64(10)},
 			"STATSIG_CONSOLE_API_KEY", seed("console/v1/gates", map[string]any{"id": "a_gate", "name": "A Gate", "rules": []any{}})},
 	}
-	for _, c := range cases {
-		t.Run(c.recipe, func(t *testing.T) {
-			w, op, mk := recipeWorld(t, nil)
-			w.Cloud.Console.UseHTTPTarget(c.recipe)
-			if c.seed != nil {
-				c.seed(t, w)
-			}
-			with := func(m map[string]any) map[string]any {
-				out := map[string]any{"recipe": c.recipe}
-				for k, v := range m {
-					out[k] = v
-				}
-				return out
-			}
-			adaptertest.Run(t, adaptertest.Case{
-				Op:                 op,
-				Request:            recipeReq(with(c.req)),
-				Other:              recipeReq(with(c.other)),
-				World:              adaptertest.World{Writes: w.Writes, Secrets: []string{w.Env[sim.HTTPTokenVar], "wrong-token-123"}},
-				Unauthorized:       mk(map[string]string{c.credential: "wrong-token-123"}),
-				NoCredential:       mk(map[string]string{c.credential: ""}),
-				CredentialVar:      c.credential,
-				LookupWithoutValue: strings.HasSuffix(c.recipe, ".marker") || !strings.Contains(c.recipe, "rule"),
-			})
-		})
-	}
+	runRecipeCases(t, cases, func(recipe string) bool {
+		return strings.HasSuffix(recipe, ".marker") || !strings.Contains(recipe, "rule")
+	})
 }
 
 // TestSentryDeployIsKept: a deploy is created once, found again on its
