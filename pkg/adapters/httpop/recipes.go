@@ -44,6 +44,12 @@ func bearer(api, baseURL, urlVar, tokenVar string) map[string]any {
 	return b
 }
 
+// arrayEntry is a list_item expansion: item, an entry of the array at
+// listPath (a JSON pointer) in the object at parentPath.
+func arrayEntry(parentPath, listPath string, item any) map[string]any {
+	return map[string]any{"parent": map[string]any{"path": parentPath}, "list_path": listPath, "shape": ShapeArray, "item": item}
+}
+
 func with(m map[string]any, kv ...any) map[string]any {
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i].(string)] = kv[i+1]
@@ -204,10 +210,7 @@ var recipes = map[string]recipe{
 			if v, ok := p["variant"]; ok {
 				group["variant"] = v
 			}
-			return map[string]any{
-				"parent":    map[string]any{"path": "/api/projects/" + seg(p, "project") + "/feature_flags/" + seg(p, "flag") + "/"},
-				"list_path": "/filters/groups", "shape": ShapeArray, "item": group,
-			}, nil
+			return arrayEntry("/api/projects/"+seg(p, "project")+"/feature_flags/"+seg(p, "flag")+"/", "/filters/groups", group), nil
 		},
 	},
 

@@ -56,10 +56,7 @@ var moreRecipes = map[string]recipe{
 		build: func(p map[string]any, _ adapter.RunCtx) (map[string]any, error) {
 			rule := map[string]any{"comparisonAttribute": p["attribute"], "comparator": str(p, "comparator", "isOneOf"),
 				"comparisonValue": p["comparison_value"], "value": p["value"]}
-			return map[string]any{
-				"parent":    map[string]any{"path": "/v1/environments/" + seg(p, "environment") + "/settings/" + seg(p, "setting") + "/value"},
-				"list_path": "/rolloutRules", "shape": ShapeArray, "item": rule,
-			}, nil
+			return arrayEntry("/v1/environments/"+seg(p, "environment")+"/settings/"+seg(p, "setting")+"/value", "/rolloutRules", rule), nil
 		},
 	},
 
@@ -93,10 +90,7 @@ var moreRecipes = map[string]recipe{
 			rule := map[string]any{"type": "force", "value": p["value"], "condition": str(p, "condition", ""),
 				"description": str(p, "description", "sponson "+run.Env+"/"+run.Scope), "enabled": true}
 			env, _ := p["environment"].(string)
-			return map[string]any{
-				"parent":    map[string]any{"path": "/api/v1/features/" + seg(p, "feature")},
-				"list_path": "/environments/" + escapePointer(env) + "/rules", "shape": ShapeArray, "item": rule,
-			}, nil
+			return arrayEntry("/api/v1/features/"+seg(p, "feature"), "/environments/"+escapePointer(env)+"/rules", rule), nil
 		},
 	},
 
@@ -400,10 +394,7 @@ var moreRecipes = map[string]recipe{
 				"buckets":   []any{map[string]any{"treatment": p["treatment"], "size": int64(100)}},
 				"condition": map[string]any{"combiner": "AND", "matchers": p["matchers"]},
 			}
-			return map[string]any{
-				"parent":    map[string]any{"path": "/internal/api/v2/splits/ws/" + seg(p, "workspace") + "/" + seg(p, "flag") + "/environments/" + seg(p, "environment")},
-				"list_path": "/rules", "shape": ShapeArray, "item": rule,
-			}, nil
+			return arrayEntry("/internal/api/v2/splits/ws/"+seg(p, "workspace")+"/"+seg(p, "flag")+"/environments/"+seg(p, "environment"), "/rules", rule), nil
 		},
 	},
 
@@ -440,10 +431,7 @@ var moreRecipes = map[string]recipe{
 			if v, ok := p["environments"]; ok {
 				rule["environments"] = v
 			}
-			return map[string]any{
-				"parent":    map[string]any{"path": "/console/v1/gates/" + seg(p, "gate")},
-				"list_path": "/rules", "shape": ShapeArray, "item": rule,
-			}, nil
+			return arrayEntry("/console/v1/gates/"+seg(p, "gate"), "/rules", rule), nil
 		},
 	},
 }
